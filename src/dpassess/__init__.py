@@ -1,0 +1,29 @@
+"""dpassess: assessment item banks written once, checked like code, delivered to any LMS.
+
+The library API (the CLI is a thin layer over it)::
+
+    import dpassess
+    bank = dpassess.load_bank("items/data-parallelism")
+    bank.get("dp-gpu-holds").text["en"].stem
+"""
+
+__version__ = "0.1.0"
+
+from .errors import BankLoadError, Diagnostic, DpassessError, UsageError
+from .loader import find_banks, load_bank, load_banks
+from .model import Bank, BankConfig, Item, ItemType
+
+__all__ = [
+    "Bank",
+    "BankConfig",
+    "BankLoadError",
+    "Diagnostic",
+    "DpassessError",
+    "Item",
+    "ItemType",
+    "UsageError",
+    "__version__",
+    "find_banks",
+    "load_bank",
+    "load_banks",
+]

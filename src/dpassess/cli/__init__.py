@@ -1,0 +1,33 @@
+"""The command line: a thin typer layer over the library. Only this package prints or exits.
+
+Exit codes: 0 success; 1 findings (lint findings at or above the fail level, invalid items in
+`check`, an infeasible blueprint); 2 usage errors (bad arguments, unreadable or unwritable paths,
+a bank that cannot be loaded where a command needs it loaded).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import BankLoadError, DpassessError
+
+# Each module registers its commands on `app` when imported.
+from . import assemble, core, export, importing, lint  # noqa: F401
+from ._app import app, err, report_load_error
+
+__all__ = ["app", "main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: library errors become one clear line and an exit code."""
+    try:
+        app(args=argv, prog_name="dpassess")
+    except BankLoadError as exc:
+        report_load_error(exc)
+        sys.exit(exc.exit_code)
+    except DpassessError as exc:
+        err(f"error: {exc}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # pragma: no cover
+        err("interrupted")
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""CLI commands for assemble (registered on import)."""

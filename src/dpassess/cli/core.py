@@ -1,0 +1,57 @@
+"""`dpassess schema`, `check` and `build`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import BankLoadError
+from ..loader import load_banks
+from ._app import app, err, report_load_error
+
+SCHEMAS = ("item", "bank", "blueprint")
+
+
+@app.command()
+def schema(
+    kind: str = typer.Argument("item", help=f"Which file: {', '.join(SCHEMAS)}."),
+) -> None:
+    """Print the JSON Schema of an item file (or the bank file, or a blueprint)."""
+    from ..schemas import json_schema
+
+    if kind not in SCHEMAS:
+        raise typer.BadParameter(f"{kind!r} is not one of {', '.join(SCHEMAS)}", param_hint="KIND")
+    typer.echo(json.dumps(json_schema(kind), indent=2, ensure_ascii=False, sort_keys=True))
+
+
+@app.command()
+def check(
+    paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks."),  # noqa: B008
+) -> None:
+    """Load and validate banks; report every error at once (exit 1 if any)."""
+    try:
+        banks = load_banks(paths or [Path("items")])
+    except BankLoadError as exc:
+        report_load_error(exc)
+        raise typer.Exit(1) from None
+    n = sum(len(b) for b in banks)
+    typer.echo(f"ok: {len(banks)} bank{'s' if len(banks) != 1 else ''}, {n} items")
+
+
+@app.command()
+def build(
+    items: Path = typer.Option(Path("items"), help="Folder of banks."),  # noqa: B008
+    out: Path = typer.Option(Path("exports"), help="Folder to write into."),  # noqa: B008
+) -> None:
+    """The main job: check and lint the banks, write every export and the sample forms."""
+    from ..build import build as run_build
+
+    report = run_build(items, out)
+    for line in report.lines:
+        typer.echo(line)
+    for w in report.warnings:
+        err(f"warning: {w}")
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)

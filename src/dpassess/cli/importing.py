@@ -1,0 +1,1 @@
+"""CLI commands for importing (registered on import)."""

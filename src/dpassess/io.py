@@ -1,0 +1,38 @@
+"""Writing files: never half-written (temporary file in the same folder, then rename)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import UsageError
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` to `path` atomically; a failure leaves any previous file untouched.
+
+    Raises UsageError naming the path when it cannot be written (exit 2 in the CLI).
+    """
+    target = Path(path)
+    tmp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            raise UsageError(f"{target}: is a directory; give a file name to write")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

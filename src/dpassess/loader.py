@@ -1,0 +1,259 @@
+"""Load a bank from disk: `bank.yaml` plus one YAML file per item, every error at once.
+
+Data flows one way: files -> raw data (PyYAML's C loader) -> pydantic models. Positions are not
+kept while loading; `positions.locate` recomputes them for the few fields that need one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, get_args
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import BankLoadError, Diagnostic, UsageError
+from .model import Bank, BankConfig, Item, ItemValueError, LoadedItem
+from .positions import locate, locate_in
+
+BANK_FILE = "bank.yaml"
+ITEM_SUFFIXES = (".yaml", ".yml")
+#: Largest file accepted. An item file is a few kB; anything this big is a mistake or an attack.
+MAX_FILE_BYTES = 1 << 20
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _pos(err: yaml.YAMLError) -> tuple[int, int]:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
+    """Parse one YAML file with the safe C loader. Returns (data, diagnostics)."""
+    try:
+        if os.path.isdir(path):
+            return None, [Diagnostic(path, 1, 1, "", "is a directory, not a YAML file")]
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            return None, [
+                Diagnostic(path, 1, 1, "", f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+            ]
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        return None, [Diagnostic(path, 1, 1, "", f"cannot read: {exc.strerror or exc}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        return None, [
+            Diagnostic(path, line, col, "", f"not UTF-8: byte 0x{raw[exc.start]:02x} cannot be decoded")
+        ]
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.constructor.ConstructorError as exc:
+        line, col = _pos(exc)
+        m = re.search(r"'([^']+)'", str(exc.problem or ""))
+        msg = f"YAML tag {m.group(1) if m else ''} not allowed (only plain data is accepted)"
+        return None, [Diagnostic(path, line, col, "", msg)]
+    except yaml.YAMLError as exc:
+        line, col = _pos(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, [Diagnostic(path, line, col, "", f"invalid YAML: {problem}")]
+    if data is None:
+        return None, [Diagnostic(path, 1, 1, "", "empty file")]
+    if not isinstance(data, dict):
+        return None, [
+            Diagnostic(path, 1, 1, "", f"expected a mapping of fields, found {type(data).__name__}")
+        ]
+    return data, []
+
+
+def _field(loc: Iterable[str | int]) -> str:
+    out = ""
+    for step in loc:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        else:
+            out += ("." if out else "") + str(step)
+    return out
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """Field names accepted by the (sub)model at `loc`, for 'did you mean' hints."""
+    current: Any = model
+    for step in loc[:-1]:
+        if isinstance(step, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            continue
+        f = current.model_fields.get(step) or next(
+            (v for v in current.model_fields.values() if v.alias == step), None
+        )
+        if f is None:
+            return []
+        ann = f.annotation
+        for arg in (ann, *get_args(ann), *(a for x in get_args(ann) for a in get_args(x))):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                current = arg
+                break
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or n for n, f in current.model_fields.items()]
+    return []
+
+
+def _message(err: dict[str, Any], model: type[BaseModel]) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        loc = tuple(err["loc"])
+        close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc), n=1)
+        return "unknown field" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if kind == "string_too_long":
+        return f"text too long (limit {err['ctx']['max_length']:,} characters)"
+    if kind == "string_pattern_mismatch":
+        return f"{err['input']!r} does not match the pattern {err['ctx']['pattern']}"
+    if kind in ("enum", "literal_error"):
+        return f"{err['input']!r} is not one of {err['ctx']['expected']}"
+    msg = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) -> list[Diagnostic]:
+    """Turn a pydantic error into diagnostics with positions (composes the file once)."""
+    out: list[Diagnostic] = []
+    node = None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            node = yaml.compose(fh, Loader=_Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):  # pragma: no cover - read_yaml passed
+        node = None
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        # Model validators only see the whole model: the exception carries the field path.
+        inner = err.get("ctx", {}).get("error")
+        if isinstance(inner, ItemValueError):
+            problems = [(loc + tuple(sub), msg) for sub, msg in inner.problems]
+        else:
+            problems = [(loc, _message(err, model))]
+        for ploc, message in problems:
+            line, col = locate_in(node, ploc) if node is not None else (1, 1)
+            out.append(Diagnostic(path, line, col, _field(ploc), message))
+    return out
+
+
+def load_item(path: str) -> tuple[Item | None, list[Diagnostic]]:
+    """Load and validate one item file."""
+    data, diags = read_yaml(path)
+    if data is None:
+        return None, diags
+    try:
+        return Item.model_validate(data), []
+    except ValidationError as exc:
+        return None, diagnostics_from(exc, path, Item)
+
+
+def _item_files(root: Path) -> list[str]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in filenames:
+            if name.endswith(ITEM_SUFFIXES) and not name.startswith("."):
+                if Path(dirpath) == root and name == BANK_FILE:
+                    continue
+                files.append(os.path.join(dirpath, name))
+        # a directory whose name looks like an item file is reported, not skipped
+        for d in dirnames:
+            if d.endswith(ITEM_SUFFIXES):
+                files.append(os.path.join(dirpath, d))
+    return sorted(files, key=lambda p: Path(p).relative_to(root).parts)
+
+
+def find_banks(path: str | os.PathLike[str]) -> list[Path]:
+    """Bank folders at or below `path` (folders holding a bank.yaml), sorted."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{p}: no such file or directory")
+    if p.is_file():
+        if p.name == BANK_FILE:
+            return [p.parent]
+        raise UsageError(f"{p}: expected a bank folder (one that holds {BANK_FILE})")
+    if (p / BANK_FILE).is_file():
+        return [p]
+    found = sorted(b.parent for b in p.rglob(BANK_FILE) if b.is_file())
+    if not found:
+        raise UsageError(f"{p}: no {BANK_FILE} found at or below this folder")
+    return found
+
+
+def load_bank(path: str | os.PathLike[str]) -> Bank:
+    """Load the bank in folder `path` (which holds `bank.yaml`).
+
+    Raises BankLoadError with every problem in every file, or UsageError if `path` is no bank.
+    """
+    root = Path(path)
+    cfg_path = root / BANK_FILE
+    if not cfg_path.is_file():
+        if not root.exists():
+            raise UsageError(f"{root}: no such file or directory")
+        raise UsageError(f"{root}: not a bank folder (no {BANK_FILE})")
+    diags: list[Diagnostic] = []
+    config: BankConfig | None = None
+    data, d = read_yaml(str(cfg_path))
+    diags += d
+    if data is not None:
+        try:
+            config = BankConfig.model_validate(data)
+        except ValidationError as exc:
+            diags += diagnostics_from(exc, str(cfg_path), BankConfig)
+
+    entries: list[LoadedItem] = []
+    first_seen: dict[str, str] = {}
+    for f in _item_files(root):
+        item, d = load_item(f)
+        diags += d
+        if item is None:
+            continue
+        if item.id in first_seen:
+            line, col = locate(f, ("id",))
+            diags.append(
+                Diagnostic(f, line, col, "id", f"duplicate id {item.id!r} (also in {first_seen[item.id]})")
+            )
+            continue
+        first_seen[item.id] = f
+        if config is not None:
+            for lang in config.languages:
+                if lang not in item.text:
+                    line, col = locate(f, ("text",))
+                    diags.append(
+                        Diagnostic(f, line, col, "text", f"required language {lang!r} is missing")
+                    )
+        entries.append(LoadedItem(item, f))
+    if diags or config is None:
+        raise BankLoadError(diags)
+    return Bank(config=config, root=str(root), entries=entries, config_path=str(cfg_path))
+
+
+def load_banks(paths: Iterable[str | os.PathLike[str]]) -> list[Bank]:
+    """Load every bank at or below each path; all load errors of all banks are raised together."""
+    banks: list[Bank] = []
+    diags: list[Diagnostic] = []
+    seen: set[Path] = set()
+    for p in paths:
+        for root in find_banks(p):
+            if root.resolve() in seen:
+                continue
+            seen.add(root.resolve())
+            try:
+                banks.append(load_bank(root))
+            except BankLoadError as exc:
+                diags += exc.diagnostics
+    if diags:
+        raise BankLoadError(diags)
+    return banks

@@ -1,0 +1,55 @@
+"""Model -> YAML item files (the bank format), for importers and tools that create items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .model import Item
+
+HEADER = "# yaml-language-server: $schema=../../docs/schema/item.schema.json\n"
+
+_Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _ItemDumper(_Dumper):  # type: ignore[misc, valid-type]
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    # Literal blocks keep multi-line Markdown readable; libyaml falls back to quoting when a
+    # literal block cannot represent the string exactly (trailing spaces, control characters).
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ItemDumper.add_representer(str, _str)
+
+
+def item_to_data(item: Item) -> dict[str, Any]:
+    """Plain data for an item file: defaults left out, options as ids when none is locked."""
+    data = item.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    data = {"schema": item.schema_version, **data}
+    data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
+    if len(item.key) == 1 and item.type.value != "multiple_response":
+        data["key"] = item.key[0]
+    if item.type.value == "true_false" and data["options"] == ["true", "false"]:
+        data.pop("options")
+    order = list(Item.model_fields)
+    alias = {n: (f.alias or n) for n, f in Item.model_fields.items()}
+    rank = {alias[n]: i for i, n in enumerate(order)}
+    return dict(sorted(data.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+
+def item_to_yaml(item: Item, *, header: str = HEADER) -> str:
+    """The YAML text of an item file, header line included."""
+    body = yaml.dump(
+        item_to_data(item),
+        Dumper=_ItemDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
+    return header + body

@@ -1,0 +1,79 @@
+"""The item model: validation rules and the model -> YAML -> model round trip."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given
+from pydantic import ValidationError
+from strategies import items
+
+from dpassess.model import Item, ItemType
+from dpassess.writer import item_to_yaml
+
+BASE = {
+    "schema": 1,
+    "id": "q-one",
+    "topic": "a/b",
+    "options": ["right", "wrong"],
+    "key": "right",
+    "text": {"en": {"stem": "Which?", "options": {"right": "R", "wrong": "W"}}},
+}
+
+
+def test_minimal_item_and_defaults():
+    item = Item.model_validate(BASE)
+    assert item.type is ItemType.single_choice
+    assert item.key == ("right",)
+    assert item.points == 1.0 and item.shuffle
+    assert item.fractions() == {"right": 1.0, "wrong": 0.0}
+    assert item.title("en") == "Which?"
+
+
+def test_true_false_defaults_to_two_options_with_language_words():
+    data = {**BASE, "type": "true_false", "key": "false",
+            "text": {"id": {"stem": "Benar?", "options": {}}}}
+    del data["options"]
+    item = Item.model_validate(data)
+    assert item.option_ids == ("true", "false")
+    assert item.option_text("id", "true") == "Benar"
+
+
+def test_multiple_response_default_fractions_share_plus_and_minus_one():
+    item = Item.model_validate({
+        **BASE, "type": "multiple_response", "options": ["a", "b", "c", "d"], "key": ["a", "b"],
+        "text": {"en": {"stem": "S", "options": {o: o for o in "abcd"}}},
+    })
+    assert item.fractions() == {"a": 0.5, "b": 0.5, "c": -0.5, "d": -0.5}
+
+
+@pytest.mark.parametrize(
+    ("change", "loc", "fragment"),
+    [
+        ({"key": "nope"}, ("key", 0), "names no option"),
+        ({"key": ["right", "wrong"]}, ("key",), "exactly one key"),
+        ({"options": ["right", "right"]}, ("options", 1, "id"), "duplicate option id"),
+        ({"weights": {"right": 1}}, ("weights",), "multiple_response items only"),
+        ({"type": "true_false"}, ("options",), "[true, false]"),
+    ],
+)
+def test_semantic_errors_carry_their_field(change, loc, fragment):
+    with pytest.raises(ValidationError) as info:
+        Item.model_validate({**BASE, **change})
+    inner = info.value.errors()[0]["ctx"]["error"]
+    assert any(p_loc == loc and fragment in msg for p_loc, msg in inner.problems), inner.problems
+
+
+def test_unknown_field_and_bad_id_are_rejected():
+    with pytest.raises(ValidationError) as info:
+        Item.model_validate({**BASE, "id": "Bad Id", "colour": "red"})
+    kinds = {e["type"] for e in info.value.errors()}
+    assert kinds == {"string_pattern_mismatch", "extra_forbidden"}
+
+
+@given(items())
+def test_model_yaml_model_round_trip(item):
+    text = item_to_yaml(item)
+    assert text.startswith("# yaml-language-server: $schema=")
+    again = Item.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    assert again == item
