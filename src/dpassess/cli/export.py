@@ -1,1 +1,56 @@
-"""CLI commands for export (registered on import)."""
+"""`dpassess export`: one bank (or several) to one format, per language or all languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..errors import UsageError
+from ..export import EXPORTERS, MULTI, Collection, ExportWarning
+from ..exporting import FORMAT_DIRS, write_collection
+from ..loader import load_banks
+from ._app import app, err
+
+
+def print_warnings(warnings: list[ExportWarning], collection: Collection) -> None:
+    for w in warnings:
+        path = collection.paths.get(w.item_id or "", "")
+        err(f"{path + ': ' if path else ''}warning: {w}")
+
+
+@app.command()
+def export(
+    paths: list[Path] = typer.Argument(None, help="Bank folders (default: items)."),  # noqa: B008
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help=f"Output format: {', '.join(EXPORTERS)}.", show_default=False
+    ),
+    lang: str = typer.Option(
+        None, "--lang", "-l",
+        help="A language of the bank, or 'multi' (Moodle XML, GIFT: all languages in one file). "
+        "Default: one file per language (and multi where the format supports it).",
+    ),
+    out: Path = typer.Option(  # noqa: B008
+        None, "--out", "-o",
+        help="Output file (with --lang and one bank) or folder (default: exports/<format>/).",
+    ),
+) -> None:
+    """Export banks to QTI 2.1 (zip), Moodle XML or GIFT. Warnings name what a format cannot carry."""
+    if fmt not in EXPORTERS:
+        raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
+    banks = load_banks(paths or [Path("items")])
+    single_file = out is not None and lang is not None and out.suffix != ""
+    if single_file and len(banks) > 1:
+        raise UsageError(f"--out {out}: several banks given; name a folder instead")
+    for bank in banks:
+        collection = Collection.from_bank(bank)
+        langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
+        if single_file:
+            target_dir, names = out.parent, {lang: out.name}
+        else:
+            target_dir = out if out is not None else Path("exports") / FORMAT_DIRS[fmt]
+            names = None
+        written, warnings = write_collection(collection, fmt, langs, target_dir, names=names)
+        print_warnings(warnings, collection)
+        for path in written:
+            typer.echo(f"wrote {path}")
