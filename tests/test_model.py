@@ -6,10 +6,10 @@ import pytest
 import yaml
 from hypothesis import given
 from pydantic import ValidationError
-from strategies import items
 
 from dpassess.model import Item, ItemType
 from dpassess.writer import item_to_yaml
+from strategies import items
 
 BASE = {
     "schema": 1,

@@ -43,7 +43,7 @@ def locate(path: str, loc: Loc) -> tuple[int, int]:
     """1-based (line, column) of the field at `loc` in the YAML file at `path`.
 
     Walks as deep as the file goes: for a missing field this is the mapping that lacks it; for a
-    key inside a mapping it is the key itself (where an author looks), for a scalar its value.
+    field of a mapping it is its key (where an author looks), for a list entry the entry.
     Returns (1, 1) when the file cannot be composed.
     """
     node = _compose(path)
@@ -71,6 +71,4 @@ def locate_in(node: yaml.Node, loc: Loc) -> tuple[int, int]:
         if child is None:
             break
         node = child
-        if isinstance(node, yaml.ScalarNode):
-            mark = node.start_mark
     return (mark.line + 1, mark.column + 1)

@@ -1,0 +1,78 @@
+"""The CLI as a user runs it: exit codes, one clear line per error, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEED_BANK
+from dpassess import __version__
+from dpassess.schemas import json_schema
+from strategies import write_bank
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dpassess", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=120,
+    )
+
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__}"
+
+
+@pytest.mark.parametrize("kind", ["item", "bank"])
+def test_schema_is_json_schema_and_the_published_copy_is_fresh(kind):
+    r = run("schema", kind)
+    assert r.returncode == 0
+    printed = json.loads(r.stdout)
+    assert printed == json_schema(kind)
+    assert printed["$schema"].endswith("2020-12/schema")
+    published = json.loads((ROOT / "docs" / "schema" / f"{kind}.schema.json").read_text())
+    assert published == printed, f"regenerate: dpassess schema {kind} > docs/schema/{kind}.schema.json"
+
+
+def test_every_item_file_declares_the_schema_for_editors():
+    for f in sorted(SEED_BANK.glob("*.yaml")):
+        first = f.read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=../../docs/schema/"), f
+
+
+def test_check_seed_bank_ok():
+    r = run("check", str(SEED_BANK))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok: 1 bank, 8 items"
+
+
+def test_check_reports_all_errors_with_exit_1_and_no_traceback(tmp_path):
+    root = write_bank(tmp_path / "b", [])
+    (root / "x.yaml").write_text("id: [\n", encoding="utf-8")
+    (root / "y.yaml").write_text("id: !!python/name:os.system\n", encoding="utf-8")
+    r = run("check", str(root))
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert lines[0].startswith(f"{root}/x.yaml:2:1: invalid YAML")
+    assert lines[1].startswith(f"{root}/y.yaml:1:5: YAML tag")
+    assert lines[-1] == "error: 2 errors while loading the bank"
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("check", "no/such/dir"), "no/such/dir: no such file or directory"),
+        (("schema", "nonsense"), "nonsense"),
+        (("check", "--bogus"), "No such option"),
+    ],
+)
+def test_usage_errors_exit_2(args, fragment):
+    r = run(*args)
+    assert r.returncode == 2
+    assert fragment in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,177 @@
+"""The bank on disk: every load error names path:line:col and the field; all errors at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import SEED_BANK
+from dpassess import BankLoadError, UsageError, load_bank, load_banks
+from dpassess.loader import MAX_FILE_BYTES
+from strategies import bank_config, items, write_bank
+
+SEED_KEYS = {
+    "dp-gpu-holds": "full-copy",
+    "dp-sync-operation": "all-reduce",
+    "dp-memory-limit": "replicated-state",
+    "dp-nccl-algorithms": "size-and-topology",
+    "dp-ddp-overlap": "overlap-backward",
+    "dp-global-batch": "b-times-w",
+    "dp-scaling-overhead": "comm-overhead",
+    "dp-gradient-accumulation": "combine-microbatches",
+}
+
+GOOD = """\
+schema: 1
+id: good-item
+topic: a/b
+options: [right, wrong, other]
+key: right
+text:
+  id:
+    stem: Yang mana?
+    options: {right: Benar, wrong: Salah, other: Lain}
+  en:
+    stem: Which one?
+    options: {right: Right, wrong: Wrong, other: Other}
+"""
+
+
+def make_bank(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
+    root = write_bank(tmp_path / "bank", [])
+    for name, body in files.items():
+        p = root / name
+        if isinstance(body, bytes):
+            p.write_bytes(body)
+        else:
+            p.write_text(body, encoding="utf-8")
+    return root
+
+
+def errors_of(root: Path) -> list[str]:
+    with pytest.raises(BankLoadError) as info:
+        load_bank(root)
+    return [str(d).replace(str(root) + "/", "") for d in info.value.diagnostics]
+
+
+def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
+    bank = load_bank(SEED_BANK)
+    assert len(bank) == 8
+    assert {i.id: i.key for i in bank} == {k: (v,) for k, v in SEED_KEYS.items()}
+    for item in bank:
+        assert set(item.text) == {"id", "en"}
+        for content in item.text.values():
+            assert content.stem and content.explanation
+            assert set(content.options) == set(item.option_ids)
+            assert set(content.feedback) == set(item.option_ids)
+        assert item.source is not None and item.source.text
+    assert bank.by_topic("data-parallelism") == bank.items
+    assert bank.get("dp-global-batch").symbols == ("B", "W")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (GOOD.replace("id: good-item", "id: Good Item"),
+         "x.yaml:2:1: id: 'Good Item' does not match the pattern"),
+        (GOOD.replace("topic: a/b", "topic: a/b\npoints: -2"),
+         "x.yaml:4:1: points: Input should be greater than 0"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ncolour: red"),
+         "x.yaml:4:1: colour: unknown field"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ndifficulty: trivial"),
+         "x.yaml:4:1: difficulty: 'trivial' is not one of 'easy', 'medium' or 'hard'"),
+        (GOOD.replace("key: right", "key: nope"),
+         "x.yaml:5:1: key[0]: key 'nope' names no option (options: right, wrong, other)"),
+        (GOOD.replace("key: right", "key: [right, wrong]"),
+         "x.yaml:5:1: key: a single_choice item has exactly one key"),
+        (GOOD.replace("topic: a/b\n", ""), "x.yaml:1:1: topic: required field is missing"),
+        (GOOD.replace("    options: {right: Right, wrong: Wrong, other: Other}",
+                      "    options: {right: Right, wrong: Wrong}"),
+         "x.yaml:12:5: text.en.options: no text for option(s) other"),
+        (GOOD.replace("other: Lain}", "other: Lain, extra: X}"),
+         "x.yaml:9:56: text.id.options.extra: text for unknown option 'extra'"),
+        (GOOD.replace("  en:\n    stem: Which one?\n    options: {right: Right, wrong: Wrong, other: Other}\n", ""),
+         "x.yaml:6:1: text: required language 'en' is missing"),
+        (GOOD.replace("stem: Yang mana?", "stem: " + "x" * 20_001),
+         "x.yaml:8:5: text.id.stem: text too long (limit 20,000 characters)"),
+        ("id: [unclosed\n", "x.yaml:2:1: invalid YAML: did not find expected ',' or ']'"),
+        ("id: !!python/object/apply:os.system [ls]\n",
+         "x.yaml:1:5: YAML tag tag:yaml.org,2002:python/object/apply:os.system not allowed"),
+        ("", "x.yaml:1:1: empty file"),
+        ("- a\n- b\n", "x.yaml:1:1: expected a mapping of fields, found list"),
+        (b"id: caf\xe9\n", "x.yaml:1:8: not UTF-8: byte 0xe9 cannot be decoded"),
+    ],
+    ids=lambda v: v[:40] if isinstance(v, str) else None,
+)
+def test_each_error_names_path_line_col_and_field(tmp_path, body, expected):
+    errors = errors_of(make_bank(tmp_path, {"x.yaml": body}))
+    assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_all_errors_of_a_bank_are_reported_at_once(tmp_path):
+    root = make_bank(tmp_path, {
+        "a.yaml": GOOD.replace("key: right", "key: nope"),
+        "b.yaml": GOOD.replace("id: good-item", "id: other-item").replace("topic: a/b", "topic: A"),
+        "c.yaml": "",
+    })
+    errors = errors_of(root)
+    assert [e.split(":")[0] for e in errors] == ["a.yaml", "b.yaml", "c.yaml"]
+
+
+def test_duplicate_ids_name_both_files(tmp_path):
+    root = make_bank(tmp_path, {"a.yaml": GOOD, "b.yaml": GOOD})
+    errors = errors_of(root)
+    assert len(errors) == 1
+    assert errors[0].startswith("b.yaml:2:1: id: duplicate id 'good-item' (also in ")
+    assert errors[0].endswith("a.yaml)")
+
+
+def test_a_directory_named_like_an_item_file_is_reported(tmp_path):
+    root = make_bank(tmp_path, {})
+    (root / "dir.yaml").mkdir()
+    assert errors_of(root) == ["dir.yaml:1:1: is a directory, not a YAML file"]
+
+
+def test_oversized_file_is_refused_before_parsing(tmp_path):
+    root = make_bank(tmp_path, {"big.yaml": "a: " + "x" * (MAX_FILE_BYTES + 10) + "\n"})
+    (err,) = errors_of(root)
+    assert err.startswith("big.yaml:1:1: file is ") and "the limit is 1,048,576" in err
+
+
+def test_bank_file_errors_are_positioned(tmp_path):
+    root = make_bank(tmp_path, {})
+    (root / "bank.yaml").write_text(
+        "schema: 1\nid: b\ntitle: {en: B}\nlanguages: [en]\ndefault_language: id\n",
+        encoding="utf-8",
+    )
+    errors = errors_of(root)
+    assert errors == [
+        "bank.yaml:2:1: id: String should have at least 2 characters",
+    ]
+
+
+def test_missing_paths_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="no such file"):
+        load_banks([tmp_path / "nope"])
+    with pytest.raises(UsageError, match=r"no bank\.yaml"):
+        load_banks([tmp_path])
+
+
+@settings(max_examples=10)
+@given(st.lists(items(), min_size=1, max_size=5, unique_by=lambda i: i.id))
+def test_written_banks_load_back_equal(tmp_path_factory, bank_items):
+    root = write_bank(tmp_path_factory.mktemp("b") / "bank", bank_items, bank_config())
+    assert load_bank(root).items == bank_items
+
+
+def test_parallel_and_sequential_loads_agree(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import synth
+
+    root = synth.write(tmp_path / "bank", 40)
+    assert load_bank(root, jobs=2).items == load_bank(root, jobs=1).items
