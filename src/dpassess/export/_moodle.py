@@ -1,0 +1,361 @@
+"""What Moodle XML and GIFT share: Moodle's grade list, category paths, question names, the
+multilang filter form, and each item's texts as the HTML Moodle stores (with warnings).
+
+Every rule here is taken from Moodle's own code (4.5): `question_bank::fraction_options_full`
+(lib/questionlib.php), `match_grade_options`, `qtype_multichoice::save_question_options`,
+`qformat_default::clean_question_name` and `filter_multilang\\text_filter`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from copy import copy
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from ..model import Item, ItemType
+from ..model.item import TRUE_FALSE_WORDS
+from ..render import to_html, to_inline_html, to_plain
+from . import MULTI, Collection, ExportWarning
+
+# --- grades -----------------------------------------------------------------------------------
+
+#: `question_bank::fraction_options_full()`: 0, 1, -1 and +/- these, written to 7 decimals.
+_RAW = (
+    "0.9000000", "0.8333333", "0.8000000", "0.7500000", "0.7000000", "0.6666667", "0.6000000",
+    "0.5000000", "0.4000000", "0.3333333", "0.3000000", "0.2500000", "0.2000000", "0.1666667",
+    "0.1428571", "0.1250000", "0.1111111", "0.1000000", "0.0500000",
+)
+GRADES: tuple[Decimal, ...] = tuple(
+    sorted({Decimal(0), Decimal(1), Decimal(-1), *(Decimal(s) for s in _RAW),
+            *(-Decimal(s) for s in _RAW)}, reverse=True)
+)
+#: `match_grade_options(..., 'error')`: a grade within this distance of a list entry is accepted.
+GRADE_TOLERANCE = 0.00001
+
+
+def percent(grade: Decimal) -> str:
+    """A grade as Moodle writes it: percent, up to 5 decimals, no trailing zeros (`33.33333`)."""
+    text = format(grade * 100, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def snap(fraction: float) -> tuple[Decimal, bool]:
+    """The nearest grade in Moodle's list, and whether Moodle would accept `fraction` as it is."""
+    best = min(GRADES, key=lambda g: (abs(float(g) - fraction), -g))
+    return best, abs(float(best) - fraction) < GRADE_TOLERANCE
+
+
+@dataclass(frozen=True, slots=True)
+class Grades:
+    """Each option's grade for one item, ready to write."""
+
+    by_option: dict[str, Decimal]
+
+    def percent(self, option_id: str) -> str:
+        return percent(self.by_option[option_id])
+
+
+def grades(item: Item, warn: Callable[[str, str], None]) -> Grades:
+    """The item's fractions snapped to Moodle's list; a warning for each one Moodle would alter
+    and for a multiple-answer item whose positive grades do not add up to 100% (Moodle refuses
+    it: `errfractionsaddwrong`)."""
+    out: dict[str, Decimal] = {}
+    where = "weights" if item.weights is not None else "key"
+    for oid, fraction in item.fractions().items():
+        grade, exact = snap(fraction)
+        if not exact:
+            warn(f"{where}.{oid}",
+                 f"fraction {fraction:g} is not one of Moodle's grades (import would abort); "
+                 f"written as the nearest, {percent(grade)}%")
+        out[oid] = grade
+    if item.type is ItemType.multiple_response:
+        total = sum((g for g in out.values() if g > 0), Decimal(0))
+        if round(float(total), 2) != 1:
+            warn(where, f"the positive grades add up to {percent(total)}%, not 100%: "
+                        "Moodle refuses this question (errfractionsaddwrong)")
+    return Grades(out)
+
+
+# --- paths, names ---------------------------------------------------------------------------
+
+
+def category_path(collection: Collection, topic: str | None = None) -> str:
+    """`$course$/top/<bank>/<topic path>`: the category Moodle creates ("Get category from file")."""
+    parts = ["$course$", "top", collection.category, *(topic.split("/") if topic else [])]
+    return "/".join(parts)
+
+
+#: `qformat_default::clean_question_name` shortens names past this many characters.
+MAX_NAME = 255
+
+# XML 1.0 Char production; anything else cannot be written to Moodle XML at all.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> tuple[str, str]:
+    """`text` without characters XML 1.0 cannot carry, and a note naming the ones removed."""
+    bad = sorted(set(_NOT_XML.findall(text)))
+    if not bad:
+        return text, ""
+    return _NOT_XML.sub("", text), ", ".join(f"U+{ord(c):04X}" for c in bad)
+
+
+# --- Moodle's multilang filter form ---------------------------------------------------------
+
+#: Elements that stay outside the language spans (the filter's spans may hold inline HTML only).
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote dd details div dl dt figcaption figure footer form h1 h2 h3 "
+    "h4 h5 h6 header hr li main nav ol p pre section summary table tbody td tfoot th thead tr ul"
+    .split()
+)
+
+_Node = str | etree._Element
+_Seg = tuple[str, object]  # ("inline", [nodes]) or ("block", element)
+
+
+def _nodes(el: etree._Element) -> list[_Node]:
+    out: list[_Node] = [el.text] if el.text else []
+    for child in el:
+        c = copy(child)
+        c.tail = None
+        out.append(c)
+        if child.tail:
+            out.append(child.tail)
+    return out
+
+
+def _is_block(node: _Node) -> bool:
+    return (not isinstance(node, str) and isinstance(node.tag, str)
+            and node.tag.lower() in BLOCK_TAGS)
+
+
+def _segments(el: etree._Element) -> list[_Seg]:
+    segs: list[_Seg] = []
+    for node in _nodes(el):
+        if _is_block(node):
+            segs.append(("block", node))
+        elif segs and segs[-1][0] == "inline":
+            segs[-1][1].append(node)  # type: ignore[union-attr]
+        else:
+            segs.append(("inline", [node]))
+    return segs
+
+
+def _append(parent: etree._Element, node: _Node) -> None:
+    if isinstance(node, str):
+        if len(parent):
+            parent[-1].tail = (parent[-1].tail or "") + node
+        else:
+            parent.text = (parent.text or "") + node
+    else:
+        parent.append(copy(node))
+
+
+def _key(nodes: list[_Node]) -> str:
+    return "".join(
+        n if isinstance(n, str) else etree.tostring(n, method="html", encoding="unicode")
+        for n in nodes
+    )
+
+
+class _Merger:
+    def __init__(self, langs: tuple[str, ...]) -> None:
+        self.langs = langs
+        self.problems: set[str] = set()
+
+    def spans(self, out: etree._Element, runs: dict[str, list[_Node]]) -> None:
+        keys = {lang: _key(nodes) for lang, nodes in runs.items()}
+        if all(not k.strip() for k in keys.values()):
+            _append(out, next(iter(keys.values())))
+            return
+        if len(set(keys.values())) == 1:  # the same in every language: no spans needed
+            for n in runs[self.langs[0]]:
+                _append(out, n)
+            return
+        for lang in self.langs:
+            span = etree.SubElement(out, "span")
+            span.set("lang", lang)
+            span.set("class", "multilang")
+            for n in runs.get(lang, []):
+                if not isinstance(n, str) and (n.tag == "span" or n.find(".//span") is not None):
+                    self.problems.add("span")
+                _append(span, n)
+
+    def merge(self, out: etree._Element, segs: dict[str, list[_Seg]]) -> None:
+        first = segs[self.langs[0]]
+        aligned = all(
+            len(s) == len(first)
+            and all(a[0] == b[0] and (a[0] == "inline" or (
+                a[1].tag == b[1].tag and dict(a[1].attrib) == dict(b[1].attrib)))  # type: ignore[union-attr]
+                for a, b in zip(s, first, strict=False))
+            for s in segs.values()
+        )
+        if not aligned:
+            self.problems.add("structure")
+            for lang in self.langs:
+                for seg in segs[lang]:
+                    self.only(out, lang, seg)
+            return
+        for i, (kind, value) in enumerate(first):
+            if kind == "inline":
+                self.spans(out, {lang: s[i][1] for lang, s in segs.items()})  # type: ignore[misc]
+            else:
+                block = etree.SubElement(out, value.tag, dict(value.attrib))  # type: ignore[union-attr]
+                self.merge(block, {lang: _segments(s[i][1]) for lang, s in segs.items()})  # type: ignore[arg-type]
+
+    def only(self, out: etree._Element, lang: str, seg: _Seg) -> None:
+        """One language's content where the others have none (the languages differ in shape)."""
+        kind, value = seg
+        if kind == "inline":
+            self.spans(out, {la: (value if la == lang else []) for la in self.langs})  # type: ignore[misc]
+        else:
+            block = etree.SubElement(out, value.tag, dict(value.attrib))  # type: ignore[union-attr]
+            for s in _segments(value):  # type: ignore[arg-type]
+                self.only(block, lang, s)
+
+
+@lru_cache(maxsize=16384)
+def multilang(texts: tuple[tuple[str, str], ...]) -> tuple[str, frozenset[str]]:
+    """One HTML text carrying every language as Moodle's multilang filter expects it.
+
+    `texts` is ((lang, html), ...). Block elements (`<p>`, `<li>`, ...) stay outside; inside each
+    innermost block the inline content becomes adjacent
+    `<span lang="id" class="multilang">…</span><span lang="en" class="multilang">…</span>`.
+    Content that is the same in every language is written once, without spans. Returns the HTML
+    and the problems found: "structure" (the languages' block structure differs, so each
+    language's blocks are written with empty spans for the others) and "span" (the content has
+    its own `<span>`, which ends the filter's match early).
+    """
+    values = [h for _, h in texts]
+    if len(set(values)) == 1:
+        return values[0], frozenset()
+    langs = tuple(lang for lang, _ in texts)
+    merger = _Merger(langs)
+    parsed = {lang: lxml_html.fragment_fromstring(h, create_parent="div") for lang, h in texts}
+    out = etree.Element("div")
+    merger.merge(out, {lang: _segments(el) for lang, el in parsed.items()})
+    return etree.tostring(out, method="html", encoding="unicode")[5:-6], frozenset(merger.problems)
+
+
+_MULTI_PROBLEMS = {
+    "structure": "the languages differ in block structure (paragraphs, lists); each language's "
+                 "blocks are written with empty spans for the others, so Moodle shows empty "
+                 "blocks",
+    "span": "the text has its own <span>: Moodle's multilang filter ends a language at the "
+            "first </span>",
+}
+
+
+def name_html(text: str) -> str:
+    """A plain-text name as HTML text: `&`, `<`, `>` escaped (Moodle's PARAM_TEXT strips tags, and
+    names are shown through format_string, which reads HTML)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# --- an item's texts in one language or all -------------------------------------------------
+
+
+@dataclass
+class ItemTexts:
+    """The HTML Moodle will store for each field of one item, in `lang` or (multi) all languages.
+
+    Warnings about texts Moodle would alter are collected in `warnings`.
+    """
+
+    fmt: str
+    collection: Collection
+    item: Item
+    lang: str
+    warnings: list[ExportWarning] = field(default_factory=list)
+    langs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        wanted = self.collection.languages if self.lang == MULTI else (self.lang,)
+        have = [la for la in wanted if la in self.item.text]
+        for la in wanted:
+            if la not in self.item.text:
+                fallback = self._fallback()
+                self.warn(f"text.{la}", f"no {la!r} text; the {fallback!r} text is written "
+                                        "in its place")
+                if fallback not in have:
+                    have.append(fallback)
+        self.langs = tuple(have)
+
+    def _fallback(self) -> str:
+        d = self.collection.default_language
+        return d if d in self.item.text else next(iter(self.item.text))
+
+    def warn(self, where: str, message: str) -> None:
+        self.warnings.append(ExportWarning(self.fmt, self.item.id, where, message))
+
+    def _field(self, where: str, render: Callable[[str], str]) -> str:
+        per_lang = tuple((la, render(la)) for la in self.langs)
+        if len(per_lang) == 1:
+            return per_lang[0][1]
+        html, problems = multilang(per_lang)
+        for p in sorted(problems):
+            self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
+        return html
+
+    def _content(self, la: str):
+        return self.item.text[la]
+
+    def name(self) -> str:
+        def one(la: str) -> str:
+            return name_html(to_plain(self.item.title(la)) or self.item.id)
+
+        per_lang = tuple((la, one(la)) for la in self.langs)
+        if len({v for _, v in per_lang}) == 1:
+            text = per_lang[0][1]
+        else:
+            # Adjacent spans, as PARAM_TEXT keeps them (`<span lang=".." class="multilang">`).
+            text = "".join(f'<span lang="{la}" class="multilang">{v}</span>' for la, v in per_lang)
+        if len(text) > MAX_NAME:
+            self.warn("title", f"the name is {len(text)} characters; Moodle shortens names past "
+                               f"{MAX_NAME}" + (", breaking the language spans"
+                                                if len(per_lang) > 1 else ""))
+        return text
+
+    def stem(self) -> str:
+        return self._field("text.{lang}.stem", lambda la: to_html(self._content(la).stem))
+
+    def explanation(self) -> str:
+        return self._field("text.{lang}.explanation",
+                           lambda la: to_html(self._content(la).explanation or ""))
+
+    def option(self, oid: str) -> str:
+        html = self._field(f"text.{{lang}}.options.{oid}",
+                           lambda la: to_inline_html(self.item.option_text(la, oid)))
+        if not html.strip():
+            self.warn(f"text.{self.lang}.options.{oid}",
+                      "the option text is empty: Moodle drops blank answers on import")
+        return html
+
+    def feedback(self, oid: str) -> str:
+        return self._field(f"text.{{lang}}.feedback.{oid}",
+                           lambda la: to_html(self._content(la).feedback.get(oid, "")))
+
+    def check_true_false_words(self) -> None:
+        """Moodle shows its own True/False words: authored option text is not carried."""
+        for la in self.langs:
+            for oid, text in self._content(la).options.items():
+                words = TRUE_FALSE_WORDS.get(la, TRUE_FALSE_WORDS["en"])
+                if text != words.get(oid):
+                    self.warn(f"text.{la}.options.{oid}",
+                              f"Moodle shows its own word for {oid!r}; {text!r} is not carried")
+
+    def check_locked(self) -> None:
+        if self.item.shuffle:
+            for o in self.item.options:
+                if o.locked:
+                    self.warn(f"options.{o.id}.locked",
+                              "Moodle shuffles all answers or none: this option is not kept "
+                              "in place")

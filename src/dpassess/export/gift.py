@@ -1,0 +1,117 @@
+"""A collection -> GIFT text, written so Moodle's GIFT importer (qformat_gift, 4.5) reads back
+every text, key and grade unchanged.
+
+Each question is one block: a `// [id:…] [tag:…]` comment line, then `::name::[html]stem{`, one
+line per answer, `####` general feedback and `}`. Newlines inside texts are written as `\\n`, so a
+block never holds a blank line or a line starting with `//` (Moodle would split or drop them), and
+every GIFT special (`~ = # { } :` and the backslash) is escaped everywhere, HTML attributes
+included. See docs/export-moodle.md.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from ..model import Item, ItemType
+from . import Collection, ExportResult, ExportWarning
+from ._moodle import ItemTexts, category_path, grades
+
+SUFFIX = ".txt"
+MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
+FORMAT = "gift"
+
+# qformat_gift::repchar, plus the backslash first: `\` `~` `=` `#` `{` `}` `:` and newlines.
+_ESCAPES = str.maketrans({
+    "\\": "\\\\", "~": "\\~", "=": "\\=", "#": "\\#", "{": "\\{", "}": "\\}", ":": "\\:",
+    "\n": "\\n", "\r": "",
+})
+
+
+def escape(text: str) -> str:
+    """`text` with every GIFT special escaped and newlines as `\\n` (one line)."""
+    return text.translate(_ESCAPES)
+
+
+def rich(html: str) -> str:
+    """An answer or feedback text. It inherits the question's `[html]` format unless it starts
+    with `[` (Moodle would read `[markdown]…` as a format), so then it says `[html]` itself."""
+    return ("[html]" if html.startswith("[") else "") + escape(html)
+
+
+class _Writer:
+    def __init__(self, collection: Collection, lang: str) -> None:
+        self.collection = collection
+        self.lang = lang
+        self.warnings: list[ExportWarning] = []
+        self.blocks: list[list[str]] = []
+
+    def check(self, t: ItemTexts, html: str, where: str) -> str:
+        # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
+        if "&&0" in html:
+            t.warn(where, "the text contains '&&0', which Moodle's GIFT reader decodes as an "
+                          "escaped character")
+        return html
+
+    def question(self, item: Item) -> None:
+        t = ItemTexts(FORMAT, self.collection, item, self.lang)
+        lang = self.lang
+        comment = " ".join([f"[id:{item.id}]", *(f"[tag:{tag}]" for tag in item.tags)])
+        stem = self.check(t, t.stem(), f"text.{lang}.stem")
+        head = f"::{escape(t.name())}::[html]{escape(stem)}{{"
+        general = self.check(t, t.explanation(), f"text.{lang}.explanation")
+        tail = f"####{rich(general)}" if general else ""
+        if item.points != 1:
+            t.warn("points", f"GIFT cannot set the mark: Moodle gives 1, not {item.points:g}")
+        g = grades(item, t.warn)
+        match item.type:
+            case ItemType.true_false:
+                t.check_true_false_words()
+                right = item.key[0]
+                wrong = "false" if right == "true" else "true"
+                fb_right = self.check(t, t.feedback(right), f"text.{lang}.feedback.{right}")
+                fb_wrong = self.check(t, t.feedback(wrong), f"text.{lang}.feedback.{wrong}")
+                # {TRUE#feedback if wrong#feedback if right} (qformat_gift::writequestion).
+                answer = right.upper()
+                if fb_wrong or fb_right:
+                    answer += f"#{rich(fb_wrong)}" if fb_wrong else "#"
+                if fb_right:
+                    answer += f"#{rich(fb_right)}"
+                lines = [f"{head}{answer}{tail}}}"]
+            case ItemType.single_choice | ItemType.multiple_response:
+                t.check_locked()
+                single = item.type is ItemType.single_choice
+                lines = [head]
+                for oid in item.option_ids:
+                    grade = g.by_option[oid]
+                    # `=` makes Moodle's question single-answer, so multiple-response items
+                    # write every grade as ~%n%, full marks included.
+                    mark = "=" if single and grade == 1 else (
+                        "~" if grade == 0 else f"~%{g.percent(oid)}%")
+                    text = self.check(t, t.option(oid), f"text.{lang}.options.{oid}")
+                    fb = self.check(t, t.feedback(oid), f"text.{lang}.feedback.{oid}")
+                    lines.append(f"\t{mark}{rich(text)}" + (f"#{rich(fb)}" if fb else ""))
+                if tail:
+                    lines.append(f"\t{tail}")
+                lines.append("}")
+            case _ as unreachable:
+                assert_never(unreachable)
+        self.blocks.append([f"// {comment}", *lines])
+        self.warnings.extend(t.warnings)
+
+
+def export(collection: Collection, lang: str) -> ExportResult:
+    """The collection as one GIFT file in `lang` (or every language: `multi`)."""
+    w = _Writer(collection, lang)
+    topic = None
+    for item in collection.items:
+        if item.topic != topic:
+            topic = item.topic
+            w.blocks.append([f"$CATEGORY: {category_path(collection, topic)}"])
+        w.question(item)
+    fixed = [i.id for i in collection.items if not i.shuffle]
+    w.warnings.insert(0, ExportWarning(
+        FORMAT, None, "shuffle",
+        "GIFT cannot set shuffling or answer numbering: Moodle applies the site defaults"
+        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else "")))
+    text = "\n\n".join("\n".join(block) for block in w.blocks) + "\n"
+    return ExportResult(text.encode("utf-8"), w.warnings)
