@@ -1,1 +1,39 @@
-"""CLI commands for importing (registered on import)."""
+"""`dpassess import`: GIFT, Moodle XML or a QTI 2.1 package into bank item files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..importing import READERS, import_file, write_items
+from ._app import app, err
+
+
+@app.command("import")
+def import_(
+    file: Path = typer.Argument(..., help="The file to import (.txt, .xml, or a QTI .zip)."),  # noqa: B008
+    fmt: str = typer.Option(
+        ..., "--from", help=f"Input format: {', '.join(READERS)}.", show_default=False
+    ),
+    bank: Path = typer.Option(  # noqa: B008
+        Path("items/imported"), "--bank", help="Bank folder to write the item files into."
+    ),
+    lang: str = typer.Option(
+        None, "--lang",
+        help="Language of single-language input (Moodle multilang spans give their own).",
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing item files."),
+) -> None:
+    """Import questions as item files (one YAML file per question). Skipped questions are listed."""
+    result = import_file(file, fmt, lang=lang)
+    for s in result.skipped:
+        err(str(s))
+    for w in result.warnings:
+        err(f"warning: {w}")
+    written = write_items(result, bank, overwrite=force)
+    for p in written:
+        typer.echo(f"wrote {p}")
+    typer.echo(result.summary())
+    if not (bank / "bank.yaml").exists() and written:
+        err(f"note: {bank} has no bank.yaml yet; add one (see docs/authoring.md) to lint it")

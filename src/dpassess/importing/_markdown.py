@@ -1,0 +1,207 @@
+"""HTML (as LMSs store it) -> Markdown source (as the bank stores it), verified by rendering.
+
+Export renders Markdown with `dpassess.render`; import must give back Markdown that renders to the
+same HTML. Markdown has many spellings for one rendering (`*a*` and `_a_`), so the guarantee is:
+`render(html_to_markdown(h))` is the same HTML as `h` (compared as parsed trees). Three attempts,
+each checked by rendering, the first that reproduces the HTML wins:
+
+1. plain conversion (readable Markdown, no escapes): what authors would write;
+2. the same with every ASCII punctuation character in text escaped (CommonMark backslash escapes);
+3. the HTML itself as a raw HTML block (always renders verbatim when it has no blank line).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import lxml.html
+from lxml import etree
+
+from ..render import to_html, to_inline_html
+
+_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+_BLANK = re.compile(r"\n[ \t]*\n")
+
+
+def canonical(html: str) -> bytes:
+    """A canonical form of an HTML fragment, for comparing renderings."""
+    html = html.strip()
+    if not html:
+        return b""
+    try:
+        root = lxml.html.fragment_fromstring(html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return html.encode()
+    return etree.tostring(root, method="c14n")
+
+
+def same_html(a: str, b: str) -> bool:
+    return canonical(a) == canonical(b)
+
+
+def renders_as(md: str, html: str, *, inline: bool) -> bool:
+    return same_html((to_inline_html if inline else to_html)(md), html)
+
+
+@lru_cache(maxsize=4096)
+def html_to_markdown(html: str, *, inline: bool = False) -> str:
+    """Markdown whose rendering is `html` (`inline`: as `render.to_inline_html` renders it)."""
+    html = html.strip()
+    if not html:
+        return ""
+    for escape in (False, True):
+        try:
+            md = _Converter(escape).convert(html)
+        except _Unsupported:
+            break
+        if renders_as(md, html, inline=inline):
+            return md
+    if inline and not renders_as(html, html, inline=True) and renders_as(
+        f"<p>{html}</p>", f"<p>{html}</p>", inline=False
+    ):
+        return html
+    return _BLANK.sub("\n", html)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_BLOCK = {"p", "ul", "ol", "li", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "hr"}
+
+
+class _Converter:
+    def __init__(self, escape: bool) -> None:
+        self.escape = escape
+
+    def convert(self, html: str) -> str:
+        try:
+            root = lxml.html.fragment_fromstring(html, create_parent="div")
+        except (etree.ParserError, ValueError) as exc:
+            raise _Unsupported from exc
+        return self.blocks(root).strip("\n")
+
+    # block level -----------------------------------------------------------------------
+    def blocks(self, el: etree._Element) -> str:
+        parts: list[str] = []
+        inline_run: list[str] = []
+
+        def flush() -> None:
+            text = "".join(inline_run).strip()
+            if text:
+                parts.append(text)
+            inline_run.clear()
+
+        if el.text:
+            inline_run.append(self.text(el.text))
+        for child in el:
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag in _BLOCK:
+                flush()
+                parts.append(self.block(child))
+            else:
+                inline_run.append(self.inline(child))
+            if child.tail:
+                inline_run.append(self.text(child.tail))
+        flush()
+        return "\n\n".join(p for p in parts if p)
+
+    def block(self, el: etree._Element) -> str:
+        tag = el.tag
+        if tag == "p":
+            return self.inline_content(el).strip()
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            return "#" * int(tag[1]) + " " + self.inline_content(el).strip()
+        if tag == "hr":
+            return "***"
+        if tag == "blockquote":
+            inner = self.blocks(el)
+            return "\n".join(("> " + line).rstrip() for line in inner.split("\n"))
+        if tag == "pre":
+            code = el[0] if len(el) and el[0].tag == "code" else el
+            text = code.text_content()
+            lang = ""
+            for cls in (code.get("class") or "").split():
+                if cls.startswith("language-"):
+                    lang = cls[len("language-") :]
+            fence = "```"
+            while fence in text:
+                fence += "`"
+            return f"{fence}{lang}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}"
+        if tag in ("ul", "ol"):
+            return self.list_block(el)
+        raise _Unsupported(tag)
+
+    def list_block(self, el: etree._Element) -> str:
+        ordered = el.tag == "ol"
+        start = int(el.get("start", "1")) if ordered else 1
+        loose = any(len(li) and li[0].tag == "p" for li in el)
+        lines: list[str] = []
+        for n, li in enumerate(el):
+            if li.tag != "li":
+                raise _Unsupported("list child")
+            marker = f"{start + n}. " if ordered else "- "
+            body = self.blocks(li)
+            pad = " " * len(marker)
+            sub = body.split("\n")
+            lines.append(marker + sub[0] + "".join("\n" + (pad + s if s else "") for s in sub[1:]))
+        return ("\n\n" if loose else "\n").join(lines)
+
+    # inline level ----------------------------------------------------------------------
+    def inline_content(self, el: etree._Element) -> str:
+        out = [self.text(el.text or "")]
+        for child in el:
+            out.append(self.inline(child))
+            tail = child.tail or ""
+            if child.tag == "br" and tail.startswith("\n"):
+                tail = tail[1:]  # markdown-it writes "<br />\n"; our "\\\n" already ends the line
+            out.append(self.text(tail))
+        return "".join(out)
+
+    def inline(self, el: etree._Element) -> str:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag in ("em", "strong"):
+            mark = "*" if tag == "em" else "**"
+            return f"{mark}{self.inline_content(el)}{mark}"
+        if tag == "code" and len(el) == 0:
+            text = el.text or ""
+            ticks = "`"
+            while ticks in text:
+                ticks += "`"
+            pad = " " if text.startswith("`") or text.endswith("`") or (
+                text.startswith(" ") and text.endswith(" ") and text.strip()
+            ) else ""
+            return f"{ticks}{pad}{text}{pad}{ticks}"
+        if tag == "br":
+            return "\\\n"
+        if tag == "a" and el.get("href") is not None and set(el.attrib) <= {"href", "title"}:
+            title = el.get("title")
+            dest = _dest(el.get("href", ""))
+            t = f' "{_quote(title)}"' if title is not None else ""
+            return f"[{self.inline_content(el)}]({dest}{t})"
+        if tag == "img" and set(el.attrib) <= {"src", "alt", "title"} and len(el) == 0:
+            title = el.get("title")
+            t = f' "{_quote(title)}"' if title is not None else ""
+            alt = _PUNCT.sub(r"\\\1", el.get("alt", ""))
+            return f"![{alt}]({_dest(el.get('src', ''))}{t})"
+        # anything else stays raw inline HTML (CommonMark passes it through)
+        if tag in _BLOCK or not tag:
+            raise _Unsupported(tag or "comment")
+        html = etree.tostring(el, encoding="unicode", method="html", with_tail=False)
+        return html
+
+    def text(self, text: str) -> str:
+        if not text:
+            return ""
+        return _PUNCT.sub(r"\\\1", text) if self.escape else text
+
+
+def _dest(url: str) -> str:
+    if not url or re.search(r"[\s()<>]", url):
+        return "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
+    return url
+
+
+def _quote(title: str) -> str:
+    return title.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,118 @@
+"""Safe reading of untrusted input: XML without entities or network, zips without slips or bombs."""
+
+from __future__ import annotations
+
+import re
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from lxml import etree
+
+from ..errors import UsageError
+
+#: Largest input file accepted (bytes), and largest total uncompressed size of a zip.
+MAX_INPUT_BYTES = 50 << 20
+MAX_ZIP_TOTAL = 200 << 20
+MAX_ZIP_ENTRIES = 20_000
+MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry (zip bombs are >1000)
+
+_ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
+
+
+class InputError(UsageError):
+    """Input that cannot be imported; the message names the file and, where known, line."""
+
+
+def read_input(path: str | Path) -> bytes:
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError(f"{p}: is a directory, not a file to import")
+        size = p.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InputError(f"{p}: file is {size:,} bytes; the limit is {MAX_INPUT_BYTES:,}")
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """UTF-8 text (a BOM is dropped); a bad byte is reported with its line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise InputError(
+            f"{name}:{line}:{col}: not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded"
+        ) from None
+
+
+def parse_xml(data: bytes, name: str) -> etree._Element:
+    """Parse untrusted XML: no DTD loading, no entity expansion, no network, no huge trees.
+
+    Documents that declare entities are refused outright (billion laughs, XXE)."""
+    if _ENTITY_DECL.search(data):
+        raise InputError(f"{name}: XML entity declarations are not accepted (<!ENTITY>)")
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=False,
+        remove_pis=True,
+    )
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line, col = exc.position if exc.position else (1, 1)
+        msg = str(exc.msg or exc).split(", line ")[0]
+        raise InputError(f"{name}:{line}:{col}: invalid XML: {msg}") from None
+
+
+def safe_member_name(name: str) -> PurePosixPath:
+    """The member's relative path, or InputError if it would leave the target folder."""
+    if "\\" in name or "\x00" in name:
+        raise InputError(f"zip entry {name!r}: backslashes and NUL are not allowed in names")
+    p = PurePosixPath(name)
+    if p.is_absolute() or any(part == ".." for part in p.parts) or re.match(r"^[A-Za-z]:", name):
+        raise InputError(f"zip entry {name!r} would be written outside the target folder")
+    return p
+
+
+def open_zip(data: bytes, name: str) -> dict[str, bytes]:
+    """All regular members of a zip, read in memory with size, count, ratio and path checks."""
+    import io
+
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise InputError(f"{name}: not a zip file ({exc})") from None
+    infos = zf.infolist()
+    if len(infos) > MAX_ZIP_ENTRIES:
+        raise InputError(f"{name}: {len(infos):,} entries; the limit is {MAX_ZIP_ENTRIES:,}")
+    total = 0
+    out: dict[str, bytes] = {}
+    for info in infos:
+        if info.is_dir():
+            continue
+        safe_member_name(info.filename)
+        mode = info.external_attr >> 16
+        if stat.S_ISLNK(mode):
+            raise InputError(f"{name}: zip entry {info.filename!r} is a symbolic link")
+        total += info.file_size
+        if total > MAX_ZIP_TOTAL:
+            raise InputError(f"{name}: more than {MAX_ZIP_TOTAL:,} bytes uncompressed")
+        if info.compress_size and info.file_size / info.compress_size > MAX_ZIP_RATIO:
+            raise InputError(f"{name}: zip entry {info.filename!r} is a compression bomb")
+        with zf.open(info) as fh:
+            content = fh.read(info.file_size + 1)
+        if len(content) != info.file_size:
+            raise InputError(f"{name}: zip entry {info.filename!r} is not the size it declares")
+        out[info.filename] = content
+    return out
