@@ -1,0 +1,316 @@
+"""Rendered Markdown (HTML from `render.to_html`) -> lxml elements in QTI 2.1's XHTML subset.
+
+The HTML is parsed, never pasted: well-formed output (everything markdown-it writes itself) goes
+through libxml2's XML parser straight into the QTI namespace; anything else (hand-written raw HTML
+such as `<br>` or `&nbsp;`) goes through the standard library's tolerant HTML tokenizer. The tree is
+then held to the content model of the QTI 2.1.2 schema: an element or attribute QTI does not allow
+there is reported in `notes` and only that wrapper is removed, its text and children kept.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from lxml import etree
+
+QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_Q = "{%s}" % QTI_NS  # noqa: UP031 - a constant prefix, not formatting
+
+# --- the content model of QTI 2.1.2 for its XHTML elements (read off imsqti_v2p1p2.xsd) ----------
+
+INLINE = frozenset(
+    "a abbr acronym b big br cite code dfn em i img kbd q samp small span strong sub sup tt var"
+    .split()
+)
+BLOCK = frozenset("address blockquote div dl h1 h2 h3 h4 h5 h6 hr ol p pre table ul".split())
+FLOW = INLINE | BLOCK
+_INLINE_ONLY = (INLINE - {"br", "img"}) | set("address caption dt h1 h2 h3 h4 h5 h6 p pre".split())
+_TABLE_PARTS = frozenset({"caption", "col", "colgroup", "thead", "tfoot", "tbody"})
+
+#: element -> the child elements QTI allows in it
+CHILDREN: dict[str, frozenset[str]] = {
+    **{name: INLINE for name in _INLINE_ONLY},
+    **{name: FLOW for name in ("div", "li", "dd", "td", "th")},
+    "blockquote": BLOCK,
+    "ol": frozenset({"li"}),
+    "ul": frozenset({"li"}),
+    "dl": frozenset({"dt", "dd"}),
+    "table": _TABLE_PARTS | {"tr"},  # bare rows are put in a tbody, as HTML parsers do
+    "colgroup": frozenset({"col"}),
+    "thead": frozenset({"tr"}),
+    "tbody": frozenset({"tr"}),
+    "tfoot": frozenset({"tr"}),
+    "tr": frozenset({"td", "th"}),
+    "br": frozenset(),
+    "hr": frozenset(),
+    "img": frozenset(),
+    "col": frozenset(),
+}
+KNOWN = frozenset(CHILDREN)
+#: elements that may hold text directly (XSD mixed="true")
+MIXED = _INLINE_ONLY | {"div", "li", "dd", "td", "th"}
+#: elements that must hold at least one child element
+_NEEDS_CHILD = frozenset({"ol", "ul", "dl", "thead", "tbody", "tfoot", "tr"})
+_VOID = frozenset({"br", "hr", "img", "col"})
+
+_INT = re.compile(r"-?[0-9]{1,9}")
+_LENGTH = re.compile(r"[0-9]+%?")
+_NCNAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_LANGUAGE = re.compile(r"[a-zA-Z]{1,8}(?:-[a-zA-Z0-9]{1,8})*")
+_MIME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _enum(*values: str) -> re.Pattern[str]:
+    return re.compile("|".join(values))
+
+
+_COMMON = {"class": None, "label": None}
+#: element -> attribute -> pattern its value must match (None: any string)
+ATTRS: dict[str, dict[str, re.Pattern[str] | None]] = {name: _COMMON for name in KNOWN}
+ATTRS.update({
+    "a": {**_COMMON, "href": None, "type": _MIME},
+    "img": {**_COMMON, "src": None, "alt": None, "longdesc": None,
+            "width": _LENGTH, "height": _LENGTH},
+    "q": {**_COMMON, "cite": None},
+    "blockquote": {**_COMMON, "cite": None},
+    "table": {**_COMMON, "summary": None},
+    "col": {**_COMMON, "span": _INT},
+    "colgroup": {**_COMMON, "span": _INT},
+    **dict.fromkeys(("td", "th"), {
+        **_COMMON, "abbr": None, "axis": None, "headers": _NCNAME,
+        "colspan": _INT, "rowspan": _INT,
+        "scope": _enum("col", "colgroup", "row", "rowgroup"),
+        "align": _enum("left", "center", "right", "justify", "char"),
+        "valign": _enum("top", "middle", "bottom", "baseline"),
+    }),
+})
+_REQUIRED = {"a": ("href",), "img": ("src",)}
+
+# Characters XML 1.0 cannot carry (C0 controls but tab/LF/CR, surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> tuple[str, list[str]]:
+    """`text` without the characters XML 1.0 cannot hold, and those characters as U+XXXX."""
+    bad = _NOT_XML.findall(text)
+    if not bad:
+        return text, []
+    return _NOT_XML.sub("", text), sorted({f"U+{ord(c):04X}" for c in bad})
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=False)
+_OPEN = f'<div xmlns="{QTI_NS}">'.encode()
+
+
+def parse(html: str, notes: set[str]) -> etree._Element:
+    """A `div` (QTI namespace) holding the parsed HTML, before the content-model check."""
+    try:
+        return etree.fromstring(_OPEN + html.encode() + b"</div>", _XML_PARSER)
+    except etree.XMLSyntaxError:
+        builder = _Builder(notes)
+        builder.feed(html)
+        builder.close()
+        return builder.root
+
+
+class _Builder(HTMLParser):
+    """Tolerant HTML -> element tree: unknown tags are left out (content kept), stray end tags are
+    ignored, unclosed elements close with their parent, as a browser would render them."""
+
+    def __init__(self, notes: set[str]) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = etree.Element(_Q + "div")
+        self.stack = [self.root]
+        self.notes = notes
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in KNOWN:
+            self.notes.add(f"<{tag}> is not in QTI's XHTML subset; its content is kept without it")
+            return
+        el = etree.SubElement(self.stack[-1], _Q + tag)
+        for name, value in attrs:
+            try:
+                el.set(name, value or "")
+            except ValueError:
+                self.notes.add(f"attribute {name!r} on <{tag}> is not XML; left out")
+        if tag not in _VOID:
+            self.stack.append(el)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag in KNOWN and tag not in _VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if etree.QName(self.stack[depth]).localname == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        parent = self.stack[-1]
+        if len(parent):
+            parent[-1].tail = (parent[-1].tail or "") + data
+        else:
+            parent.text = (parent.text or "") + data
+
+    def handle_comment(self, data: str) -> None:
+        self.notes.add("an HTML comment is not shown and was left out")
+
+    def handle_decl(self, decl: str) -> None:
+        self.notes.add(f"<!{decl}> was left out")
+
+    def unknown_decl(self, data: str) -> None:
+        self.notes.add(f"<![{data}]> was left out")
+
+    def handle_pi(self, data: str) -> None:
+        self.notes.add(f"<?{data}> was left out")
+
+
+# --- the content-model check -------------------------------------------------------------------
+
+
+def clean(container: etree._Element, allowed: frozenset[str], notes: set[str]) -> None:
+    """Hold the children of `container` to `allowed` (and their subtrees to QTI's model)."""
+    parent_name = etree.QName(container).localname
+    i = 0
+    while i < len(container):
+        child = container[i]
+        if not isinstance(child.tag, str):  # comment or processing instruction
+            notes.add("an HTML comment or processing instruction is not shown and was left out")
+            _unwrap(child, keep_children=False)
+            continue
+        qname = etree.QName(child)
+        name = qname.localname.lower() if qname.namespace == QTI_NS else qname.text
+        if name not in KNOWN:
+            notes.add(f"<{name}> is not in QTI's XHTML subset; its content is kept without it")
+            _unwrap(child)
+            continue
+        if name not in allowed:
+            notes.add(f"<{name}> is not allowed inside <{parent_name}> in QTI; "
+                      "its content is kept without it")
+            _unwrap(child)
+            continue
+        if qname.localname != name:
+            child.tag = _Q + name
+        if not _attributes(child, name, notes):
+            _unwrap(child)
+            continue
+        clean(child, CHILDREN[name], notes)
+        if (name == "table" and not _table(child)) or not _shape_ok(child, name):
+            notes.add(f"<{name}> holds content QTI does not allow there; "
+                      "its content is kept without it")
+            _unwrap(child)
+            continue
+        i += 1
+
+
+def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
+    """Drop attributes QTI does not allow (noted); False when a required one is missing."""
+    allowed = ATTRS[name]
+    for key, value in list(el.attrib.items()):
+        if key == XML_LANG or key == "lang":
+            del el.attrib[key]
+            if _LANGUAGE.fullmatch(value):
+                el.set(XML_LANG, value)
+            else:
+                notes.add(f"lang={value!r} on <{name}> is not a language code; left out")
+            continue
+        if key not in allowed:
+            notes.add(f"attribute {key!r} on <{name}> is not in QTI's XHTML subset; left out")
+            del el.attrib[key]
+            continue
+        pattern = allowed[key]
+        if pattern is not None and not pattern.fullmatch(value):
+            notes.add(f"{key}={value!r} on <{name}> is not a value QTI accepts; left out")
+            del el.attrib[key]
+    for key in _REQUIRED.get(name, ()):
+        if el.get(key) is None:
+            notes.add(f"<{name}> without {key} cannot be carried; its content is kept without it")
+            return False
+    if name == "img" and el.get("alt") is None:
+        el.set("alt", "")
+    return True
+
+
+def _shape_ok(el: etree._Element, name: str) -> bool:
+    if name in MIXED:
+        return True
+    if (el.text or "").strip() or any((c.tail or "").strip() for c in el):
+        return False
+    if name in _NEEDS_CHILD and not len(el):
+        return False
+    return name != "table" or any(etree.QName(c).localname == "tbody" for c in el)
+
+
+_TABLE_ORDER = {"caption": 0, "col": 1, "colgroup": 2, "thead": 3, "tfoot": 4, "tbody": 5}
+
+
+def _table(table: etree._Element) -> bool:
+    """Put bare rows in a tbody and the parts in the order QTI requires (HTML renders by part,
+    not by source order, so the reading order is unchanged). False if QTI cannot hold it."""
+    if (table.text or "").strip() or any((c.tail or "").strip() for c in table):
+        return False
+    parts: list[etree._Element] = []
+    body: etree._Element | None = None
+    for child in list(table):
+        child.tail = None
+        if etree.QName(child).localname == "tr":
+            if body is None:
+                body = etree.Element(_Q + "tbody")
+                parts.append(body)
+            body.append(child)
+        else:
+            body = None
+            parts.append(child)
+    names = [etree.QName(p).localname for p in parts]
+    if any(names.count(n) > 1 for n in ("caption", "thead", "tfoot")):
+        return False
+    parts.sort(key=lambda p: _TABLE_ORDER[etree.QName(p).localname])
+    table.text = None
+    table[:] = parts
+    return True
+
+
+def _unwrap(el: etree._Element, *, keep_children: bool = True) -> None:
+    """Replace `el` by its text and children (or by nothing but its tail)."""
+    parent = el.getparent()
+    assert parent is not None
+    index = parent.index(el)
+    text = (el.text or "") if keep_children else ""
+    children = list(el) if keep_children else []
+    tail = el.tail or ""
+    _append_text(parent, index, text)
+    parent.remove(el)
+    for offset, c in enumerate(children):
+        parent.insert(index + offset, c)
+    _append_text(parent, index + len(children), tail)
+
+
+def _append_text(parent: etree._Element, index: int, text: str) -> None:
+    """Add `text` just before position `index` among `parent`'s children."""
+    if not text:
+        return
+    if index == 0:
+        parent.text = (parent.text or "") + text
+    else:
+        prev = parent[index - 1]
+        prev.tail = (prev.tail or "") + text
+
+
+# --- the entry point ---------------------------------------------------------------------------
+
+
+def append_flow(parent: etree._Element, html: str, notes: set[str]) -> None:
+    """Append the content of `html` to `parent`, a QTI element holding flow content (div,
+    simpleChoice, modalFeedback). Everything left out is described in `notes`."""
+    root = parse(html, notes)
+    clean(root, FLOW, notes)
+    if root.text:
+        _append_text(parent, len(parent), root.text)
+    for child in root:
+        parent.append(child)

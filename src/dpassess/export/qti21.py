@@ -1,0 +1,381 @@
+"""A collection in one language -> an IMS content package (zip) of QTI 2.1 items and one test.
+
+Shaped the way Canvas's QTI 2 importer reads packages (see docs/export-qti.md for why each choice
+was made) and valid against the QTI 2.1.2 and IMS CP 1.1 schemas. Markdown is rendered by
+`dpassess.render` and parsed into QTI's XHTML subset by `_xhtml`; the XML is built with lxml.
+
+Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xml`), test
+`<collection id>-<lang>-test`; the same collection gives a byte-identical zip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lxml import etree
+
+from ..errors import UsageError
+from ..model import Item, ItemType
+from ..render import to_html, to_inline_html, to_plain
+from . import Collection, ExportResult, ExportWarning, check_lang
+from ._xhtml import QTI_NS, XML_LANG, append_flow, xml_safe
+from ._zip import zip_bytes
+
+SUFFIX = ".zip"
+MULTI = False
+FORMAT = "qti21"
+
+CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
+LOM_NS = "http://ltsc.ieee.org/xsd/LOM"
+QTIM_NS = "http://www.imsglobal.org/xsd/imsqti_metadata_v2p1"
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+_SCHEMA_LOCATION = f"{{{XSI_NS}}}schemaLocation"
+_QTI_XSD = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p2.xsd"
+_QTI_LOCATION = f"{QTI_NS} {_QTI_XSD}"
+_CP_LOCATION = " ".join([
+    CP_NS, "http://www.imsglobal.org/xsd/imscp_v1p1.xsd",
+    LOM_NS, "http://www.imsglobal.org/xsd/imsmd_loose_v1p3p2.xsd",
+    QTIM_NS, "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_metadata_v2p1.xsd",
+])
+TOOL = "dpassess"
+
+#: modalFeedback identifier of the explanation. Canvas maps identifiers matching /general_/ to the
+#: question's general ("neutral") feedback; option feedback uses FB1..FBn, which match none of
+#: Canvas's patterns (correct, incorrect, wrong, general_, _all, solution), so it stays per answer.
+EXPLANATION_ID = "general_feedback"
+LOM_STATUS = {"draft": "draft", "reviewed": "final", "retired": "unavailable"}
+LOM_DIFFICULTY = {"easy": "easy", "medium": "medium", "hard": "difficult"}
+
+_Q = f"{{{QTI_NS}}}"
+_C = f"{{{CP_NS}}}"
+_L = f"{{{LOM_NS}}}"
+_M = f"{{{QTIM_NS}}}"
+_NO_INDENT = frozenset({_Q + "div", _Q + "simpleChoice", _Q + "modalFeedback"})
+
+
+def export(collection: Collection, lang: str) -> ExportResult:
+    """The package for `collection` in `lang`, and a warning for anything it does not carry."""
+    check_lang(FORMAT, collection, lang, multi=MULTI)
+    warnings: list[ExportWarning] = []
+    files: dict[str, bytes] = {}
+    exported: list[Item] = []
+    for item in collection.items:
+        if lang not in item.text:
+            warnings.append(ExportWarning(FORMAT, item.id, "text", f"no {lang!r} text; not exported"))
+            continue
+        builder = _ItemBuilder(item, lang)
+        files[item_path(item)] = _xml(builder.build())
+        warnings.extend(builder.warnings)
+        exported.append(item)
+    if not exported:
+        raise UsageError(f"{collection.id}: no item has {lang!r} text; nothing to export")
+    files[test_path(collection)] = _xml(_test(collection, lang, exported))
+    files["imsmanifest.xml"] = _xml(_manifest(collection, lang, exported))
+    return ExportResult(zip_bytes(files), warnings)
+
+
+def item_identifier(item: Item, lang: str) -> str:
+    return f"{item.id}-{lang}"
+
+
+def item_path(item: Item) -> str:
+    return f"items/{item.id}.xml"
+
+
+def test_path(collection: Collection) -> str:
+    return f"tests/{collection.id}.xml"
+
+
+def _num(x: float) -> str:
+    """A float as QTI writes it: `1`, `0.5`, shortest round-trip form otherwise."""
+    return str(int(x)) if x == int(x) else repr(x)
+
+
+def _sub(parent: etree._Element, tag: str, attrib: dict[str, str] | None = None,
+         text: str | None = None) -> etree._Element:
+    el = etree.SubElement(parent, tag, attrib)
+    if text is not None:
+        el.text = text
+    return el
+
+
+# --- items ---------------------------------------------------------------------------------------
+
+
+class _ItemBuilder:
+    """One item in one language -> an assessmentItem element, plus warnings."""
+
+    def __init__(self, item: Item, lang: str) -> None:
+        self.item = item
+        self.lang = lang
+        self.content = item.text[lang]
+        self.warnings: list[ExportWarning] = []
+
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(ExportWarning(FORMAT, self.item.id, field, message))
+
+    def text(self, field: str, source: str) -> str:
+        clean, removed = xml_safe(source)
+        if removed:
+            self.warn(field, f"removed characters XML cannot carry: {', '.join(removed)}")
+        return clean
+
+    def flow(self, parent: etree._Element, field: str, html: str) -> None:
+        notes: set[str] = set()
+        append_flow(parent, html, notes)
+        for note in sorted(notes):
+            self.warn(field, note)
+
+    def build(self) -> etree._Element:
+        item, lang, content = self.item, self.lang, self.content
+        multiple = item.type is ItemType.multiple_response
+        points = _num(item.points)
+        title = to_plain(self.text(f"text.{lang}.title", item.title(lang))) or item.id
+        root = etree.Element(_Q + "assessmentItem", nsmap={None: QTI_NS, "xsi": XSI_NS})
+        root.set(_SCHEMA_LOCATION, _QTI_LOCATION)
+        root.set("identifier", item_identifier(item, lang))
+        root.set("title", title)
+        root.set("adaptive", "false")
+        root.set("timeDependent", "false")
+        root.set("toolName", TOOL)
+        root.set(XML_LANG, lang)
+
+        # declarations
+        response = _sub(root, _Q + "responseDeclaration", {
+            "identifier": "RESPONSE", "cardinality": "multiple" if multiple else "single",
+            "baseType": "identifier"})
+        correct = _sub(response, _Q + "correctResponse")
+        for oid in item.key:
+            _sub(correct, _Q + "value", text=oid)
+        if multiple:
+            mapping = _sub(response, _Q + "mapping", {
+                "lowerBound": "0", "upperBound": points, "defaultValue": "0"})
+            for oid, fraction in item.fractions().items():
+                _sub(mapping, _Q + "mapEntry",
+                     {"mapKey": oid, "mappedValue": _num(fraction * item.points)})
+        score = _sub(root, _Q + "outcomeDeclaration", {
+            "identifier": "SCORE", "cardinality": "single", "baseType": "float",
+            "normalMinimum": "0", "normalMaximum": points})
+        _sub(_sub(score, _Q + "defaultValue"), _Q + "value", text="0")
+        maxscore = _sub(root, _Q + "outcomeDeclaration", {
+            "identifier": "MAXSCORE", "cardinality": "single", "baseType": "float"})
+        _sub(_sub(maxscore, _Q + "defaultValue"), _Q + "value", text=points)
+        _sub(root, _Q + "outcomeDeclaration", {
+            "identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
+
+        # body
+        body = _sub(root, _Q + "itemBody")
+        stem = _sub(body, _Q + "div")
+        self.flow(stem, f"text.{lang}.stem", to_html(self.text(f"text.{lang}.stem", content.stem)))
+        interaction = _sub(body, _Q + "choiceInteraction", {
+            "responseIdentifier": "RESPONSE", "shuffle": "true" if item.shuffle else "false",
+            "maxChoices": str(len(item.options)) if multiple else "1"})
+        for option in item.options:
+            choice = _sub(interaction, _Q + "simpleChoice", {"identifier": option.id})
+            if option.locked:
+                choice.set("fixed", "true")
+            field = f"text.{lang}.options.{option.id}"
+            source = self.text(field, item.option_text(lang, option.id))
+            self.flow(choice, field, to_inline_html(source))
+
+        # response processing: the rules of the standard templates (match_correct for one
+        # answer, map_response for several), written out so the feedback rules can follow them
+        rp = _sub(root, _Q + "responseProcessing")
+        if content.explanation:
+            _add_feedback(rp, EXPLANATION_ID)
+        cond = _sub(rp, _Q + "responseCondition")
+        if multiple:
+            when = _sub(cond, _Q + "responseIf")
+            _sub(_sub(when, _Q + "isNull"), _Q + "variable", {"identifier": "RESPONSE"})
+            _set_score(when, "0")
+            other = _sub(_sub(cond, _Q + "responseElse"), _Q + "setOutcomeValue",
+                         {"identifier": "SCORE"})
+            _sub(other, _Q + "mapResponse", {"identifier": "RESPONSE"})
+        else:
+            when = _sub(cond, _Q + "responseIf")
+            match = _sub(when, _Q + "match")
+            _sub(match, _Q + "variable", {"identifier": "RESPONSE"})
+            _sub(match, _Q + "correct", {"identifier": "RESPONSE"})
+            _set_score(when, points)
+            _set_score(_sub(cond, _Q + "responseElse"), "0")
+        feedback_ids: dict[str, str] = {}
+        for n, option in enumerate(item.options, 1):
+            if content.feedback.get(option.id):
+                feedback_ids[option.id] = fid = f"FB{n}"
+                when = _sub(_sub(rp, _Q + "responseCondition"), _Q + "responseIf")
+                if multiple:
+                    test = _sub(when, _Q + "member")
+                    _sub(test, _Q + "baseValue", {"baseType": "identifier"}, option.id)
+                    _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
+                else:
+                    test = _sub(when, _Q + "match")
+                    _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
+                    _sub(test, _Q + "baseValue", {"baseType": "identifier"}, option.id)
+                _add_feedback(when, fid)
+
+        # feedback: per option, then the explanation
+        for oid, fid in feedback_ids.items():
+            field = f"text.{lang}.feedback.{oid}"
+            div = _sub(self._modal(root, fid), _Q + "div")
+            self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
+            if _canvas_keeps_part(div):
+                self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+                          "the package carries all of it")
+        if content.explanation:
+            field = f"text.{lang}.explanation"
+            div = _sub(self._modal(root, EXPLANATION_ID), _Q + "div")
+            self.flow(div, field, to_html(self.text(field, content.explanation)))
+        return root
+
+    @staticmethod
+    def _modal(root: etree._Element, identifier: str) -> etree._Element:
+        return _sub(root, _Q + "modalFeedback", {
+            "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"})
+
+
+def _set_score(parent: etree._Element, value: str) -> None:
+    s = _sub(parent, _Q + "setOutcomeValue", {"identifier": "SCORE"})
+    _sub(s, _Q + "baseValue", {"baseType": "float"}, value)
+
+
+def _add_feedback(parent: etree._Element, identifier: str) -> None:
+    """FEEDBACK := FEEDBACK + {identifier} (the shape Canvas reads an answer's feedback from)."""
+    s = _sub(parent, _Q + "setOutcomeValue", {"identifier": "FEEDBACK"})
+    m = _sub(s, _Q + "multiple")
+    _sub(m, _Q + "variable", {"identifier": "FEEDBACK"})
+    _sub(m, _Q + "baseValue", {"baseType": "identifier"}, identifier)
+
+
+def _canvas_keeps_part(div: etree._Element) -> bool:
+    """Canvas reads an answer's feedback from the first <p> inside it (else the first <div>)."""
+    if next(div.iter(_Q + "p"), None) is None:
+        return False
+    only_p = len(div) == 1 and div[0].tag == _Q + "p" and not (div[0].tail or "").strip()
+    return not (only_p and not (div.text or "").strip())
+
+
+# --- the test ------------------------------------------------------------------------------------
+
+
+def _test(collection: Collection, lang: str, items: Sequence[Item]) -> etree._Element:
+    base = f"{collection.id}-{lang}"
+    root = etree.Element(_Q + "assessmentTest", nsmap={None: QTI_NS, "xsi": XSI_NS})
+    root.set(_SCHEMA_LOCATION, _QTI_LOCATION)
+    root.set("identifier", f"{base}-test")
+    root.set("title", _plain(collection.title_in(lang)) or collection.id)
+    root.set("toolName", TOOL)
+    for name in ("SCORE", "MAXSCORE"):
+        out = _sub(root, _Q + "outcomeDeclaration",
+                   {"identifier": name, "cardinality": "single", "baseType": "float"})
+        _sub(_sub(out, _Q + "defaultValue"), _Q + "value", text="0")
+    part = _sub(root, _Q + "testPart", {"identifier": f"{base}-part",
+                                         "navigationMode": "nonlinear",
+                                         "submissionMode": "individual"})
+    # visible="false": Canvas turns a visible titled section into an extra text-only question
+    section = _sub(part, _Q + "assessmentSection", {
+        "identifier": f"{base}-section", "title": root.get("title"), "visible": "false"})
+    for item in items:
+        ref = _sub(section, _Q + "assessmentItemRef", {
+            "identifier": item_identifier(item, lang), "href": "../" + item_path(item)})
+        # Canvas takes a quiz question's points from the first weight of its item reference;
+        # the test's outcome processing uses no weights, so other systems score by SCORE alone.
+        _sub(ref, _Q + "weight", {"identifier": "points", "value": _num(item.points)})
+    processing = _sub(root, _Q + "outcomeProcessing")
+    for name in ("SCORE", "MAXSCORE"):
+        total = _sub(_sub(processing, _Q + "setOutcomeValue", {"identifier": name}), _Q + "sum")
+        _sub(total, _Q + "testVariables", {"variableIdentifier": name})
+    return root
+
+
+def _plain(markdown: str) -> str:
+    return to_plain(xml_safe(markdown)[0])
+
+
+# --- the manifest --------------------------------------------------------------------------------
+
+
+def _manifest(collection: Collection, lang: str, items: Sequence[Item]) -> etree._Element:
+    base = f"{collection.id}-{lang}"
+    # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
+    # Canvas runs its 1.2 converter and imports zero questions without an error.
+    root = etree.Element(_C + "manifest", nsmap={
+        None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS, "xsi": XSI_NS})
+    root.set(_SCHEMA_LOCATION, _CP_LOCATION)
+    root.set("identifier", f"{base}-package")
+    meta = _sub(root, _C + "metadata")
+    _sub(meta, _C + "schema", text="QTIv2.1 Package")
+    _sub(meta, _C + "schemaversion", text="1.0.0")
+    _sub(root, _C + "organizations")
+    resources = _sub(root, _C + "resources")
+
+    test_href = test_path(collection)
+    test = _sub(resources, _C + "resource", {
+        "identifier": f"{base}-test", "type": "imsqti_test_xmlv2p1", "href": test_href})
+    lom = _sub(_sub(test, _C + "metadata"), _L + "lom")
+    _lom_general(lom, collection.category, f"{collection.id}-test",
+                 _plain(collection.title_in(lang)) or collection.id, lang, ())
+    _sub(test, _C + "file", {"href": test_href})
+    for item in items:
+        _sub(test, _C + "dependency", {"identifierref": item_identifier(item, lang)})
+
+    for item in items:
+        href = item_path(item)
+        res = _sub(resources, _C + "resource", {
+            "identifier": item_identifier(item, lang), "type": "imsqti_item_xmlv2p1",
+            "href": href})
+        meta = _sub(res, _C + "metadata")
+        content = item.text[lang]
+        has_feedback = bool(content.explanation) or any(content.feedback.values())
+        qm = _sub(meta, _M + "qtiMetadata")  # before the LOM, as the QTI 2.1 CP profile orders them
+        _sub(qm, _M + "timeDependent", text="false")
+        _sub(qm, _M + "interactionType", text="choiceInteraction")
+        _sub(qm, _M + "feedbackType", text="nonadaptive" if has_feedback else "none")
+        _sub(qm, _M + "solutionAvailable", text="true")
+        _sub(qm, _M + "toolName", text=TOOL)
+        lom = _sub(meta, _L + "lom")
+        title = _plain(item.title(lang)) or item.id
+        _lom_general(lom, collection.category, item.id, title, lang, (*item.tags, item.topic))
+        _lom_vocab(_sub(lom, _L + "lifeCycle"), "status", LOM_STATUS[item.status.value])
+        if item.difficulty is not None:
+            _lom_vocab(_sub(lom, _L + "educational"), "difficulty",
+                       LOM_DIFFICULTY[item.difficulty.value])
+        _sub(res, _C + "file", {"href": href})
+    return root
+
+
+def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang: str,
+                 keywords: Sequence[str]) -> None:
+    general = _sub(lom, _L + "general")
+    ident = _sub(general, _L + "identifier")
+    _sub(ident, _L + "catalog", text=catalog)
+    _sub(ident, _L + "entry", text=entry)
+    _sub(_sub(general, _L + "title"), _L + "string", {"language": lang}, title)
+    _sub(general, _L + "language", text=lang)
+    for word in keywords:
+        _sub(_sub(general, _L + "keyword"), _L + "string", {"language": lang}, word)
+
+
+def _lom_vocab(parent: etree._Element, name: str, value: str) -> None:
+    el = _sub(parent, _L + name)
+    _sub(el, _L + "source", text="LOMv1.0")
+    _sub(el, _L + "value", text=value)
+
+
+# --- serialisation -------------------------------------------------------------------------------
+
+
+def _xml(root: etree._Element) -> bytes:
+    _indent(root, "\n")
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8") + b"\n"
+
+
+def _indent(el: etree._Element, pad: str) -> None:
+    """Indent element-only structure; never inside content (where whitespace would show)."""
+    if len(el) == 0 or el.tag in _NO_INDENT:
+        return
+    inner = pad + "  "
+    el.text = inner
+    for child in el:
+        _indent(child, inner)
+        child.tail = inner
+    el[-1].tail = pad
