@@ -1,0 +1,313 @@
+"""Moodle XML export: golden files for the seed bank, Moodle's structure, and a round trip through
+an independent reader that follows Moodle's qformat_xml (tests/test_export_moodle_oracle.py).
+
+Regenerate the golden files after an intended change, then review the diff:
+
+    DPASSESS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_export_moodle.py tests/test_export_gift.py
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SEED_BANK
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from lxml import html as lxml_html
+from strategies import LANGS, items
+from test_export_moodle_oracle import (
+    GRADES,
+    match_grade,
+    multilang,
+    nearest_grade,
+    read_xml,
+)
+
+from dpassess.export import EXPORTERS, Collection
+from dpassess.loader import load_banks
+from dpassess.model import Content, Item, ItemType, Option
+from dpassess.render import to_html, to_inline_html, to_plain
+
+GOLDEN = Path(__file__).parent / "golden"
+REGEN = bool(os.environ.get("DPASSESS_REGEN_GOLDEN"))
+
+
+def seed() -> Collection:
+    return Collection.from_bank(load_banks([SEED_BANK])[0])
+
+
+def export(collection: Collection, lang: str, fmt: str = "moodle-xml"):
+    return EXPORTERS[fmt].export(collection, lang)
+
+
+def check_golden(path: Path, data: bytes) -> None:
+    if REGEN:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    assert path.exists(), f"{path} missing: regenerate with DPASSESS_REGEN_GOLDEN=1"
+    assert data == path.read_bytes(), f"{path.name} differs from the export: review, regenerate"
+
+
+# --- golden files ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["id", "en", "multi"])
+def test_seed_bank_matches_golden(lang):
+    result = export(seed(), lang)
+    assert result.warnings == []
+    check_golden(GOLDEN / "moodle" / f"data-parallelism-{lang}.xml", result.data)
+    assert export(seed(), lang).data == result.data  # byte-identical on every run
+
+
+@pytest.mark.parametrize("lang", ["id", "en", "multi"])
+def test_committed_build_output_is_fresh(lang):
+    """`dpassess build` output under exports/ must be what the exporter writes now."""
+    built = ROOT / "exports" / "moodle" / f"data-parallelism-{lang}.xml"
+    if not built.exists():
+        pytest.skip("no exports/ committed yet")
+    assert built.read_bytes() == export(seed(), lang).data, "stale: run `dpassess build`"
+
+
+# --- Moodle's structure ------------------------------------------------------------------------
+
+#: The child elements qformat_xml::writequestion writes, in order (Moodle 4.5).
+HEAD = ["name", "questiontext", "generalfeedback", "defaultgrade", "penalty", "hidden",
+        "idnumber"]
+MULTICHOICE = [*HEAD, "single", "shuffleanswers", "answernumbering", "showstandardinstruction",
+               "correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"]
+
+
+def test_structure_is_what_moodle_writes():
+    root = ET.fromstring(export(seed(), "en").data)
+    assert root.tag == "quiz"
+    questions = root.findall("question")
+    assert [q.get("type") for q in questions][:3] == ["category", "category", "multichoice"]
+    for q in questions:
+        tags = [c.tag for c in q]
+        if q.get("type") == "category":
+            assert tags == ["category", "info"]
+            path = q.find("category/text").text
+            assert re.fullmatch(r"\$course\$/top/data-parallelism(/[a-z0-9-]+)*", path)
+            continue
+        assert q.get("type") == "multichoice"
+        n = len(MULTICHOICE)
+        assert tags[:n] == MULTICHOICE
+        assert set(tags[n:]) <= {"answer", "tags"} and tags[-1] == "tags"
+        for field in ("questiontext", "generalfeedback", "correctfeedback"):
+            assert q.find(field).get("format") == "html"
+            assert [c.tag for c in q.find(field)] == ["text"]
+        assert q.find("single").text in ("true", "false")
+        assert q.find("shuffleanswers").text in ("true", "false")
+        assert q.find("defaultgrade").text == "1.0000000"
+        assert q.find("penalty").text == "0.3333333"
+        for a in q.findall("answer"):
+            assert [c.tag for c in a] == ["text", "feedback"]
+            assert a.get("format") == "html"
+            assert match_grade(float(a.get("fraction")) / 100) is not None
+        assert all(t.tag == "tag" and [c.tag for c in t] == ["text"] for t in q.find("tags"))
+
+
+def test_html_is_in_cdata_and_text_is_well_formed():
+    data = export(seed(), "multi").data
+    assert b"<questiontext format=\"html\">\n      <text><![CDATA[<p>" in data
+    assert data.startswith(b"<?xml version='1.0' encoding='UTF-8'?>\n<quiz>")
+    ET.fromstring(data)
+
+
+def tf_item(**kw) -> Item:
+    base = dict(
+        id="tf-one", type=ItemType.true_false, topic="t", points=2.5, key=("false",),
+        text={"en": Content(stem="Sky is *green*.", options={},
+                            feedback={"true": "No: it is blue.", "false": "Right."})},
+    )
+    return Item(**{**base, **kw})
+
+
+def one(*its: Item, langs=("en",)) -> Collection:
+    return Collection(id="b", title={la: "Bank" for la in langs}, languages=langs,
+                      items=list(its), category="b", default_language=langs[0])
+
+
+def test_true_false_is_lower_case_and_fraction_100_on_the_key():
+    data = export(one(tf_item()), "en").data
+    q = ET.fromstring(data).findall("question")[-1]
+    assert q.get("type") == "truefalse"
+    assert [c.tag for c in q] == [*HEAD, "answer", "answer"]
+    answers = [(a.find("text").text, a.get("fraction")) for a in q.findall("answer")]
+    assert answers == [("true", "0"), ("false", "100")]
+    assert q.find("penalty").text == "1.0000000"
+    assert q.find("defaultgrade").text == "2.5000000"
+    [_, _, back] = read_xml(data)
+    assert back.correctanswer == 0
+    assert back.feedbacktrue == "<p>No: it is blue.</p>" and back.feedbackfalse == "<p>Right.</p>"
+
+
+# --- warnings for what Moodle would alter ---------------------------------------------------------
+
+
+def mr_item(weights: dict[str, float] | None, **kw) -> Item:
+    return Item(
+        id="mr-one", type=ItemType.multiple_response, topic="t", options=(
+            Option(id="a"), Option(id="b", locked=True), Option(id="c")),
+        key=("a", "b"), weights=weights,
+        text={"en": Content(stem="Pick", options={"a": "A", "b": "B", "c": "C"})}, **kw,
+    )
+
+
+def test_fraction_outside_moodles_list_is_snapped_with_a_warning():
+    result = export(one(mr_item({"a": 0.33, "b": 0.67, "c": -0.2})), "en")
+    q = read_xml(result.data)[-1]
+    assert q.fractions == [pytest.approx(0.3333333), pytest.approx(0.6666667), -0.2]
+    fields = {w.field for w in result.warnings}
+    assert {"weights.a", "weights.b"} <= fields and "weights.c" not in fields
+    assert all(w.item_id == "mr-one" for w in result.warnings)
+
+
+def test_positive_grades_not_adding_to_100_warn_that_moodle_refuses():
+    result = export(one(mr_item({"a": 0.5, "b": 0.25, "c": 0})), "en")
+    assert any(w.field == "weights" and "75%" in w.message for w in result.warnings)
+
+
+def test_locked_option_with_shuffling_warns():
+    result = export(one(mr_item(None)), "en")
+    assert [w.field for w in result.warnings] == ["options.b.locked"]
+    assert "<single>false</single>" in result.data.decode()
+
+
+def test_missing_language_falls_back_with_a_warning():
+    result = export(one(tf_item(), langs=("en", "id")), "id")
+    assert [(w.item_id, w.field) for w in result.warnings] == [("tf-one", "text.id")]
+    assert "green" in read_xml(result.data)[-1].questiontext
+
+
+def test_true_false_words_are_not_carried():
+    item = tf_item(text={"en": Content(stem="s", options={"true": "Yes", "false": "False"})})
+    result = export(one(item), "en")
+    assert [w.field for w in result.warnings] == ["text.en.options.true"]
+
+
+def test_characters_xml_cannot_carry_are_removed_with_a_warning():
+    item = tf_item(text={"en": Content(stem="a\x01b ]]> c", options={})})
+    result = export(one(item), "en")
+    q = read_xml(result.data)[-1]
+    assert q.questiontext == "<p>ab ]]&gt; c</p>"
+    assert [w.field for w in result.warnings] == ["title", "text.en.stem"]  # title: from the stem
+
+
+def test_cdata_terminator_in_raw_html_round_trips():
+    item = tf_item(text={"en": Content(stem='<div title="]]>">x</div>', options={})})
+    data = export(one(item), "en").data
+    assert read_xml(data)[-1].questiontext == '<div title="]]>">x</div>'
+
+
+def test_empty_option_warns_that_moodle_drops_it():
+    item = mr_item(None, shuffle=False).model_copy(update={"text": {"en": Content(
+        stem="s", options={"a": "A", "b": "", "c": "C"})}})
+    result = export(one(item), "en")
+    assert [w.field for w in result.warnings] == ["text.en.options.b"]
+
+
+def test_duplicate_id_in_a_category_warns():
+    result = export(one(tf_item(), tf_item()), "en")
+    assert [w.field for w in result.warnings] == ["id"]
+
+
+# --- hypothesis: round trip through Moodle's reader ----------------------------------------------
+
+
+def name_of(item: Item, lang: str) -> str:
+    return html.escape(to_plain(item.title(lang)) or item.id, quote=False)
+
+
+def expected_fractions(item: Item) -> list[float]:
+    return [nearest_grade(f) for f in item.fractions().values()]
+
+
+def clean(item: Item) -> bool:
+    """Items whose every answer renders to something (Moodle drops blank answers)."""
+    return all(to_inline_html(item.option_text(la, o)).strip()
+               for la in item.text for o in item.option_ids)
+
+
+def check_question(q, item: Item, lang: str, category: str) -> None:
+    c = item.text[lang]
+    assert q.name == name_of(item, lang)
+    assert q.questiontext == to_html(c.stem).strip()
+    assert q.generalfeedback == to_html(c.explanation or "").strip()
+    assert q.idnumber == item.id
+    assert q.tags == list(item.tags)
+    assert category == f"$course$/top/b/{item.topic}"
+    if item.type is ItemType.true_false:
+        assert q.qtype == "truefalse"
+        assert q.correctanswer == (1 if item.key == ("true",) else 0)
+        assert q.feedbacktrue == to_html(c.feedback.get("true", "")).strip()
+        assert q.feedbackfalse == to_html(c.feedback.get("false", "")).strip()
+        return
+    assert q.qtype == "multichoice"
+    assert q.single == (1 if item.type is ItemType.single_choice else 0)
+    assert q.shuffleanswers == int(item.shuffle)
+    assert q.answers == [to_inline_html(c.options[o]).strip() for o in item.option_ids]
+    assert q.feedback == [to_html(c.feedback.get(o, "")).strip() for o in item.option_ids]
+    assert q.fractions == pytest.approx(expected_fractions(item), abs=1e-9)
+    assert all(match_grade(f) is not None for f in q.fractions)
+    assert q.defaultmark == item.points
+
+
+def by_question(questions):
+    category = ""
+    for q in questions:
+        if q.qtype == "category":
+            category = q.category
+        else:
+            yield category, q
+
+
+unique_items = st.lists(items(), min_size=1, max_size=3, unique_by=lambda i: i.id)
+
+
+@given(unique_items, st.sampled_from(LANGS))
+def test_round_trip_through_moodles_xml_reader(its, lang):
+    assume(all(clean(i) for i in its))
+    result = export(one(*its, langs=LANGS), lang)
+    got = list(by_question(read_xml(result.data)))
+    assert len(got) == len(its)
+    for (category, q), item in zip(got, its, strict=True):
+        check_question(q, item, lang, category)
+
+
+def visible(fragment: str) -> str:
+    if not fragment.strip():
+        return ""
+    text = lxml_html.fragment_fromstring(fragment, create_parent="div").text_content()
+    return " ".join(text.split())
+
+
+@given(unique_items)
+def test_multi_shows_each_language_through_moodles_multilang_filter(its):
+    assume(all(clean(i) for i in its))
+    result = export(one(*its, langs=LANGS), "multi")
+    assume(not any("own <span>" in w.message for w in result.warnings))
+    got = [q for _, q in by_question(read_xml(result.data))]
+    for q, item in zip(got, its, strict=True):
+        assert q.idnumber == item.id
+        for lang in LANGS:
+            c = item.text[lang]
+            assert multilang(q.name, lang) == name_of(item, lang)
+            assert visible(multilang(q.questiontext, lang)) == visible(to_html(c.stem))
+            assert (visible(multilang(q.generalfeedback, lang))
+                    == visible(to_html(c.explanation or "")))
+            if item.type is not ItemType.true_false:
+                assert [visible(multilang(a, lang)) for a in q.answers] == [
+                    visible(to_inline_html(c.options[o])) for o in item.option_ids]
+                assert [visible(multilang(f, lang)) for f in q.feedback] == [
+                    visible(to_html(c.feedback.get(o, ""))) for o in item.option_ids]
+                assert q.fractions == pytest.approx(expected_fractions(item), abs=1e-9)
+
+
+def test_grade_list_is_moodles():
+    assert len(GRADES) == 41 and sorted(GRADES)[0] == -1.0

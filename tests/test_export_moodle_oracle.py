@@ -1,0 +1,351 @@
+"""Test-only readers that follow Moodle's own code, independent of dpassess's writers.
+
+- `read_xml`: question/format/xml/format.php (`import_headers`, `import_multichoice`,
+  `import_truefalse`, `trans_single`, `getpath(..., istext)` trims), over Python's expat-based
+  `xml.etree.ElementTree` (not lxml, which the writer uses).
+- `read_gift`: question/format.php `readquestions` (blank lines split questions, lines trimmed)
+  and question/format/gift/format.php `readquestion` line by line (comment lines, escapedchar_pre
+  / escapedchar_post placeholders, `::name::`, first `{` / first `}`, `####` by strrpos,
+  `parse_text_with_format`, the `=` -> single rule, `str_replace('=', '~=')`, the weight regex,
+  `commentparser`, `split_truefalse_comment`, `extract_idnumber_and_tags_from_comment`).
+- `multilang`: filter/multilang's regular expressions, to read one language back.
+- `GRADES`: lib/questionlib.php `fraction_options_full`, and `match_grade_options`.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+_RAW = ("0.9000000 0.8333333 0.8000000 0.7500000 0.7000000 0.6666667 0.6000000 0.5000000 "
+        "0.4000000 0.3333333 0.3000000 0.2500000 0.2000000 0.1666667 0.1428571 0.1250000 "
+        "0.1111111 0.1000000 0.0500000").split()
+GRADES = [0.0, 1.0, -1.0, *(float(s) for s in _RAW), *(-float(s) for s in _RAW)]
+
+
+def match_grade(fraction: float) -> float | None:
+    """`match_grade_options($gradeoptionsfull, $grade, 'error')`."""
+    for g in GRADES:
+        if abs(fraction - g) < 0.00001:
+            return g
+    return None
+
+
+def nearest_grade(fraction: float) -> float:
+    return min(GRADES, key=lambda g: abs(g - fraction))
+
+
+@dataclass
+class Question:
+    qtype: str
+    category: str = ""
+    name: str = ""
+    questiontext: str = ""
+    questiontextformat: str = ""
+    generalfeedback: str = ""
+    idnumber: str | None = None
+    tags: list[str] = field(default_factory=list)
+    single: int | None = None
+    shuffleanswers: int | None = None
+    answernumbering: str | None = None
+    defaultmark: float = 1.0
+    penalty: float | None = None
+    answers: list[str] = field(default_factory=list)
+    fractions: list[float] = field(default_factory=list)
+    feedback: list[str] = field(default_factory=list)
+    correctanswer: int | None = None
+    feedbacktrue: str = ""
+    feedbackfalse: str = ""
+    answerformats: list[str] = field(default_factory=list)
+
+
+# --- Moodle XML ---------------------------------------------------------------------------------
+
+def _trans_single(name: str | None) -> int:
+    name = (name or "").strip()
+    return 0 if name == "false" or not name or name == "0" else 1
+
+
+def _text(el: ET.Element | None) -> str:
+    if el is None:
+        return ""
+    t = el.find("text")
+    return ((t.text if t is not None else "") or "").strip()
+
+
+def read_xml(data: bytes) -> list[Question]:
+    root = ET.fromstring(data)
+    assert root.tag == "quiz"
+    out: list[Question] = []
+    for q in root.findall("question"):
+        qtype = q.get("type")
+        if qtype == "category":
+            out.append(Question("category", category=_text(q.find("category"))))
+            continue
+        qo = Question(qtype or "")
+        qo.name = _text(q.find("name"))
+        qt = q.find("questiontext")
+        qo.questiontext = _text(qt)
+        qo.questiontextformat = qt.get("format", "html") if qt is not None else ""
+        qo.generalfeedback = _text(q.find("generalfeedback"))
+        idn = q.find("idnumber")
+        qo.idnumber = idn.text if idn is not None else None
+        dg = q.find("defaultgrade")
+        qo.defaultmark = float(dg.text) if dg is not None and dg.text else 1.0
+        pen = q.find("penalty")
+        qo.penalty = float(pen.text) if pen is not None and pen.text else None
+        tags = q.find("tags")
+        qo.tags = [_text(t) for t in tags.findall("tag")] if tags is not None else []
+        if qtype == "multichoice":
+            s = q.find("single")
+            qo.single = _trans_single(s.text if s is not None else "true")
+            sh = q.find("shuffleanswers")
+            qo.shuffleanswers = _trans_single(sh.text if sh is not None else "false")
+            num = q.find("answernumbering")
+            qo.answernumbering = (num.text if num is not None else None) or "abc"
+            for a in q.findall("answer"):
+                qo.answers.append(_text(a))
+                qo.answerformats.append(a.get("format", ""))
+                qo.fractions.append(float(a.get("fraction", "0")) / 100)
+                qo.feedback.append(_text(a.find("feedback")))
+        elif qtype == "truefalse":
+            for a in q.findall("answer"):
+                text = _text(a)
+                assert text in ("true", "false"), f"old-style truefalse answer {text!r}"
+                fb = _text(a.find("feedback"))
+                if text == "true":
+                    qo.correctanswer = int(float(a.get("fraction", "0")) == 100)
+                    qo.feedbacktrue = fb
+                else:
+                    qo.correctanswer = int(float(a.get("fraction", "0")) != 100)
+                    qo.feedbackfalse = fb
+        out.append(qo)
+    return out
+
+
+# --- GIFT ----------------------------------------------------------------------------------------
+
+_ESC = ["\\:", "\\#", "\\=", "\\{", "\\}", "\\~", "\\n"]
+_PH = ["&&058;", "&&035;", "&&061;", "&&123;", "&&125;", "&&126;", "&&010"]
+_CHARS = [":", "#", "=", "{", "}", "~", "\n"]
+_WEIGHT = re.compile(r"^%\-*([0-9]{1,2})\.?([0-9]*)%")
+_FORMATS = {"moodle": "moodle", "html": "html", "plain": "plain", "markdown": "markdown"}
+
+
+def _pre(s: str) -> str:
+    s = s.replace("\\\\", "&&092;")
+    for e, p in zip(_ESC, _PH, strict=True):  # PHP str_replace with arrays: one after another
+        s = s.replace(e, p)
+    return s.replace("&&092;", "\\")
+
+
+def _post(s: str) -> str:
+    for p, c in zip(_PH, _CHARS, strict=True):
+        s = s.replace(p, c)
+    return s
+
+
+def _php_trim(s: str) -> str:
+    return s.strip(" \t\n\r\0\x0b")
+
+
+def _with_format(text: str, default: str = "moodle") -> tuple[str, str]:
+    fmt = default
+    if text.startswith("["):
+        end = text.find("]")
+        name = text[1:end] if end >= 0 else text[1:-1]
+        if name in _FORMATS:
+            fmt = _FORMATS[name]
+            text = text[end + 1:]
+    return _php_trim(_post(text)), fmt
+
+
+def _comment_ids(comments: str) -> tuple[str, list[str]]:
+    m = re.search(r"\[id:((?:\\]|[^\]\[\x00-\x1f\x7f])+)]", comments)
+    idnumber = m.group(1).strip().replace("\\]", "]") if m else ""
+    tags = [t.strip().replace("\\]", "]")
+            for t in re.findall(r"\[tag:((?:\\]|[^\]<>\x00-\x1f\x7f])+)]", comments)]
+    return idnumber, tags
+
+
+def _readquestion(lines: list[str]) -> Question | None:
+    comments = ""
+    for i, line in enumerate(lines):
+        line = _php_trim(line)
+        if line[:2] == "//":
+            comments += line + "\n"
+            lines[i] = " "
+    text = _php_trim("\n".join(lines))
+    if text == "":
+        return None
+    text = _pre(text)
+    if text.startswith("$CATEGORY:"):
+        return Question("category", category=_php_trim(text[10:]))
+    name = None
+    if text[:2] == "::":
+        text = text[2:]
+        end = text.find("::")
+        if end >= 0:
+            name = _post(text[:end]).strip()
+            text = _php_trim(text[end + 2:])
+    start, finish = text.find("{"), text.find("}")
+    if start < 0 or finish < 0:
+        raise AssertionError(f"Moodle: braceerror or description in {text[:80]!r}")
+    answertext = _php_trim(text[start + 1:finish])
+    if text.endswith("}"):
+        questiontext = text[:start] + text[finish + 1:]
+    else:
+        raise AssertionError("Moodle: missing-word question (text after the answers)")
+    gf = answertext.rfind("####")
+    generalfeedback = ""
+    if gf >= 0:
+        generalfeedback = answertext[gf + 4:]
+        answertext = _php_trim(answertext[:gf])
+    qo = Question("")
+    qo.questiontext, qo.questiontextformat = _with_format(questiontext)
+    qo.generalfeedback, _ = _with_format(generalfeedback, qo.questiontextformat)
+    qo.name = name if name is not None else ""
+    qo.idnumber, qo.tags = _comment_ids(comments)
+    fmt = qo.questiontextformat
+    if answertext == "":
+        raise AssertionError("Moodle: essay")
+    if answertext[0] == "#":
+        raise AssertionError("Moodle: numerical")
+    if "~" in answertext:
+        qo.qtype = "multichoice"
+        qo.single = 0 if "=" not in answertext else 1
+        answers = answertext.replace("=", "~=").split("~")
+        answers[0] = _php_trim(answers[0])
+        if answers[0] == "" or answers[0] == "0":  # PHP empty()
+            answers.pop(0)
+        assert len(answers) >= 2, "Moodle: importminerror"
+        for answer in answers:
+            answer = _php_trim(answer)
+            if answer[:1] == "=":
+                weight, answer = 1.0, answer[1:]
+            elif _WEIGHT.match(answer):
+                answer = answer[1:]
+                end = answer.find("%")
+                weight = float(answer[:end]) / 100
+                answer = answer[end + 1:]
+            else:
+                weight = 0.0
+            bits = answer.split("#", 1)
+            qo.answers.append(_with_format(_php_trim(bits[0]), fmt)[0])
+            qo.answerformats.append(_with_format(_php_trim(bits[0]), fmt)[1])
+            qo.feedback.append(_with_format(_php_trim(bits[1]), fmt)[0] if len(bits) > 1 else "")
+            qo.fractions.append(weight)
+        return qo
+    if "=" in answertext and "->" in answertext:
+        raise AssertionError("Moodle: matching")
+    check = answertext
+    hash_at = answertext.find("#")
+    if hash_at > 0:
+        check = _php_trim(answertext[:hash_at])
+    if check not in ("T", "TRUE", "F", "FALSE"):
+        raise AssertionError(f"Moodle: short answer {check[:40]!r}")
+    qo.qtype = "truefalse"
+    bits = answertext.split("#", 2)
+    ans = _with_format(_php_trim(bits[0]), fmt)[0]
+    wrong = _with_format(_php_trim(bits[1]), fmt)[0] if len(bits) > 1 else ""
+    right = _with_format(_php_trim(bits[2]), fmt)[0] if len(bits) > 2 else ""
+    if ans in ("T", "TRUE"):
+        qo.correctanswer, qo.feedbacktrue, qo.feedbackfalse = 1, right, wrong
+    else:
+        qo.correctanswer, qo.feedbacktrue, qo.feedbackfalse = 0, wrong, right
+    qo.penalty = 1
+    return qo
+
+
+def read_gift(text: str) -> list[Question]:
+    """qformat_default::readdata + readquestions + qformat_gift::readquestion."""
+    lines = text.split("\n")  # PHP file() keeps "\n"; trim() removes it again
+    out: list[Question] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        line = _php_trim(line)
+        if line == "" or line == "0":  # PHP empty()
+            if current:
+                q = _readquestion(current)
+                if q is not None:
+                    out.append(q)
+                current = []
+        else:
+            current.append(line)
+    return out
+
+
+# --- filter_multilang ------------------------------------------------------------------------
+
+_SEARCH = re.compile(
+    r'(<span(\s+lang="[a-zA-Z0-9_-]+"|\s+class="multilang"){2}\s*>.*?</span>)'
+    r'(\s*<span(\s+lang="[a-zA-Z0-9_-]+"|\s+class="multilang"){2}\s*>.*?</span>)+',
+    re.I | re.S,
+)
+_SPLIT = re.compile(r'<(?:lang|span)[^>]+lang="([a-zA-Z0-9_-]+)"[^>]*>(.*?)</(?:lang|span)>',
+                    re.I | re.S)
+
+
+def multilang(text: str, lang: str) -> str:
+    """What filter_multilang shows a user whose language is `lang` (parent: en)."""
+    def one(m: re.Match[str]) -> str:
+        found = _SPLIT.findall(m.group(0))
+        if not found:
+            return m.group(0)
+        by_lang: dict[str, str] = {}
+        for code, content in found:
+            by_lang[code.lower().replace("-", "_")] = content
+        for candidate in (lang, "en"):
+            if candidate in by_lang:
+                return by_lang[candidate]
+        return next(iter(by_lang.values()))
+
+    return _SEARCH.sub(one, text)
+
+
+# --- the oracle itself, checked against facts of Moodle's importer (issue 5) -------------------
+
+
+def test_oracle_facts_of_moodles_gift_importer():
+    # `=%50%x` is still 100%; a question is single-answer only if some `=` is present.
+    [q] = read_gift("::n::q{=%50%a ~b}")
+    assert q.fractions == [1.0, 0.0] and q.single == 1
+    [q] = read_gift("::n::q{~%50%a ~%50%b}")
+    assert q.single == 0 and q.fractions == [0.5, 0.5]
+    # An unescaped `=` in an HTML attribute creates extra answers, marked correct.
+    [q] = read_gift('::n::q{~<span lang="en">a</span> =b}')
+    assert len(q.answers) == 3 and q.fractions[1] == 1.0
+    # A blank line splits a question in two; a line starting with `//` is removed.
+    assert len(read_gift("::a::x{T}\n\n::b::y{F}")) == 2
+    [q] = read_gift("::n::[html]<p>a\n// b</p>\n{T}")
+    assert q.questiontext == "<p>a"
+    # The first unescaped `{` starts the answers; escaped ones stay text.
+    [q] = read_gift("::n::a \\{b\\} c{TRUE}")
+    assert q.questiontext == "a {b} c"
+    # T/F/TRUE/FALSE are case-sensitive: `{true}` is a short-answer question.
+    try:
+        read_gift("::n::q{true}")
+    except AssertionError as e:
+        assert "short answer" in str(e)
+    else:
+        raise AssertionError("{true} read as true/false")
+    # Grades need 5 decimals: 33.3% is not in the list, 33.33333% is.
+    assert match_grade(0.333) is None and match_grade(0.3333333) == 0.3333333
+
+
+def test_oracle_facts_of_moodles_xml_importer():
+    xml = (b"<quiz><question type='multichoice'><name><text>n</text></name>"
+           b"<questiontext format='html'><text>q</text></questiontext>"
+           b"<single>False</single><answer fraction='100'><text>a</text></answer>"
+           b"<answer fraction='0'><text>b</text></answer></question></quiz>")
+    [q] = read_xml(xml)
+    assert q.single == 1  # only "false", "" or "0" are false
+    assert q.shuffleanswers == 0  # a missing <shuffleanswers> means no shuffling
+
+
+def test_oracle_multilang_filter():
+    text = '<p><span lang="id" class="multilang">satu</span> <span class="multilang" lang="en">one</span></p>'
+    assert multilang(text, "id") == "<p>satu</p>"
+    assert multilang(text, "en") == "<p>one</p>"
+    assert multilang(text, "fr") == "<p>one</p>"  # parent language en
