@@ -1,0 +1,168 @@
+"""Findings -> text for people, JSON for scripts, SARIF 2.1.0 for code scanning, GitHub annotations.
+
+Every format is deterministic: same findings, same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePosixPath
+
+from .. import __version__
+from ..errors import UsageError
+from .engine import Finding
+from .registry import FAMILIES, RULES, Severity
+
+JSON_VERSION = 1
+
+
+def _counts(findings: Sequence[Finding]) -> dict[str, int]:
+    c = Counter(f.severity.value for f in findings)
+    return {s.value: c.get(s.value, 0) for s in Severity}
+
+
+def format_text(findings: Sequence[Finding]) -> str:
+    lines = []
+    for f in findings:
+        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
+        lines.append(f"  help: {f.help}")
+    if findings:
+        c = _counts(findings)
+        parts = [f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in c.items() if n]
+        lines.append(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} "
+                     f"({', '.join(parts)}).")
+    else:
+        lines.append("All checks passed.")
+    return "\n".join(lines) + "\n"
+
+
+def format_json(findings: Sequence[Finding]) -> str:
+    doc = {
+        "version": JSON_VERSION,
+        "tool": {"name": "dpassess", "version": __version__},
+        "summary": _counts(findings),
+        "findings": [
+            {
+                "code": f.code,
+                "name": f.name,
+                "severity": f.severity.value,
+                "path": f.path,
+                "line": f.line,
+                "col": f.col,
+                "field": f.field,
+                "message": f.message,
+                "help": f.help,
+            }
+            for f in findings
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+_SARIF_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "note"}
+
+
+def _uri(path: str) -> str:
+    """A relative POSIX URI for a path under the working folder, else a file: URI."""
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.relative_to(Path.cwd())
+        except ValueError:
+            return p.as_uri()
+    return str(PurePosixPath(*p.parts)) if os.sep != "/" else p.as_posix()
+
+
+def format_sarif(findings: Sequence[Finding]) -> str:
+    codes = sorted(RULES)
+    index = {c: i for i, c in enumerate(codes)}
+    rules = []
+    for c in codes:
+        r = RULES[c]
+        rules.append({
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": r.summary},
+            "help": {"text": r.fix, "markdown": r.doc},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+            "properties": {"tags": [FAMILIES[r.family]], "family": r.family},
+        })
+    results = []
+    for f in findings:
+        results.append({
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f"{f.message}\nhelp: {f.help}"},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": f.line, "startColumn": f.col},
+                },
+                "logicalLocations": [{"fullyQualifiedName": f.field}] if f.field else [],
+            }],
+        })
+    for res in results:
+        if not res["locations"][0]["logicalLocations"]:
+            del res["locations"][0]["logicalLocations"]
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "dpassess",
+                "version": __version__,
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "notice"}
+
+
+def format_github(findings: Sequence[Finding]) -> str:
+    """GitHub Actions workflow commands: one `::error file=...::message` line per finding."""
+    lines = []
+    for f in findings:
+        props = ",".join(
+            f"{k}={_escape_property(v)}"
+            for k, v in (
+                ("file", f.path), ("line", str(f.line)), ("col", str(f.col)),
+                ("title", f"{f.code} {f.name}"),
+            )
+        )
+        body = _escape_data(f.message + "\nhelp: " + f.help)
+        lines.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::{body}")
+    return "".join(line + "\n" for line in lines)
+
+
+FORMATS: dict[str, Callable[[Sequence[Finding]], str]] = {
+    "text": format_text,
+    "json": format_json,
+    "sarif": format_sarif,
+    "github": format_github,
+}
+
+
+def format_findings(findings: Sequence[Finding], fmt: str = "text") -> str:
+    """Findings in one of FORMATS (text, json, sarif, github)."""
+    try:
+        return FORMATS[fmt](findings)
+    except KeyError:
+        raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}") from None

@@ -1,0 +1,356 @@
+"""Bank rules (BK): duplicates, enemies, and cues visible only across items (key positions,
+key length, a test-wise strategy), each tested against chance."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+
+from ...model import ItemType
+from ..context import BankContext, ItemContext
+from ..registry import Hit, rule
+from ..stats import binom_sf, chi2_sf, z_score
+from ..text import norm, quote
+from ..words import STOPWORDS
+from .writing import absolute_terms, key_length_cue
+
+ALPHA = 0.01
+
+
+def _choice_items(bctx: BankContext) -> list[ItemContext]:
+    """Single-choice items with a valid key and three or more options, in authoring order."""
+    out = []
+    for ctx in bctx.items():
+        item = ctx.item
+        if (
+            item.type is ItemType.single_choice
+            and len(item.options) >= 3
+            and len(item.key) == 1
+            and item.key[0] in item.option_ids
+        ):
+            out.append(ctx)
+    return out
+
+
+@rule(
+    "BK001", "duplicate-item", "error", scope="bank",
+    fix="Remove one of the two items, or make them ask different things.",
+)
+def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Finds two items of a bank with the same stem and the same options (ignoring case,
+    punctuation, Markdown and option order) in some language.
+
+    ## Why is this bad?
+    A form may draw both copies; the copy also doubles the item's weight in any statistic over
+    the bank and usually means an edit was made to one copy only.
+
+    ## Example
+    `01-sync.yaml` and `09-sync-copy.yaml` both ask "Which operation keeps replicas in sync?"
+    with the same four options.
+
+    ## Use instead
+    Keep one file; list a variant that must not share a form with it under `enemies`.
+    """
+    seen: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for ctx in bctx.items():
+        for lang, c in ctx.item.text.items():
+            stem = norm(c.stem)
+            if not stem:
+                continue
+            key = (lang, stem, tuple(sorted(norm(t) for t in c.options.values())))
+            first = seen.setdefault(key, ctx.item.id)
+            if first != ctx.item.id:
+                yield Hit(("text", lang, "stem"), f"duplicates item {first!r} ({lang!r})", item_id=ctx.item.id)
+                break
+
+
+MIN_STEM_WORDS = 5
+
+
+@rule(
+    "BK002", "near-duplicate-item", "warning", scope="bank",
+    fix="Merge the two items, or declare them `enemies` so that no form holds both.",
+)
+def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Finds items whose stems differ by at most one content word (one word changed, added or
+    removed, ignoring function words, case and word order), in some language. Stems of fewer
+    than five content words are not compared. Items that list each other as `enemies` pass.
+
+    ## Why is this bad?
+    Near-duplicates on one form give away each other's answers; across forms they make one
+    form easier than another. The check is linear in the bank size (each stem is indexed by
+    its content words with one left out), so it runs on banks of any size.
+
+    ## Example
+    "What does each GPU hold in standard data parallelism?" and "What does every GPU hold in
+    standard data parallelism?"
+
+    ## Use instead
+    Keep one, or declare `enemies: [dp-gpu-holds]` in the other.
+    """
+    index: dict[tuple[str, tuple[str, ...]], str] = {}
+    exact = {}
+    for ctx in bctx.items():
+        item = ctx.item
+        reported = False
+        for lang, c in item.text.items():
+            stop = STOPWORDS.get(lang.split("-")[0], frozenset())
+            ws = tuple(sorted(w for w in norm(c.stem).split() if w not in stop))
+            if len(ws) < MIN_STEM_WORDS:
+                continue
+            keys = [(lang, ws)] + [(lang, ws[:i] + ws[i + 1:]) for i in range(len(ws))]
+            other = exact.get((lang, ws))
+            exact.setdefault((lang, ws), item.id)
+            if other is None:
+                other = next((index[k] for k in keys if k in index and index[k] != item.id), None)
+            for k in keys:
+                index.setdefault(k, item.id)
+            if reported or other is None or other == item.id:
+                continue
+            if other in item.enemies or item.id in bctx.bank.get(other).enemies:
+                continue
+            yield Hit(
+                ("text", lang, "stem"),
+                f"the stem nearly repeats item {other!r} ({lang!r}): {quote(c.stem, 50)}",
+                item_id=item.id,
+            )
+            reported = True
+
+
+@rule(
+    "BK003", "unknown-enemy", "error", scope="bank",
+    fix="Name existing item ids in `enemies` (and not the item itself).",
+)
+def unknown_enemy(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that every id in an item's `enemies` names another item of the same bank.
+
+    ## Why is this bad?
+    Form assembly keeps enemies apart; a misspelt id keeps nothing apart, silently, and the two
+    items the author meant to separate can land on one form.
+
+    ## Example
+    ```yaml
+    id: dp-global-batch
+    enemies: [dp-global-batchsize]
+    ```
+
+    ## Use instead
+    ```yaml
+    id: dp-global-batch
+    enemies: [dp-gradient-accumulation]
+    ```
+    """
+    bank = bctx.bank
+    for item in bank:
+        for i, e in enumerate(item.enemies):
+            if e == item.id:
+                yield Hit(("enemies", i), "an item cannot be its own enemy", item_id=item.id)
+            elif e not in bank:
+                yield Hit(("enemies", i), f"enemy {e!r} is not an item of bank {bank.id!r}", item_id=item.id)
+
+
+def _letters(positions: list[int]) -> str:
+    return " ".join(chr(65 + p) for p in positions)
+
+
+@rule(
+    "BK004", "key-position-balance", "warning", scope="bank",
+    fix="Reorder options in some items so that each position holds the key about equally often.",
+)
+def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Counts, for single-choice items with the same number of options, how often the key is at
+    each position in authoring order, and flags counts that a chi-square test finds unlikely
+    under equal chances (p < 0.01). Banks with fewer than two items per position are skipped.
+
+    ## Why is this bad?
+    Writers favour middle positions for the key ("hide it in the middle"); students learn the
+    preference. Printed forms and exports with `shuffle: false` keep the authoring order.
+
+    ## Example
+    Twelve 4-option items with keys at A 1, B 7, C 3, D 1.
+
+    ## Use instead
+    Reorder options so the keys spread over A, B, C and D about equally.
+    """
+    by_k: dict[int, list[int]] = defaultdict(list)
+    for ctx in _choice_items(bctx):
+        by_k[len(ctx.item.options)].append(ctx.item.option_ids.index(ctx.item.key[0]))
+    for k, pos in sorted(by_k.items()):
+        n = len(pos)
+        if n < 2 * k:
+            continue
+        counts = Counter(pos)
+        exp = n / k
+        chi2 = sum((counts.get(i, 0) - exp) ** 2 / exp for i in range(k))
+        p = chi2_sf(chi2, k - 1)
+        if p < ALPHA:
+            dist = ", ".join(f"{chr(65 + i)} {counts.get(i, 0)}" for i in range(k))
+            yield Hit(
+                (),
+                f"keys of the {n} {k}-option items are unbalanced: {dist} (chi-square p={p:.4f})",
+            )
+
+
+@rule(
+    "BK005", "key-position-pattern", "warning", scope="bank",
+    fix="Reorder options so that key positions in authoring order follow no pattern "
+    "(no cycle, no repetition, no long run).",
+)
+def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Looks for patterns in the key positions of single-choice items in authoring order: a
+    constant step (A B C D A B C D), a repeating period (A C A C), or a long run of one
+    position (B B B B B). Each is tested against chance with a binomial test, corrected for
+    the number of patterns tried; p < 0.01 is flagged.
+
+    ## Why is this bad?
+    Balanced is not enough: a sequence such as A B C D A B C D is perfectly balanced and
+    perfectly predictable. Test takers notice cycles after a few items.
+
+    ## Example
+    Eight items with keys A B C D A B C D.
+
+    ## Use instead
+    Eight items with keys such as C A D B B D A C.
+    """
+    items = _choice_items(bctx)
+    pos = [ctx.item.option_ids.index(ctx.item.key[0]) for ctx in items]
+    ks = [len(ctx.item.options) for ctx in items]
+    n = len(pos)
+    if n < 5:
+        return
+    found: list[tuple[float, str]] = []
+    # constant step: next = previous + d (mod k)
+    steps = [(pos[i + 1] - pos[i]) % ks[i] for i in range(n - 1) if ks[i] == ks[i + 1]]
+    if len(steps) >= 4:
+        d, c = Counter(steps).most_common(1)[0]
+        pbar = sum(1 / k for k in ks) / n
+        p = min(1.0, binom_sf(c, len(steps), pbar) * max(ks))
+        what = "repeats one position" if d == 0 else f"advances by {d} position(s)"
+        found.append((p, f"the key {what} from item to item in {c} of {len(steps)} steps"))
+    # repeating period
+    periods = range(2, n // 2 + 1)
+    for per in periods:
+        pairs = [(pos[i], pos[i + per]) for i in range(n - per) if ks[i] == ks[i + per]]
+        if len(pairs) < 4:
+            continue
+        c = sum(a == b for a, b in pairs)
+        pbar = sum(1 / k for k in ks) / n
+        p = min(1.0, binom_sf(c, len(pairs), pbar) * len(periods))
+        found.append((p, f"key positions repeat every {per} items in {c} of {len(pairs)} cases"))
+    # longest run of one position
+    best, start, run = 1, 0, 1
+    for i in range(1, n):
+        run = run + 1 if pos[i] == pos[i - 1] else 1
+        if run > best:
+            best, start = run, i - run + 1
+    kbar = sum(ks) / n
+    p_run = min(1.0, n * (1 / kbar) ** (best - 1))
+    found.append((p_run, f"{best} items in a row (from {items[start].item.id!r}) have the key at "
+                         f"{chr(65 + pos[start])}"))
+    p, what = min(found)
+    if p < ALPHA:
+        seq = f": {_letters(pos)}" if n <= 40 else ""
+        yield Hit((), f"key positions in authoring order follow a pattern{seq}; {what} (p={p:.4f})")
+
+
+@rule(
+    "BK006", "key-longest-rate", "warning", scope="bank",
+    fix="Shorten keys or lengthen distractors until the key is the longest option no more often "
+    "than chance.",
+)
+def key_longest_rate(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Counts, per language, the single-choice items whose key is strictly the longest option,
+    and tests the count against chance (1/k for an item with k options) with a binomial test;
+    p < 0.05 with at least five items is flagged.
+
+    ## Why is this bad?
+    Even when no single item crosses the `key-is-longest` margin, a bank whose keys are
+    usually the longest option teaches students to pick the longest option.
+
+    ## Example
+    Five of eight 4-option items have the longest option as key (chance: two).
+
+    ## Use instead
+    Rewrite options until the key is longest in about one item in k.
+    """
+    items = _choice_items(bctx)
+    if len(items) < 5:
+        return
+    for lang in bctx.languages:
+        n = hits = 0
+        chance = 0.0
+        for ctx in items:
+            if lang not in ctx.item.text:
+                continue
+            n += 1
+            chance += 1 / len(ctx.item.options)
+            if key_length_cue(ctx.view(lang), ctx.item.key[0], ctx.distractors, 1.0):
+                hits += 1
+        if n < 5:
+            continue
+        p = binom_sf(hits, n, chance / n)
+        if p < 0.05:
+            yield Hit(
+                ("languages",),
+                f"in {lang!r} the key is the longest option in {hits} of {n} items "
+                f"(chance: {chance:.1f}; binomial p={p:.4f})",
+            )
+
+
+@rule(
+    "BK007", "testwise-strategy", "warning", scope="bank",
+    fix="Remove the cues the strategy uses: absolute terms in distractors and long keys.",
+)
+def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Plays a test-wise student who knows nothing: drop options with absolute terms (unless all
+    have them), then pick the longest remaining option (ties split). Flags a language where
+    this strategy's expected score is well above chance (z >= 2.33, about p < 0.01, and at
+    least 1.5 times chance) over five or more items.
+
+    ## Why is this bad?
+    The bank then measures test-wiseness, not knowledge: a student who never studied scores
+    like one who did on exactly the items that carry the cues.
+
+    ## Example
+    On the original seed wording the strategy answers 6 of 8 items correctly; chance is 2.
+
+    ## Use instead
+    Fix the cues that `absolute-term-cue` and `key-is-longest` report until the strategy
+    scores near chance.
+    """
+    items = _choice_items(bctx)
+    if len(items) < 5:
+        return
+    for lang in bctx.languages:
+        score = chance = var = 0.0
+        n = 0
+        for ctx in items:
+            if lang not in ctx.item.text:
+                continue
+            v = ctx.view(lang)
+            opts = list(ctx.item.option_ids)
+            kept = [o for o in opts if not absolute_terms(v, o)] or opts
+            longest = max(len(v.options[o]) for o in kept)
+            top = [o for o in kept if len(v.options[o]) == longest]
+            k = len(opts)
+            n += 1
+            chance += 1 / k
+            var += (1 / k) * (1 - 1 / k)
+            if ctx.item.key[0] in top:
+                score += 1 / len(top)
+        if n < 5:
+            continue
+        z = z_score(score, chance, var)
+        if z >= 2.33 and score >= 1.5 * chance:
+            yield Hit(
+                ("languages",),
+                f"in {lang!r} a test-wise strategy (drop absolute terms, pick the longest) "
+                f"scores {score:.1f} of {n} items; chance is {chance:.1f} (z={z:.1f})",
+            )

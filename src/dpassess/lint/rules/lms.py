@@ -1,0 +1,255 @@
+"""Target-LMS rules (LM): what a named target would reject, alter or run. Each message names it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+from ...model import ItemType
+from ..context import ItemContext
+from ..registry import Hit, rule
+
+_ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
+
+
+@rule(
+    "LM001", "astral-character", "warning", target="Moodle",
+    fix="Replace the character (emoji, mathematical letters such as 𝐱) with a BMP character, "
+    "Markdown (*x*) or an image; or make sure the Moodle database uses utf8mb4.",
+)
+def astral_character(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds characters outside the Basic Multilingual Plane (4-byte UTF-8: emoji, 𝐱, 𝔼) in any
+    text field.
+
+    ## Why is this bad?
+    Moodle sites on MySQL with the legacy `utf8` (3-byte) collation fail the whole import, or
+    cut the text at the character, and many sites still run that collation.
+
+    ## Example
+    ```yaml
+    stem: What is the gradient of 𝐱ᵀ𝐀𝐱?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: What is the gradient of $x^T A x$?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        m = _ASTRAL.search(text)
+        if m:
+            yield Hit(
+                loc,
+                f"[Moodle] 4-byte character {m.group(0)!r} (U+{ord(m.group(0)):X}) breaks imports "
+                "into databases without utf8mb4",
+            )
+
+
+#: Grade fractions Moodle accepts (question_bank::fraction_options), as fractions of 1.
+MOODLE_FRACTIONS = (
+    1.0, 0.9, 0.8333333, 0.8, 0.75, 0.7, 0.6666667, 0.6, 0.5, 0.4, 0.3333333, 0.3, 0.25, 0.2,
+    0.1666667, 0.1428571, 0.125, 0.1111111, 0.1, 0.05, 0.0,
+)
+
+
+@rule(
+    "LM002", "moodle-grade", "error", target="Moodle",
+    fix="Use weights from Moodle's list (100, 90, 83.33, 80, 75, 70, 66.67, 60, 50, 40, 33.33, "
+    "30, 25, 20, 16.67, 14.29, 12.5, 11.11, 10, 5, 0 percent, or their negatives).",
+)
+def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Computes the fraction of the points each option earns (from `weights`, or the default
+    split for multiple-response items) and checks that Moodle accepts it.
+
+    ## Why is this bad?
+    Moodle only stores grades from a fixed list; its XML import rounds any other value to the
+    nearest one, and its GIFT import refuses the question. A 3-of-11 split (9.09%) silently
+    becomes 10%.
+
+    ## Example
+    ```yaml
+    type: multiple_response
+    weights: {a: 0.35, b: 0.65, c: -1}
+    ```
+
+    ## Use instead
+    ```yaml
+    type: multiple_response
+    weights: {a: 0.3333333, b: 0.6666667, c: -1}
+    ```
+    """
+    item = ctx.item
+    if item.type is not ItemType.multiple_response:
+        return
+    try:
+        fractions = item.fractions()
+    except ZeroDivisionError:  # no correct option: ST003
+        return
+    for oid, f in fractions.items():
+        if not any(abs(abs(f) - m) < 1e-5 for m in MOODLE_FRACTIONS):
+            loc = ("weights", oid) if item.weights is not None else ("key",)
+            yield Hit(loc, f"[Moodle] option {oid!r} earns {f * 100:.4g}%, which Moodle does not accept")
+            return
+
+
+#: HTML elements an author may mean (CommonMark passes raw HTML through).
+HTML_TAGS = frozenset(
+    """a abbr b bdi bdo blockquote br caption cite code col colgroup dd del details dfn div dl dt
+    em figcaption figure h1 h2 h3 h4 h5 h6 hr i img ins kbd li mark ol p pre q rp rt ruby s samp
+    small span strong sub summary sup table tbody td tfoot th thead time tr u ul var wbr math mi mn
+    mo mrow msup msub mfrac msqrt mtext semantics annotation svg path video audio source
+    track picture iframe script style object embed form input button textarea select option
+    link meta base""".split()
+)
+UNSAFE_TAGS = frozenset("script style iframe object embed form input button textarea select link meta base".split())
+_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w:-]*)")
+_ATTR = re.compile(r"""\s([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
+_BOOL_ATTRS = frozenset("hidden disabled checked selected controls autoplay loop muted open".split())
+_md = MarkdownIt("commonmark", {"html": True})
+
+
+@lru_cache(maxsize=1 << 14)
+def _raw_html(source: str) -> tuple[str, ...]:
+    """Raw HTML fragments CommonMark passes through (inline and block), in order."""
+    out: list[str] = []
+    for tok in _md.parse(source):
+        if tok.type == "html_block":
+            out.append(tok.content.strip())
+        for child in tok.children or ():
+            if child.type == "html_inline":
+                out.append(child.content)
+    return tuple(out)
+
+
+def _eaten(fragment: str) -> bool:
+    if fragment.startswith(("<!--", "<?", "<!", "<![CDATA[")):
+        return False
+    m = _TAG_NAME.match(fragment)
+    if not m:
+        return False
+    if m.group(1).lower() not in HTML_TAGS:
+        return True
+    head = fragment.split(">", 1)[0][m.end():]
+    for a in _ATTR.finditer(head):
+        name = a.group(1).lower()
+        if "=" not in a.group(0) and name not in _BOOL_ATTRS:
+            return True
+    return False
+
+
+@rule(
+    "LM003", "html-eaten", "warning", target="HTML (QTI, Moodle)",
+    fix="Put code in backticks (`List<int>`) or escape the bracket (\\<), so the text is shown.",
+)
+def html_eaten(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds text that Markdown passes through as raw HTML but that is not meant as HTML, such as
+    `List<int>`, `x<y and z>w` or `<T>`: an unknown element, or attributes without values.
+
+    ## Why is this bad?
+    Browsers drop unknown tags: students see `List` instead of `List<int>`, and the item no
+    longer says what the author wrote. QTI validators reject the element outright.
+
+    ## Example
+    ```yaml
+    stem: What does Vec<f32> hold when a<b and c>d?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: What does `Vec<f32>` hold when a \\< b and c \\> d?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if "<" not in text:
+            continue
+        for frag in _raw_html(text):
+            if _eaten(frag):
+                yield Hit(loc, f"{frag[:40]!r} is read as an HTML tag and will not be shown")
+                break
+
+
+_JS_URL = re.compile(r"(?i)(?:\]\(\s*<?|\b(?:href|src|action|formaction)\s*=\s*[\"']?)\s*(?:javascript|vbscript|data:text/html)")
+_EVENT = re.compile(r"(?i)<[a-z][^>]*\son[a-z]+\s*=")
+
+
+@rule(
+    "LM004", "unsafe-html", "error", target="all",
+    fix="Remove the script, event handler or javascript: link; items cannot run code.",
+)
+def unsafe_html(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds `<script>`, `<iframe>`, `<object>`, `<embed>`, `<style>`, form elements, `on...=`
+    event handlers and `javascript:` URLs in any text field.
+
+    ## Why is this bad?
+    Moodle strips them or runs them, depending on the site's trust settings; QTI players
+    reject the package. Either way students see something else, and an item bank from git is
+    a way to get code into every LMS that imports it.
+
+    ## Example
+    ```yaml
+    stem: Click [here](javascript:alert(1)) <script>track()</script>
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: See [the NCCL documentation](https://docs.nvidia.com/deeplearning/nccl/)
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        lowered = text.lower()
+        if "<" not in text and "script" not in lowered and "data:" not in lowered:
+            continue
+        why = None
+        if _JS_URL.search(text):
+            why = "a javascript: URL"
+        elif _EVENT.search(text):
+            why = "an event handler attribute"
+        else:
+            for frag in _raw_html(text) if "<" in text else ():
+                m = _TAG_NAME.match(frag)
+                if m and m.group(1).lower() in UNSAFE_TAGS:
+                    why = f"a <{m.group(1).lower()}> element"
+                    break
+        if why:
+            yield Hit(loc, f"[all targets] {why}: items must not carry active content")
+
+
+MOODLE_NAME = 255
+
+
+@rule(
+    "LM005", "name-too-long", "error", target="Moodle",
+    fix="Shorten the title to 255 characters or fewer (a title is a name, not a question).",
+)
+def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that the question name Moodle will get (the title in each language) is at most
+    255 characters.
+
+    ## Why is this bad?
+    Moodle's question name column holds 255 characters; longer names fail the import of the
+    whole file with a database error.
+
+    ## Example
+    ```yaml
+    title: <a 300-character paragraph>
+    ```
+
+    ## Use instead
+    ```yaml
+    title: Global batch size
+    ```
+    """
+    for lang, c in ctx.item.text.items():
+        if c.title is not None and len(c.title) > MOODLE_NAME:
+            yield Hit(
+                ("text", lang, "title"),
+                f"[Moodle] the title is {len(c.title)} characters; Moodle allows {MOODLE_NAME}",
+            )

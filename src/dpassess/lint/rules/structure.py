@@ -1,0 +1,356 @@
+"""Structure rules (ST): keys, option counts, duplicates, empty fields, identifiers, letter refs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from difflib import SequenceMatcher
+
+from ...model import ItemType
+from ..context import ItemContext
+from ..registry import Hit, rule
+from ..text import norm, quote
+from ..words import AND_OR, LETTER_NOUNS
+
+
+@rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.")
+def key_unknown_option(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that every id in `key` names an option of the item.
+
+    ## Why is this bad?
+    A key naming no option makes an item nobody can answer correctly; most LMS importers accept
+    it silently and score every attempt as wrong. The loader already refuses such files; this
+    rule also guards items built in code (importers, scripts) without validation.
+
+    ## Example
+    ```yaml
+    options: [ring, tree, mesh]
+    key: star
+    ```
+
+    ## Use instead
+    ```yaml
+    options: [ring, tree, mesh]
+    key: ring
+    ```
+    """
+    ids = set(ctx.item.option_ids)
+    for i, k in enumerate(ctx.item.key):
+        if k not in ids:
+            yield Hit(("key", i), f"key {k!r} names no option (options: {', '.join(ids)})")
+
+
+@rule(
+    "ST002", "key-count", "error",
+    fix="Give a single-choice or true/false item exactly one key; use type: multiple_response "
+    "for several correct options.",
+)
+def key_count(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that a single-choice or true/false item has exactly one key.
+
+    ## Why is this bad?
+    Moodle and QTI score a single-choice item against one correct option; a second key is
+    dropped or makes the import fail, and an empty key scores everyone zero.
+
+    ## Example
+    ```yaml
+    type: single_choice
+    key: [ring, tree]
+    ```
+
+    ## Use instead
+    ```yaml
+    type: multiple_response
+    key: [ring, tree]
+    ```
+    """
+    item = ctx.item
+    if item.type is not ItemType.multiple_response and len(item.key) != 1:
+        yield Hit(("key",), f"a {item.type.value} item needs exactly one key, found {len(item.key)}")
+
+
+@rule(
+    "ST003", "response-mix", "error",
+    fix="Give a multiple-response item at least one correct and at least one wrong option.",
+)
+def response_mix(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that a multiple-response item has at least one correct and one wrong option.
+
+    ## Why is this bad?
+    When every option is correct, ticking everything scores full marks; when none is, the item
+    cannot be answered. Either way it measures nothing.
+
+    ## Example
+    ```yaml
+    type: multiple_response
+    options: [ring, tree]
+    key: [ring, tree]
+    ```
+
+    ## Use instead
+    ```yaml
+    type: multiple_response
+    options: [ring, tree, star]
+    key: [ring, tree]
+    ```
+    """
+    item = ctx.item
+    if item.type is not ItemType.multiple_response:
+        return
+    right = [o for o in item.option_ids if o in item.key]
+    if not right:
+        yield Hit(("key",), "no option is correct")
+    elif len(right) == len(item.options):
+        yield Hit(("key",), f"all {len(right)} options are correct; no option is wrong")
+
+
+@rule(
+    "ST004", "too-few-options", "warning",
+    fix="Add plausible distractors (three or more options), or set min-options in the config.",
+)
+def too_few_options(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that a choice item has at least `min-options` options (default 3). True/false items
+    are exempt.
+
+    ## Why is this bad?
+    With two options a guess scores 50%; the item tells little about what a student knows.
+    Three good options are usually as effective as four or five (Rodriguez 2005).
+
+    ## Example
+    ```yaml
+    options: [ring, tree]
+    ```
+
+    ## Use instead
+    ```yaml
+    options: [ring, tree, direct]
+    ```
+    """
+    item = ctx.item
+    if item.type is ItemType.true_false:
+        return
+    n, need = len(item.options), ctx.config.min_options
+    if n < need:
+        yield Hit(("options",), f"{n} options; at least {need} are needed")
+
+
+@rule(
+    "ST005", "duplicate-option", "error",
+    fix="Make every option say something different; remove or rewrite the copy.",
+)
+def duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds two options of an item whose text is the same in one language (ignoring case,
+    punctuation, Markdown and spacing).
+
+    ## Why is this bad?
+    Two identical options cannot both be wrong and right; students spot the copy and the item
+    loses an option. It is usually a copy-paste slip.
+
+    ## Example
+    ```yaml
+    options:
+      a: All-reduce
+      b: all-reduce.
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: All-reduce
+      b: All-gather
+    ```
+    """
+    for v in ctx.views():
+        seen: dict[str, str] = {}
+        for oid, text in v.options.items():
+            key = norm(text)
+            if not key:
+                continue
+            if key in seen:
+                yield Hit(
+                    ("text", v.lang, "options", oid),
+                    f"option {oid!r} repeats option {seen[key]!r} in {v.lang!r}: {quote(text)}",
+                )
+            else:
+                seen[key] = oid
+
+
+NEAR = 0.9
+
+
+@rule(
+    "ST006", "near-duplicate-option", "warning",
+    fix="Rewrite one of the two options so that they differ in what they claim.",
+)
+def near_duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds two options of an item that differ only slightly (90% or more of the text the same)
+    or use the same words in another order.
+
+    ## Why is this bad?
+    Near-identical options test reading, not knowledge; when one of them is the key, the pair
+    also tells a test-wise student where to look.
+
+    ## Example
+    ```yaml
+    options:
+      a: The gradients are averaged across GPUs
+      b: The gradients are averaged across the GPUs
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: The gradients are averaged across GPUs
+      b: The parameters are broadcast from one GPU
+    ```
+    """
+    for v in ctx.views():
+        keys = [(oid, norm(t)) for oid, t in v.options.items()]
+        for i, (a, ka) in enumerate(keys):
+            for b, kb in keys[i + 1:]:
+                if not ka or not kb or ka == kb:
+                    continue  # empty or identical: other rules
+                if sorted(ka.split()) == sorted(kb.split()) or (
+                    min(len(ka), len(kb)) >= 10 and _similar(ka, kb)
+                ):
+                    yield Hit(
+                        ("text", v.lang, "options", b),
+                        f"option {b!r} nearly repeats option {a!r} in {v.lang!r}",
+                    )
+
+
+def _similar(a: str, b: str) -> bool:
+    sm = SequenceMatcher(None, a, b, autojunk=False)
+    return sm.real_quick_ratio() >= NEAR and sm.quick_ratio() >= NEAR and sm.ratio() >= NEAR
+
+
+@rule("ST007", "empty-field", "error", fix="Write the text, or remove the field if it is optional.")
+def empty_field(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds text fields (title, stem, option, feedback, explanation) that are empty or only
+    whitespace.
+
+    ## Why is this bad?
+    An empty stem or option is shown as a blank; Moodle refuses some empty fields on import and
+    accepts others, so the problem surfaces in front of students.
+
+    ## Example
+    ```yaml
+    stem: ""
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which collective keeps replicas in sync?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if not text.strip():
+            yield Hit(loc, f"{_name(loc)} is empty")
+
+
+def _name(loc: tuple[str | int, ...]) -> str:
+    return ".".join(str(s) for s in loc)
+
+
+_NCNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]*$")
+MOODLE_IDNUMBER = 100
+
+
+@rule(
+    "ST008", "invalid-identifier", "error",
+    fix="Use a lower-case slug (letters, digits, - or _), starting with a letter and not with "
+    "'xml', at most 100 characters.",
+)
+def invalid_identifier(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that the item id and option ids are valid QTI identifiers (XML NCNames, not starting
+    with `xml`) and Moodle idnumbers (at most 100 characters).
+
+    ## Why is this bad?
+    Exports use these ids verbatim: QTI `identifier` attributes must be NCNames, names starting
+    with `xml` are reserved by XML, and Moodle truncates or rejects longer idnumbers, so
+    re-imports stop matching.
+
+    ## Example
+    ```yaml
+    id: xml-parsing-1
+    ```
+
+    ## Use instead
+    ```yaml
+    id: parsing-xml-1
+    ```
+    """
+    item = ctx.item
+    ids: list[tuple[tuple[str | int, ...], str, int]] = [(("id",), item.id, MOODLE_IDNUMBER)]
+    ids += [(("options", i), o.id, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+    for loc, value, limit in ids:
+        if not _NCNAME.match(value):
+            yield Hit(loc, f"{value!r} is not a valid QTI identifier")
+        elif value.lower().startswith("xml"):
+            yield Hit(loc, f"{value!r} starts with 'xml', which XML reserves")
+        elif len(value) > limit:
+            yield Hit(loc, f"{value!r} is {len(value)} characters; Moodle allows {limit}")
+
+
+def _letter_patterns() -> dict[str, re.Pattern[str]]:
+    pats = {}
+    for lang, nouns in LETTER_NOUNS.items():
+        noun = "|".join(nouns)
+        conj = "|".join(AND_OR[lang])
+        pats[lang] = re.compile(
+            rf"\b(?i:{noun})\s+\(?([A-F])\)?(?![\w-])"
+            rf"|(?<![\w-])\(?([A-F])\)?\s+(?i:{conj})\s+\(?([A-F])\)?(?![\w-])"
+        )
+    return pats
+
+
+_LETTERS = _letter_patterns()
+
+
+@rule(
+    "ST009", "letter-reference", "warning",
+    fix="Refer to the option by what it says, not by its letter: options are shuffled.",
+)
+def letter_reference(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds options, feedback and explanations that refer to options by letter ("option C",
+    "A and B", "jawaban B", "A dan C").
+
+    ## Why is this bad?
+    Options are shuffled per student and per form, and LMSs number them differently (a., A.,
+    1.); "option C" then points at the wrong option. Declared `symbols` are not letters.
+
+    ## Example
+    ```yaml
+    options:
+      d: Both A and B
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      d: Both the ring and the tree algorithm
+    ```
+    """
+    symbols = set(ctx.item.symbols)
+    for lang in ctx.item.text:
+        pat = _LETTERS.get(lang.split("-")[0])
+        if pat is None:
+            continue
+        for loc, text in ctx.fields(lang):
+            if loc[2] in ("title", "stem"):
+                continue
+            for m in pat.finditer(text):
+                letters = {g for g in m.groups() if g}
+                if letters and letters <= symbols:
+                    continue
+                yield Hit(loc, f"refers to an option by letter: {m.group(0)!r}")
+                break

@@ -1,0 +1,42 @@
+"""Suppression rules (SP): a suppression that suppresses nothing is itself a finding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import ItemContext
+from ..registry import RULES, Hit, rule
+
+
+@rule(
+    "SP001", "unused-suppression", "warning", scope="suppression",
+    fix="Remove the `suppress` entry: the rule no longer fires on this item (or never did).",
+)
+def unused_suppression(ctx: ItemContext, used: set[str], ran: set[str]) -> Iterator[Hit]:
+    """## What it does
+    Reports entries of an item's `suppress` list that suppressed nothing in this run, and
+    entries naming a rule that does not exist. A suppression of a rule that was not selected
+    in this run is not judged.
+
+    ## Why is this bad?
+    Suppressions outlive the problem they excused: after an edit fixes the item, the stale
+    entry would silently hide the next real problem of that kind.
+
+    ## Example
+    ```yaml
+    suppress:
+      - {rule: WR001, reason: the key must name all three factors}
+    ```
+    where the key is no longer the longest option.
+
+    ## Use instead
+    Remove the entry.
+    """
+    for i, s in enumerate(ctx.item.suppress):
+        if s.rule not in RULES:
+            yield Hit(("suppress", i, "rule"), f"suppression names an unknown rule {s.rule!r}")
+        elif s.rule in ran and s.rule not in used:
+            yield Hit(
+                ("suppress", i, "rule"),
+                f"suppression of {s.rule} ({RULES[s.rule].name}) is unused",
+            )

@@ -1,0 +1,457 @@
+"""Translation rules (TR): every language complete, faithful in what must not change, really in
+its language, and using the bank's glossary."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from ..context import ItemContext
+from ..registry import Hit, Loc, rule
+from ..text import _CODE, _IMG, _MATH, plain, quote, without_code, words
+
+
+def _fields(ctx: ItemContext, lang: str) -> dict[Loc, str]:
+    """Text fields of one language keyed by their path below the language."""
+    return {loc[2:]: text for loc, text in ctx.fields(lang)}
+
+
+def _reference(ctx: ItemContext) -> str | None:
+    """The language translations are compared with: the bank's default, else the first."""
+    langs = list(ctx.item.text)
+    if not langs:
+        return None
+    d = ctx.bank.default_language
+    return d if d in ctx.item.text else langs[0]
+
+
+def _pairs(ctx: ItemContext) -> Iterator[tuple[str, str, Loc, str, str]]:
+    """(reference language, language, field, reference text, text) for shared fields."""
+    ref = _reference(ctx)
+    if ref is None:
+        return
+    ref_fields = _fields(ctx, ref)
+    for lang in ctx.item.text:
+        if lang == ref:
+            continue
+        for sub, text in _fields(ctx, lang).items():
+            if sub in ref_fields:
+                yield ref, lang, sub, ref_fields[sub], text
+
+
+def _label(sub: Loc) -> str:
+    return ".".join(str(s) for s in sub)
+
+
+@rule(
+    "TR001", "missing-translation", "error",
+    fix="Translate the field into every language the bank requires.",
+)
+def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that every language the bank requires is present in the item and that every field
+    written in one language (title, feedback per option, explanation) is written in all.
+
+    ## Why is this bad?
+    A student taking the Indonesian form sees the English feedback, or none; a multi-language
+    Moodle export shows an empty block. The option ids and the key are shared by all
+    languages in the item model, so they cannot differ; the text can be missing.
+
+    ## Example
+    ```yaml
+    text:
+      en: {stem: ..., options: ..., explanation: Each replica ...}
+      id: {stem: ..., options: ...}
+    ```
+
+    ## Use instead
+    ```yaml
+    text:
+      en: {stem: ..., options: ..., explanation: Each replica ...}
+      id: {stem: ..., options: ..., explanation: Setiap replika ...}
+    ```
+    """
+    text = ctx.item.text
+    for lang in ctx.bank.languages:
+        if lang not in text:
+            yield Hit(("text",), f"required language {lang!r} is missing")
+    have: dict[Loc, str] = {}
+    for lang in text:
+        for sub in _fields(ctx, lang):
+            have.setdefault(sub, lang)
+    for lang in text:
+        mine = _fields(ctx, lang)
+        for sub, other in have.items():
+            if sub not in mine and sub[0] != "options":
+                loc: Loc = ("text", lang, *sub[:1])
+                yield Hit(loc, f"{_label(sub)} is written in {other!r} but not in {lang!r}")
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+@rule(
+    "TR002", "numbers-differ", "warning",
+    fix="Use the same numbers in every language (digits, not words).",
+)
+def numbers_differ(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Compares the numbers (runs of digits) of each field across languages: the translation
+    must use the same numbers as the bank's default language. Thousand and decimal separators
+    may differ (1,000.5 and 1.000,5 match).
+
+    ## Why is this bad?
+    A number changed in translation changes the question: students of one language answer a
+    different item, and the key may be wrong for them.
+
+    ## Example
+    ```yaml
+    en: {stem: With 8 GPUs and a batch of 32 ...}
+    id: {stem: Dengan 4 GPU dan batch 32 ...}
+    ```
+
+    ## Use instead
+    ```yaml
+    en: {stem: With 8 GPUs and a batch of 32 ...}
+    id: {stem: Dengan 8 GPU dan batch 32 ...}
+    ```
+    """
+    for ref, lang, sub, a, b in _pairs(ctx):
+        na, nb = set(_DIGITS.findall(a)), set(_DIGITS.findall(b))
+        if na != nb:
+            diff = sorted(na ^ nb, key=lambda s: (len(s), s))
+            yield Hit(
+                ("text", lang, *sub),
+                f"{_label(sub)}: numbers differ from {ref!r} ({', '.join(diff)})",
+            )
+
+
+def _markup(text: str) -> dict[str, set[str]]:
+    return {
+        "code": {m.group(2).strip() for m in _CODE.finditer(text)},
+        "maths": {m.group(0) for m in _MATH.finditer(text)},
+        "images": {m.group(0).split("](", 1)[1][:-1] for m in _IMG.finditer(text)},
+    }
+
+
+@lru_cache(maxsize=1 << 16)
+def _has_markup(text: str) -> bool:
+    return "`" in text or "$" in text or "\\(" in text or "![" in text
+
+
+@rule(
+    "TR003", "markup-differs", "warning",
+    fix="Keep code spans, maths and images identical in every language; translate only prose.",
+)
+def markup_differs(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Compares the code spans and blocks, maths (`$...$`) and image addresses of each field across
+    languages; they must be the same in every language.
+
+    ## Why is this bad?
+    Code and formulas are not translated; a difference is a typo in one language (a
+    different function name, a lost exponent) or an image shown to one group only.
+
+    ## Example
+    ```yaml
+    en: {stem: What does `no_sync()` skip?}
+    id: {stem: Apa yang dilewati oleh `nosync()`?}
+    ```
+
+    ## Use instead
+    ```yaml
+    en: {stem: What does `no_sync()` skip?}
+    id: {stem: Apa yang dilewati oleh `no_sync()`?}
+    ```
+    """
+    for ref, lang, sub, a, b in _pairs(ctx):
+        if not (_has_markup(a) or _has_markup(b)):
+            continue
+        ma, mb = _markup(a), _markup(b)
+        for kind in ma:
+            if ma[kind] != mb[kind]:
+                missing = sorted(ma[kind] - mb[kind]) or sorted(mb[kind] - ma[kind])
+                yield Hit(
+                    ("text", lang, *sub),
+                    f"{_label(sub)}: {kind} differ from {ref!r} ({quote(missing[0], 40)})",
+                )
+
+
+@lru_cache(maxsize=256)
+def _symbol_pattern(symbol: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(symbol)}(?![\w])")
+
+
+@rule(
+    "TR004", "symbol-missing", "warning",
+    fix="Use each declared symbol (the item's `symbols`) unchanged in every language.",
+)
+def symbol_missing(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that each symbol declared in the item's `symbols` (for example `B`, `W`) appears in
+    a field in every language where it appears in the default language, and the other way.
+
+    ## Why is this bad?
+    Symbols name the quantities the item is about; a translator who renames `W` to `P`
+    (pekerja) or drops it leaves students of one language with an unanswerable item.
+
+    ## Example
+    ```yaml
+    symbols: [B, W]
+    en: {options: {a: B multiplied by W}}
+    id: {options: {a: B dikali P}}
+    ```
+
+    ## Use instead
+    ```yaml
+    symbols: [B, W]
+    en: {options: {a: B multiplied by W}}
+    id: {options: {a: B dikali W}}
+    ```
+    """
+    if not ctx.item.symbols:
+        return
+    for ref, lang, sub, a, b in _pairs(ctx):
+        for s in ctx.item.symbols:
+            pat = _symbol_pattern(s)
+            in_a, in_b = bool(pat.search(a)), bool(pat.search(b))
+            if in_a != in_b:
+                where = lang if in_a else ref
+                yield Hit(
+                    ("text", lang, *sub),
+                    f"{_label(sub)}: symbol {s!r} is missing in {where!r}",
+                )
+
+
+@rule(
+    "TR005", "glossary-not-kept", "warning",
+    fix="Use the glossary's form of the term (bank.yaml, `glossary`).",
+)
+def glossary_not_kept(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    For each glossary term the glossary-language text of a field uses, checks that the same
+    field in every other language uses the term in an accepted form: unchanged for `keep:
+    true` terms (all-reduce, GPU), else one of its `render` forms.
+
+    ## Why is this bad?
+    Learners meet the term in lectures, papers and error messages in its established form;
+    an ad-hoc translation ("semua pengurangan" for all-reduce) hides what it refers to and
+    makes the two language versions test different vocabulary.
+
+    ## Example
+    ```yaml
+    glossary: [{term: backward pass, keep: true}]
+    en: {options: {a: ... with the ongoing backward pass}}
+    id: {options: {a: ... dengan proses balik yang sedang berjalan}}
+    ```
+
+    ## Use instead
+    ```yaml
+    id: {options: {a: ... dengan backward pass yang sedang berjalan}}
+    ```
+    """
+    g = ctx.bank.glossary
+    if not g or g.language not in ctx.item.text:
+        return
+    src = _fields(ctx, g.language)
+    for lang in ctx.item.text:
+        if lang == g.language:
+            continue
+        for sub, text in _fields(ctx, lang).items():
+            if sub not in src:
+                continue
+            used = g.used(src[sub])
+            if not used:
+                continue
+            missing = used - g.accepted(text, lang) - {i for i, _ in g.wrong(text, lang)}
+            for i in sorted(missing):
+                term = g.terms[i]
+                forms = term.accepted(lang)
+                if not forms:
+                    continue
+                yield Hit(
+                    ("text", lang, *sub),
+                    f"{_label(sub)}: glossary term {term.term!r} is not rendered in {lang!r} "
+                    f"(expected {' or '.join(repr(f) for f in forms)})",
+                )
+
+
+@rule(
+    "TR006", "glossary-wrong-rendering", "error",
+    fix="Replace the wrong rendering with the glossary's form of the term.",
+)
+def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds renderings a glossary term declares `wrong` (for example "semua pengurangan" for
+    all-reduce, "siaran" for broadcast), where the glossary-language text of the same field
+    uses the term (so an ordinary word such as "hasil" is flagged only where it stands for
+    "throughput").
+
+    ## Why is this bad?
+    These are known mistranslations, usually from machine translation; "semua pengurangan"
+    means "all reductions" and no Indonesian engineer calls the operation that.
+
+    ## Example
+    ```yaml
+    glossary: [{term: all-reduce, keep: true, wrong: {id: [semua pengurangan]}}]
+    id: {options: {a: Dengan tumpang tindih gradien semua pengurangan ...}}
+    ```
+
+    ## Use instead
+    ```yaml
+    id: {options: {a: Dengan menumpangtindihkan all-reduce gradien ...}}
+    ```
+    """
+    g = ctx.bank.glossary
+    if not g:
+        return
+    src = _fields(ctx, g.language) if g.language in ctx.item.text else {}
+    for lang in ctx.item.text:
+        for sub, text in _fields(ctx, lang).items():
+            hits = g.wrong(text, lang)
+            if not hits:
+                continue
+            used = g.used(src[sub]) if lang != g.language and sub in src else None
+            for i, found in hits:
+                if used is not None and i not in used:
+                    continue
+                term = g.terms[i]
+                forms = term.accepted(lang) or (term.term,)
+                yield Hit(
+                    ("text", lang, *sub),
+                    f"{_label(sub)}: {found!r} is a wrong rendering of the glossary term "
+                    f"{term.term!r} in {lang!r}",
+                    f"Write {' or '.join(repr(f) for f in forms)} instead of {found!r}.",
+                )
+
+
+MIN_WORDS = 3
+CONFIDENCE = 0.8
+
+
+def _identifiable(ctx: ItemContext, lang: str, text: str) -> str | None:
+    """The text to identify, or None when fewer than 3 words remain once glossary terms,
+    code, maths and symbols are removed."""
+    t = ctx.bank.glossary.mask(without_code(text), lang)
+    ws = [w for w in words(plain(t)) if not w.isdigit()]
+    if ctx.item.symbols:
+        syms = {s.lower() for s in ctx.item.symbols}
+        ws = [w for w in ws if w not in syms]
+    return " ".join(ws) if len(ws) >= MIN_WORDS else None
+
+
+@rule(
+    "TR007", "wrong-language", "warning",
+    fix="Translate the text into the language it is filed under (or move it to the right one).",
+)
+def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Identifies the language of every text field (py3langid, offline, restricted to the bank's
+    languages) and flags fields that read as another of the bank's languages. Strings of fewer
+    than three words once glossary terms, code and symbols are removed are skipped.
+
+    ## Why is this bad?
+    An untranslated or misfiled field shows students text in a language they may not read;
+    reviewers of one language never see it.
+
+    ## Example
+    ```yaml
+    id:
+      feedback: {a: Correct. All-reduce sums the gradients from all GPUs.}
+    ```
+
+    ## Use instead
+    ```yaml
+    id:
+      feedback: {a: Benar. All-reduce menjumlahkan gradien dari semua GPU.}
+    ```
+    """
+    guesser = ctx.bank.guesser
+    for lang in ctx.item.text:
+        base = guesser.base(lang)
+        checked = False
+        for loc, text in ctx.fields(lang):
+            probe = _identifiable(ctx, lang, text)
+            if probe is None:
+                continue
+            if not checked:
+                if not guesser.knows(lang):
+                    break
+                checked = True
+            got, p = guesser.guess(probe)
+            if got is not None and got != base and p >= CONFIDENCE:
+                yield Hit(loc, f"{_label(loc[2:])} reads as {got!r}, not {lang!r} (p={p:.2f})")
+
+
+@rule(
+    "TR008", "identical-text", "warning",
+    fix="Translate the field; identical text in two languages is usually a forgotten translation.",
+)
+def identical_text(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Flags a field whose text is identical in two languages, when it has three or more words
+    once glossary terms, code and symbols are removed (so "All-reduce" or "B × W" pass).
+
+    ## Why is this bad?
+    Identical prose in two languages is a translation that was never made; language
+    identification can miss it when the text is short or full of technical terms.
+
+    ## Example
+    ```yaml
+    en: {options: {c: Message size and topology}}
+    id: {options: {c: Message size and topology}}
+    ```
+
+    ## Use instead
+    ```yaml
+    en: {options: {c: Message size and topology}}
+    id: {options: {c: Ukuran pesan dan topologi}}
+    ```
+    """
+    for ref, lang, sub, a, b in _pairs(ctx):
+        if a.strip() == b.strip() and _identifiable(ctx, lang, b) is not None:
+            yield Hit(("text", lang, *sub), f"{_label(sub)} is identical to the {ref!r} text")
+
+
+RATIO = 2.0
+MIN_CHARS = 20
+
+
+@rule(
+    "TR009", "length-ratio", "info",
+    fix="Check the translation for missing or added content.",
+)
+def length_ratio(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Reports fields whose translation is more than twice as long, or less than half as long,
+    as the default-language text (fields of 20 or more visible characters).
+
+    ## Why is this bad?
+    Translations between Indonesian and English differ in length by 10-30%; a field twice as
+    long usually carries an added hint, and one half as long lost a clause, so the two groups
+    of students answer different items.
+
+    ## Example
+    ```yaml
+    en: {feedback: {b: Incorrect. Broadcast copies one GPU's data and combines nothing.}}
+    id: {feedback: {b: Salah.}}
+    ```
+
+    ## Use instead
+    ```yaml
+    id: {feedback: {b: Salah. Broadcast menyalin data satu GPU dan tidak menggabungkan apa pun.}}
+    ```
+    """
+    for ref, lang, sub, a, b in _pairs(ctx):
+        la, lb = len(plain(a)), len(plain(b))
+        if min(la, lb) < MIN_CHARS and max(la, lb) < MIN_CHARS * RATIO:
+            continue
+        if la == 0 or lb == 0:
+            continue
+        r = lb / la
+        if r > RATIO or r < 1 / RATIO:
+            yield Hit(
+                ("text", lang, *sub),
+                f"{_label(sub)}: the {lang!r} text is {r:.2f}x as long as the {ref!r} text",
+            )

@@ -1,0 +1,478 @@
+"""Item-writing flaw rules (WR): cues that let a test-wise student answer without knowing.
+
+After Haladyna, Downing & Rodriguez (2002), the NBME item-writing guide and Moore et al. (2023).
+Every rule reads glossary-masked words, so the term `All-reduce` is not the absolute word `all`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..context import ItemContext, LangView
+from ..registry import Hit, rule
+from ..text import phrase_pattern, quote
+from ..words import ABSOLUTE, ALL_NONE, CONSONANT_SOUND, NEGATIVE, STOPWORDS, VOWEL_SOUND
+
+
+def _base(lang: str) -> str:
+    return lang.split("-")[0]
+
+
+def key_length_cue(v: LangView, key: str, distractors: list[str], ratio: float) -> tuple[int, int] | None:
+    """(key length, longest distractor length) when the key is longest by `ratio`, else None."""
+    if key not in v.options or not distractors:
+        return None
+    k = len(v.options[key])
+    d = max(len(v.options[o]) for o in distractors)
+    return (k, d) if k > d and k >= ratio * d else None
+
+
+@rule(
+    "WR001", "key-is-longest", "warning",
+    fix="Shorten the key or give the distractors the same detail, so length does not point to it.",
+)
+def key_is_longest(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Flags a single-choice item whose key is the longest option by a clear margin: strictly
+    longest and at least `key-longest-ratio` (default 1.25) times the longest distractor, in
+    characters of visible text, in any language.
+
+    ## Why is this bad?
+    Item writers qualify the correct answer until it is unarguable and leave the distractors
+    short. "Pick the longest" is the best-known test-wise strategy (Haladyna et al. 2002, rule
+    23: keep options about equal in length).
+
+    ## Example
+    ```yaml
+    options:
+      a: Broadcast
+      b: All-reduce, which averages the gradients across all GPUs after each backward pass
+      c: Scatter
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: Broadcast, which copies one GPU's parameters to the others
+      b: All-reduce, which averages the gradients across the GPUs
+      c: Scatter, which hands each GPU a different slice of the data
+    ```
+    """
+    if not ctx.choice or len(ctx.item.key) != 1:
+        return
+    key, dis, ratio = ctx.item.key[0], ctx.distractors, ctx.config.key_longest_ratio
+    for v in ctx.views():
+        cue = key_length_cue(v, key, dis, ratio)
+        if cue:
+            yield Hit(
+                ("text", v.lang, "options", key),
+                f"the key is the longest option in {v.lang!r}: {cue[0]} characters against "
+                f"at most {cue[1]} ({cue[0] / cue[1]:.2f}x)",
+            )
+
+
+_ALL_NONE = {lang: phrase_pattern(p) for lang, p in ALL_NONE.items()}
+
+
+@rule(
+    "WR002", "all-none-of-the-above", "warning",
+    fix="Replace the option with a plausible distractor that states a specific claim.",
+)
+def all_none_of_the_above(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds options such as "all of the above", "none of the above", "semua jawaban benar",
+    "tidak ada jawaban yang benar".
+
+    ## Why is this bad?
+    "All of the above" is answered by spotting two correct options; "none of the above" tells
+    nothing about what the student knows when it is the key. Both break when options are
+    shuffled ("above" is no longer above). Haladyna et al. (2002) advise against both.
+
+    ## Example
+    ```yaml
+    options:
+      d: All of the above
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      d: Reduce-scatter followed by all-gather
+    ```
+    """
+    for v in ctx.views():
+        pat = _ALL_NONE.get(_base(v.lang))
+        if pat is None:
+            continue
+        mask = ctx.bank.glossary.mask
+        for oid, text in v.options.items():
+            m = pat.search(mask(text, v.lang))
+            if m:
+                yield Hit(("text", v.lang, "options", oid), f"option {oid!r} is {m.group(0)!r}")
+
+
+_ABSOLUTE = {lang: phrase_pattern(p) for lang, p in ABSOLUTE.items()}
+
+
+def absolute_terms(v: LangView, oid: str) -> list[str]:
+    """Absolute terms in an option (glossary terms masked)."""
+    pat = _ABSOLUTE.get(_base(v.lang))
+    if pat is None or oid not in v.options:
+        return []
+    return [m.group(0).lower() for m in pat.finditer(v.ctx.bank.glossary.mask(v.options[oid], v.lang))]
+
+
+@rule(
+    "WR003", "absolute-term-cue", "warning",
+    fix="Drop the absolute word (only, always, never, hanya, selalu...) or state the claim "
+    "without it; absolute distractors are eliminated without knowledge.",
+)
+def absolute_term_cue(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Flags distractors using absolute terms (English: only, always, never, all, none...;
+    Indonesian: hanya, selalu, tidak pernah, semua...) when the key uses none.
+
+    ## Why is this bad?
+    Test-wise students know that sweeping claims are usually false and eliminate such options
+    without knowing the content (Haladyna et al. 2002, rule 28: avoid specific determiners).
+    Glossary terms are masked first: `All-reduce` is not `all`.
+
+    ## Example
+    ```yaml
+    options:
+      a: Message size and topology          # key
+      b: Only the random seed and learning rate
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: Message size and topology          # key
+      b: The random seed and learning rate
+    ```
+    """
+    if not ctx.item.key:
+        return
+    for v in ctx.views():
+        if any(absolute_terms(v, k) for k in ctx.item.key):
+            continue
+        for oid in ctx.distractors:
+            found = absolute_terms(v, oid)
+            if found:
+                yield Hit(
+                    ("text", v.lang, "options", oid),
+                    f"distractor {oid!r} uses the absolute term {found[0]!r} in {v.lang!r} "
+                    "and the key uses none",
+                )
+
+
+_NEG = {
+    lang: re.compile(r"(?<![\w'’-])(" + "|".join(map(re.escape, ws)) + r")(?![\w'’-])", re.I)
+    for lang, ws in NEGATIVE.items()
+}
+_EMPHASIS = re.compile(
+    r"\*\*.+?\*\*|__.+?__|(?<![\w*])\*[^*\n]+\*|(?<![\w_])_[^_\n]+_"
+    r"|<(b|strong|em|i|u)\b[^>]*>.*?</\1>",
+    re.S | re.I,
+)
+
+
+@rule(
+    "WR004", "negative-stem", "warning",
+    fix="Ask the question positively, or emphasise the negative word (NOT, **not**, KECUALI).",
+)
+def negative_stem(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds negative words in the stem (not, except, least; tidak, kecuali, bukan) that are not
+    emphasised in CAPITALS or Markdown bold/italics.
+
+    ## Why is this bad?
+    Students read past an unemphasised "not" and answer the opposite question; the item then
+    measures reading speed. If a negative stem is needed, the NBME guide asks to emphasise it.
+
+    ## Example
+    ```yaml
+    stem: Which of these is not a collective operation?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which of these is **NOT** a collective operation?
+    ```
+    """
+    for lang, c in ctx.item.text.items():
+        pat = _NEG.get(_base(lang))
+        if pat is None:
+            continue
+        spans = [m.span() for m in _EMPHASIS.finditer(c.stem)]
+        for m in pat.finditer(c.stem):
+            word = m.group(1)
+            if (len(word) > 1 and word.isupper()) or any(a <= m.start() < b for a, b in spans):
+                continue
+            yield Hit(("text", lang, "stem"), f"negative word {word!r} in the stem is not emphasised")
+            break
+
+
+def _content(ws: tuple[str, ...], lang: str) -> set[str]:
+    stop = STOPWORDS.get(_base(lang), frozenset())
+    return {w for w in ws if len(w) >= 4 and w not in stop and not w.isdigit()}
+
+
+@rule(
+    "WR005", "stem-word-in-key", "warning",
+    fix="Reword the key (or the stem) so that it does not echo a stem word no distractor uses.",
+)
+def stem_word_in_key(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Flags a content word of the stem that reappears in the key and in no distractor (a "clang
+    association"). Glossary terms and short function words are ignored.
+
+    ## Why is this bad?
+    Students match the word and pick the key without understanding (Haladyna et al. 2002,
+    rule 31: avoid clang associations).
+
+    ## Example
+    ```yaml
+    stem: Which collective synchronises gradients?
+    options:
+      a: The one that synchronises gradients across GPUs   # key
+      b: Broadcast from rank zero
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which collective synchronises gradients?
+    options:
+      a: All-reduce                                        # key
+      b: Broadcast
+    ```
+    """
+    if not ctx.choice or len(ctx.item.key) != 1 or not ctx.distractors:
+        return
+    key = ctx.item.key[0]
+    for v in ctx.views():
+        if key not in v.option_words:
+            continue
+        stem = _content(v.stem_words, v.lang)
+        in_key = stem & set(v.option_words[key])
+        if not in_key:
+            continue
+        for o in ctx.distractors:
+            in_key -= set(v.option_words.get(o, ()))
+        if in_key:
+            ws = ", ".join(repr(w) for w in sorted(in_key))
+            yield Hit(
+                ("text", v.lang, "options", key),
+                f"the key repeats the stem word{'s' if len(in_key) > 1 else ''} {ws} "
+                f"in {v.lang!r}, which no distractor uses",
+            )
+
+
+_NUMBER = re.compile(r"^\s*([-+−]?\d[\d.,\s]*)\s*(%|[^\W\d_]{1,6}\.?)?\s*$")
+
+
+def _number(text: str, lang: str) -> float | None:
+    m = _NUMBER.match(text)
+    if not m:
+        return None
+    s = m.group(1).replace(" ", "").replace("−", "-")
+    if _base(lang) == "id":  # 1.000,5 -> 1,000.5
+        s = s.replace(".", "\0").replace(",", ".").replace("\0", ",")
+    s = s.replace(",", "")
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+@rule(
+    "WR006", "numeric-order", "warning",
+    fix="List numeric options in ascending (or descending) order and set `shuffle: false`.",
+)
+def numeric_order(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Checks that an item whose options are all numbers lists them in order and is not shuffled.
+
+    ## Why is this bad?
+    Numbers in order let students find their answer and remove a source of error; out of
+    order (or shuffled) they make the student search, and extreme values stand out
+    (NBME guide: put numeric options in logical order).
+
+    ## Example
+    ```yaml
+    options: {a: "64", b: "8", c: "512", d: "16"}
+    ```
+
+    ## Use instead
+    ```yaml
+    shuffle: false
+    options: {a: "8", b: "16", c: "64", d: "512"}
+    ```
+    """
+    if len(ctx.item.options) < 3:
+        return
+    for v in ctx.views():
+        values = [_number(t, v.lang) for t in v.options.values()]
+        if any(x is None for x in values):
+            continue
+        nums = [x for x in values if x is not None]
+        ordered = nums == sorted(nums) or nums == sorted(nums, reverse=True)
+        if not ordered:
+            yield Hit(("text", v.lang, "options"), "numeric options are not in order")
+        elif ctx.item.shuffle:
+            yield Hit(("shuffle",), "numeric options are in order but shuffling will undo it")
+        return
+
+
+def _vowel_sound(word: str) -> bool:
+    w = word.lower()
+    if w.startswith(VOWEL_SOUND):
+        return True
+    if w.startswith(CONSONANT_SOUND):
+        return False
+    if len(word) > 1 and word.isupper():  # acronyms read by letter: an MPI, a GPU
+        return word[0] in "AEFHILMNORSX"
+    return w[:1] in "aeiou"
+
+
+_ARTICLE_END = re.compile(r"\b(a|an)\s*(?:_{2,}|\.{3}|…)?\s*[:?]?\s*$", re.I)
+_FIRST_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@rule(
+    "WR007", "article-cue", "warning",
+    fix="End the stem before the article and start each option with its own 'a' or 'an'.",
+)
+def article_cue(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    In English, flags a stem ending in "a" or "an" when some options do not fit that article
+    ("an" before a consonant sound, "a" before a vowel sound). Indonesian has no articles, so
+    the rule checks English text only.
+
+    ## Why is this bad?
+    A grammatical mismatch marks an option as wrong without any knowledge (Haladyna et al.
+    2002, rule 29: avoid grammatical inconsistencies).
+
+    ## Example
+    ```yaml
+    stem: Gradients are combined with an
+    options: {a: all-reduce, b: broadcast, c: scatter}
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which collective combines the gradients?
+    options: {a: An all-reduce, b: A broadcast, c: A scatter}
+    ```
+    """
+    for lang, c in ctx.item.text.items():
+        if _base(lang) != "en":
+            continue
+        v = ctx.view(lang)
+        m = _ARTICLE_END.search(v.stem)
+        if not m:
+            continue
+        want_vowel = m.group(1).lower() == "an"
+        bad = []
+        for oid, text in v.options.items():
+            w = _FIRST_WORD.search(text)
+            if w and _vowel_sound(w.group(0)) != want_vowel:
+                bad.append(oid)
+        if bad:
+            yield Hit(
+                ("text", lang, "stem"),
+                f"the stem ends in {m.group(1)!r}, which does not fit option(s) {', '.join(bad)}",
+            )
+
+
+@rule(
+    "WR008", "repeated-option-opening", "warning",
+    fix="Move the words every option starts with into the stem.",
+)
+def repeated_option_opening(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Flags items whose options all start with the same words, when those words include a
+    content word (not only "the", "by", "dengan").
+
+    ## Why is this bad?
+    Repeated words belong in the stem: students read them once instead of four times, and the
+    options then differ only where it matters (NBME guide: put as much as possible in the stem).
+
+    ## Example
+    ```yaml
+    options:
+      a: The gradients are averaged
+      b: The gradients are broadcast
+      c: The gradients are discarded
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: What happens to the gradients after the backward pass? They are...
+    options: {a: averaged, b: broadcast, c: discarded}
+    ```
+    """
+    if len(ctx.item.options) < 3:
+        return
+    for v in ctx.views():
+        lists = list(v.option_words.values())
+        if not all(lists):
+            continue
+        prefix: list[str] = []
+        for group in zip(*lists, strict=False):
+            if len(set(group)) != 1:
+                break
+            prefix.append(group[0])
+        if len(prefix) >= min(len(x) for x in lists):
+            continue  # an option is the prefix itself: duplicates are another rule
+        stop = STOPWORDS.get(_base(v.lang), frozenset())
+        if any(w not in stop for w in prefix):
+            yield Hit(
+                ("text", v.lang, "options"),
+                f"every option starts with {' '.join(prefix)!r} in {v.lang!r}",
+            )
+
+
+UNEVEN = 3.0
+
+
+@rule(
+    "WR009", "uneven-option-length", "info",
+    fix="Bring the options to a similar length and level of detail.",
+)
+def uneven_option_length(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Reports items whose longest option is three or more times as long as the shortest (in
+    visible characters), in any language.
+
+    ## Why is this bad?
+    Very uneven options draw attention to the odd one out, whichever it is; options should be
+    homogeneous in length and content (Haladyna et al. 2002, rule 22).
+
+    ## Example
+    ```yaml
+    options:
+      a: NCCL
+      b: A library that implements collectives over NVLink, PCIe and InfiniBand
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: NCCL, NVIDIA's collective communication library
+      b: Gloo, a collective library that also runs on CPUs
+    ```
+    """
+    if len(ctx.item.options) < 2:
+        return
+    for v in ctx.views():
+        lengths = {oid: len(t) for oid, t in v.options.items()}
+        short = min(lengths, key=lambda o: lengths[o])
+        long = max(lengths, key=lambda o: lengths[o])
+        if lengths[short] and lengths[long] >= UNEVEN * lengths[short]:
+            yield Hit(
+                ("text", v.lang, "options", long),
+                f"option {long!r} is {lengths[long] / lengths[short]:.1f}x as long as option "
+                f"{short!r} in {v.lang!r} ({quote(v.options[short], 30)})",
+            )

@@ -1,0 +1,66 @@
+"""Text helpers for the rules: Markdown source -> visible words, cheaply and memoised.
+
+The exporters render through `dpassess.render`; the rules only need the words a reader sees, so a
+few regular expressions strip Markdown here (markdown-it is used only for the HTML rules).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CODE = re.compile(r"(`+)(.+?)\1", re.S)
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)", re.S)
+_IMG = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+_EMPH = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)|^\s*(?:#+|>|[-+*]|\d+[.)])\s+", re.M)
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_SPACE = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1 << 17)
+def plain(source: str) -> str:
+    """Visible text of a Markdown string: code spans keep their content, markup goes."""
+    if not any(c in source for c in "`$\\[<*_#>-+0123456789"):
+        return _SPACE.sub(" ", source).strip()
+    text = _CODE.sub(lambda m: m.group(2).strip(), source)
+    text = _IMG.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _TAG.sub(" ", text)
+    text = _EMPH.sub(" ", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def without_code(source: str) -> str:
+    """Markdown source with code spans, maths and link targets removed (for language checks)."""
+    text = _CODE.sub(" ", source)
+    text = _MATH.sub(" ", text)
+    text = _IMG.sub(" ", text)
+    return _LINK.sub(r"\1", text)
+
+
+@lru_cache(maxsize=1 << 17)
+def words(text: str) -> tuple[str, ...]:
+    """Lower-case words of a plain string (hyphenated words stay whole: `all-reduce`)."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
+def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re.Pattern[str] | None:
+    """One case-insensitive whole-word pattern for a list of phrases, longest first."""
+    if not phrases:
+        return None
+    alts = sorted({p.strip() for p in phrases if p.strip()}, key=lambda p: (-len(p), p))
+    body = "|".join(r"\s+".join(map(re.escape, p.split())) for p in alts)
+    return re.compile(rf"(?<![\w-])(?:{body}){suffix}(?![\w])", re.I)
+
+
+def norm(text: str) -> str:
+    """A comparison key: case-folded words only."""
+    return " ".join(words(plain(text)))
+
+
+def quote(text: str, limit: int = 60) -> str:
+    """A short quoted excerpt for messages."""
+    t = " ".join(text.split())
+    return repr(t if len(t) <= limit else t[: limit - 1].rstrip() + "…")
