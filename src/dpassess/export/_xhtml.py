@@ -67,6 +67,12 @@ def _enum(*values: str) -> re.Pattern[str]:
 
 
 _COMMON = {"class": None, "label": None}
+_CELL = {
+    **_COMMON, "abbr": None, "axis": None, "headers": _NCNAME, "colspan": _INT, "rowspan": _INT,
+    "scope": _enum("col", "colgroup", "row", "rowgroup"),
+    "align": _enum("left", "center", "right", "justify", "char"),
+    "valign": _enum("top", "middle", "bottom", "baseline"),
+}
 #: element -> attribute -> pattern its value must match (None: any string)
 ATTRS: dict[str, dict[str, re.Pattern[str] | None]] = {name: _COMMON for name in KNOWN}
 ATTRS.update({
@@ -78,15 +84,26 @@ ATTRS.update({
     "table": {**_COMMON, "summary": None},
     "col": {**_COMMON, "span": _INT},
     "colgroup": {**_COMMON, "span": _INT},
-    **dict.fromkeys(("td", "th"), {
-        **_COMMON, "abbr": None, "axis": None, "headers": _NCNAME,
-        "colspan": _INT, "rowspan": _INT,
-        "scope": _enum("col", "colgroup", "row", "rowgroup"),
-        "align": _enum("left", "center", "right", "justify", "char"),
-        "valign": _enum("top", "middle", "bottom", "baseline"),
-    }),
+    "td": _CELL,
+    "th": _CELL,
 })
 _REQUIRED = {"a": ("href",), "img": ("src",)}
+_URI_ATTRS = frozenset({"href", "src", "cite", "longdesc"})
+# xs:anyURI as libxml2 (and so every lxml-based validator) checks it.
+_ANY_URI = etree.XMLSchema(etree.XML(
+    b'<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">'
+    b'<xs:element name="u" type="xs:anyURI"/></xs:schema>'))
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _uri(value: str) -> str | None:
+    """`value` as a valid xs:anyURI (a stray `%` escaped), or None when it cannot be one."""
+    for candidate in (value, _STRAY_PERCENT.sub("%25", value)):
+        probe = etree.Element("u")
+        probe.text = candidate
+        if _ANY_URI.validate(probe):
+            return candidate
+    return None
 
 # Characters XML 1.0 cannot carry (C0 controls but tab/LF/CR, surrogates, U+FFFE/U+FFFF).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -225,7 +242,14 @@ def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
             del el.attrib[key]
             continue
         pattern = allowed[key]
-        if pattern is not None and not pattern.fullmatch(value):
+        if key in _URI_ATTRS:
+            uri = _uri(value)
+            if uri is None:
+                notes.add(f"{key}={value!r} on <{name}> is not a URI; left out")
+                del el.attrib[key]
+            elif uri != value:
+                el.set(key, uri)
+        elif pattern is not None and not pattern.fullmatch(value):
             notes.add(f"{key}={value!r} on <{name}> is not a value QTI accepts; left out")
             del el.attrib[key]
     for key in _REQUIRED.get(name, ()):

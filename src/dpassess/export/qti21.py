@@ -10,7 +10,11 @@ Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xm
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote, unquote
 
 from lxml import etree
 
@@ -59,18 +63,21 @@ def export(collection: Collection, lang: str) -> ExportResult:
     warnings: list[ExportWarning] = []
     files: dict[str, bytes] = {}
     exported: list[Item] = []
+    media: dict[str, list[str]] = {}  # item id -> package paths of the images it shows
     for item in collection.items:
         if lang not in item.text:
             warnings.append(ExportWarning(FORMAT, item.id, "text", f"no {lang!r} text; not exported"))
             continue
         builder = _ItemBuilder(item, lang)
-        files[item_path(item)] = _xml(builder.build())
+        root = builder.build()
+        media[item.id] = builder.pack_images(root, collection.paths.get(item.id), files)
+        files[item_path(item)] = _xml(root)
         warnings.extend(builder.warnings)
         exported.append(item)
     if not exported:
         raise UsageError(f"{collection.id}: no item has {lang!r} text; nothing to export")
     files[test_path(collection)] = _xml(_test(collection, lang, exported))
-    files["imsmanifest.xml"] = _xml(_manifest(collection, lang, exported))
+    files["imsmanifest.xml"] = _xml(_manifest(collection, lang, exported, media))
     return ExportResult(zip_bytes(files), warnings)
 
 
@@ -227,10 +234,42 @@ class _ItemBuilder:
             self.flow(div, field, to_html(self.text(field, content.explanation)))
         return root
 
+    def pack_images(self, root: etree._Element, source: str | None,
+                    files: dict[str, bytes]) -> list[str]:
+        """Put the local images `root` shows into `files` (beside the item file, as its `src`
+        says) and return their package paths; warn about those that cannot be found."""
+        found: list[str] = []
+        for img in root.iter(_Q + "img"):
+            src = img.get("src", "")
+            if _REMOTE.match(src) or src.startswith(("/", "#")):
+                continue  # a URL or data: URI travels as written
+            rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
+            path = posixpath.normpath(posixpath.join("items", rel))
+            local = Path(source).parent / rel if source else None
+            if not path.startswith("items/") or path == item_path(self.item):
+                self.warn(f"text.{self.lang}", f"image {src!r} is outside the item's folder; "
+                          "not in the package")
+            elif local is None or not local.is_file():
+                self.warn(f"text.{self.lang}", f"image {src!r} not found"
+                          + (f" at {local}" if local else "") + "; not in the package")
+            else:
+                try:
+                    files[path] = local.read_bytes()
+                except OSError as exc:
+                    self.warn(f"text.{self.lang}", f"image {src!r}: cannot read {local}: "
+                              f"{exc.strerror or exc}; not in the package")
+                    continue
+                if path not in found:
+                    found.append(path)
+        return found
+
     @staticmethod
     def _modal(root: etree._Element, identifier: str) -> etree._Element:
         return _sub(root, _Q + "modalFeedback", {
             "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"})
+
+
+_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def _set_score(parent: etree._Element, value: str) -> None:
@@ -294,7 +333,8 @@ def _plain(markdown: str) -> str:
 # --- the manifest --------------------------------------------------------------------------------
 
 
-def _manifest(collection: Collection, lang: str, items: Sequence[Item]) -> etree._Element:
+def _manifest(collection: Collection, lang: str, items: Sequence[Item],
+              media: dict[str, list[str]]) -> etree._Element:
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
@@ -340,6 +380,8 @@ def _manifest(collection: Collection, lang: str, items: Sequence[Item]) -> etree
             _lom_vocab(_sub(lom, _L + "educational"), "difficulty",
                        LOM_DIFFICULTY[item.difficulty.value])
         _sub(res, _C + "file", {"href": href})
+        for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
+            _sub(res, _C + "file", {"href": quote(path)})
     return root
 
 
