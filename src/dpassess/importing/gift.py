@@ -1,0 +1,218 @@
+"""GIFT text -> items, read the way Moodle's own `qformat_gift::readquestion` reads it (4.5).
+
+Questions are separated by blank lines; lines starting with `//` are comments (`// [id:…]
+[tag:…]` give the idnumber and tags); `$CATEGORY:` sets the category of the questions that follow;
+`::name::` names a question; `[html]`, `[moodle]`, `[plain]` and `[markdown]` set a text's format;
+`\\` escapes `~ = # { } :` and `\\n` is a newline. Multiple choice (`=` right, `~` wrong, `~%50%`
+weighted, `#` feedback, `####` general feedback) and true/false (`{T}`, `{FALSE#wrong#right}`)
+become items; every other question type is skipped with its line and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import ImportResult
+from ._safe import decode_utf8
+from .moodle_xml import Answer, Builder, Question, Skip, Text, check_size, php_trim
+
+# qformat_gift::escapedchar_pre / escapedchar_post
+_ESCAPED = {"\\:": "&&058;", "\\#": "&&035;", "\\=": "&&061;", "\\{": "&&123;", "\\}": "&&125;",
+            "\\~": "&&126;", "\\n": "&&010"}
+_PRE = re.compile("|".join(re.escape(k) for k in _ESCAPED))
+_POST = {v: k[1] if k != "\\n" else "\n" for k, v in _ESCAPED.items()}
+_POST_RE = re.compile("|".join(re.escape(k) for k in _POST))
+_FORMATS = {"moodle": "moodle", "html": "html", "plain": "plain", "markdown": "markdown"}
+_WEIGHT = re.compile(r"%-*([0-9]{1,2})\.?([0-9]*)%")
+_ID = re.compile(r"\[id:((?:\\]|[^\]\x00-\x1f\x7f])+)]")
+_TAGS = re.compile(r"\[tag:((?:\\]|[^\]<>`\x00-\x1f\x7f])*)]")
+_TRUE_FALSE = ("T", "TRUE", "F", "FALSE")
+
+
+def _pre(text: str) -> str:
+    text = text.replace("\\\\", "&&092;")
+    text = _PRE.sub(lambda m: _ESCAPED[m[0]], text)
+    return text.replace("&&092;", "\\")
+
+
+def _post(text: str) -> str:
+    return _POST_RE.sub(lambda m: _POST[m[0]], text)
+
+
+def _php_empty(text: str) -> bool:
+    return text in ("", "0")
+
+
+def _text(text: str, default: str) -> Text:
+    """qformat_gift::parse_text_with_format: a leading `[format]` sets the format."""
+    fmt = default
+    if text.startswith("["):
+        end = text.find("]")
+        # PHP: substr($text, 1, false - 1) when there is no `]`
+        name = text[1:end] if end != -1 else text[1:-1]
+        if name in _FORMATS:
+            fmt = _FORMATS[name]
+            text = text[end + 1:] if end != -1 else text[1:]
+    return Text(php_trim(_post(text)), fmt)
+
+
+def _lines(text: str) -> list[str]:
+    """file(): lines split at LF; a file with CR alone (classic Mac) is split at CR."""
+    first = text.split("\n", 1)[0]
+    if "\r" in first and "\n" not in text:
+        return text.split("\r")
+    return text.split("\n")
+
+
+def _blocks(lines: list[str]):
+    """qformat_default::readquestions: (first line number, trimmed lines) per question; a line
+    that trims to nothing (or to "0": PHP's empty()) ends a question."""
+    block: list[str] = []
+    start = 0
+    for n, line in enumerate(lines, 1):
+        line = php_trim(line)
+        if _php_empty(line):
+            if block:
+                yield start, block
+            block = []
+        else:
+            if not block:
+                start = n
+            block.append(line)
+    if block:
+        yield start, block
+
+
+class _Reader:
+    def __init__(self, builder: Builder, name: str) -> None:
+        self.b = builder
+        self.name = name
+
+    def block(self, start: int, lines: list[str]) -> None:
+        where = f"{self.name}:{start}"
+        comments = "".join(line + "\n" for line in lines if line.startswith("//"))
+        text = php_trim("\n".join(" " if line.startswith("//") else line for line in lines))
+        if not text:
+            return
+        text = _pre(text)
+        if text.startswith("$CATEGORY:"):
+            category = php_trim(text[10:])
+            if "\n" in category:
+                category, rest = category.split("\n", 1)
+                self.b.skip(where, "text after $CATEGORY: in the same block (Moodle reads it as "
+                                   "part of the category name): put a blank line after it")
+                del rest
+            self.b.category(_post(php_trim(category)))
+            return
+        try:
+            question = self.question(where, text, comments)
+        except Skip as exc:
+            self.b.skip(where, str(exc))
+            return
+        self.b.question(question)
+
+    def question(self, where: str, text: str, comments: str) -> Question:
+        name = ""
+        if text.startswith("::"):
+            text = text[2:]
+            end = text.find("::")
+            if end != -1:
+                name = php_trim(_post(text[:end]))
+                text = php_trim(text[end + 2:])
+        start, finish = text.find("{"), text.find("}")
+        if start == -1 and finish == -1:
+            raise Skip("description (text with no answers) is not a question the model holds")
+        if start == -1 or finish == -1:
+            raise Skip("missing " + ("{" if start == -1 else "}") + " around the answers")
+        if finish < start:
+            raise Skip("} comes before { (escape a literal brace as \\} )")
+        answers = php_trim(text[start + 1:finish])
+        if text.endswith("}"):
+            stem_text = text[:start] + text[finish + 1:]
+        else:  # the missing-word format: a blank where the answers were
+            stem_text = text[:start] + "_____" + text[finish + 1:]
+        general = ""
+        gf = answers.rfind("####")
+        if gf != -1:
+            general = answers[gf + 4:]
+            answers = php_trim(answers[:gf])
+        stem = _text(stem_text, "moodle")
+        common = dict(location=where, name=name, stem=stem,
+                      general=_text(general, stem.format), **self.id_and_tags(comments))
+        if answers == "":
+            raise Skip("essay questions are not supported yet")
+        if answers[0] == "#":
+            raise Skip("numerical questions are not supported yet")
+        if "~" in answers:
+            return Question(qtype="multichoice", **common,
+                            **self.multichoice(answers, stem.format))
+        if "=" in answers and "->" in answers:
+            raise Skip("matching questions are not supported yet")
+        check = answers
+        if answers.find("#") > 0:
+            check = php_trim(answers[:answers.find("#")])
+        if check not in _TRUE_FALSE:
+            raise Skip("short-answer questions are not supported yet")
+        return Question(qtype="truefalse", **common, answers=self.truefalse(answers, stem.format))
+
+    @staticmethod
+    def id_and_tags(comments: str) -> dict:
+        """qformat_gift::extract_idnumber_and_tags_from_comment."""
+        m = _ID.search(comments)
+        idnumber = php_trim(m[1]).replace("\\]", "]") if m else ""
+        tags = [php_trim(t).replace("\\]", "]") for t in _TAGS.findall(comments)]
+        return {"idnumber": idnumber, "tags": tags}
+
+    @staticmethod
+    def multichoice(answers: str, fmt: str) -> dict:
+        single = "=" in answers
+        parts = answers.replace("=", "~=").split("~")
+        parts[0] = php_trim(parts[0])
+        if _php_empty(parts[0]):
+            parts.pop(0)
+        if len(parts) < 2:
+            raise Skip("a multiple-choice question needs at least two answers")
+        out = []
+        for part in parts:
+            part = php_trim(part)
+            if part.startswith("="):
+                weight, part = 1.0, part[1:]
+            elif _WEIGHT.match(part):
+                body = part[1:]
+                end = body.find("%")
+                raw, part = body[:end], body[end + 1:]
+                try:
+                    weight = float(raw) / 100
+                except ValueError:
+                    raise Skip(f"answer weight %{raw}% is not a number") from None
+            else:
+                weight = 0.0
+            bits = part.split("#", 1)
+            feedback = _text(php_trim(bits[1]), fmt) if len(bits) > 1 else Text("", fmt)
+            out.append(Answer(_text(php_trim(bits[0]), fmt), weight, feedback))
+        return {"answers": out, "single": single}
+
+    @staticmethod
+    def truefalse(answers: str, fmt: str) -> list[Answer]:
+        """`{TRUE#feedback if wrong#feedback if right}` (qformat_gift::split_truefalse_comment)."""
+        bits = answers.split("#", 2)
+        word = _text(php_trim(bits[0]), fmt).text
+        wrong = _text(php_trim(bits[1]), fmt) if len(bits) > 1 else Text("", fmt)
+        right = _text(php_trim(bits[2]), fmt) if len(bits) > 2 else Text("", fmt)
+        if word in ("T", "TRUE"):
+            return [Answer(Text("true"), 1.0, right), Answer(Text("false"), 0.0, wrong)]
+        return [Answer(Text("true"), 0.0, wrong), Answer(Text("false"), 1.0, right)]
+
+
+def read(data: bytes, name: str, lang: str | None) -> ImportResult:
+    """A GIFT file -> items (multiple choice and true/false); other questions are skipped."""
+    check_size(data, name)
+    text = decode_utf8(data, name)
+    builder = Builder(name, lang)
+    reader = _Reader(builder, name)
+    for start, lines in _blocks(_lines(text)):
+        reader.block(start, lines)
+    return builder.finish()
+
+
+__all__ = ["read"]
