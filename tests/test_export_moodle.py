@@ -15,10 +15,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SEED_BANK
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from lxml import html as lxml_html
+
+from conftest import ROOT, SEED_BANK
+from dpassess.export import EXPORTERS, Collection
+from dpassess.loader import load_banks
+from dpassess.model import Content, Item, ItemType, Option
+from dpassess.render import to_html, to_inline_html, to_plain
 from strategies import LANGS, items
 from test_export_moodle_oracle import (
     GRADES,
@@ -27,11 +32,6 @@ from test_export_moodle_oracle import (
     nearest_grade,
     read_xml,
 )
-
-from dpassess.export import EXPORTERS, Collection
-from dpassess.loader import load_banks
-from dpassess.model import Content, Item, ItemType, Option
-from dpassess.render import to_html, to_inline_html, to_plain
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = bool(os.environ.get("DPASSESS_REGEN_GOLDEN"))

@@ -33,9 +33,10 @@ def escape(text: str) -> str:
 
 
 def rich(html: str) -> str:
-    """An answer or feedback text. It inherits the question's `[html]` format unless it starts
-    with `[` (Moodle would read `[markdown]…` as a format), so then it says `[html]` itself."""
-    return ("[html]" if html.startswith("[") else "") + escape(html)
+    """An answer or feedback text. It inherits the question's `[html]` format, but says `[html]`
+    itself when it starts with `[` (Moodle would read `[markdown]…` as a format) or `%` (Moodle
+    would read `~%50% off` as a 50% grade)."""
+    return ("[html]" if html[:1] in ("[", "%") else "") + escape(html)
 
 
 class _Writer:
