@@ -10,9 +10,11 @@ Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xm
 
 from __future__ import annotations
 
+import copy
 import posixpath
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -54,7 +56,6 @@ _Q = f"{{{QTI_NS}}}"
 _C = f"{{{CP_NS}}}"
 _L = f"{{{LOM_NS}}}"
 _M = f"{{{QTIM_NS}}}"
-_NO_INDENT = frozenset({_Q + "div", _Q + "simpleChoice", _Q + "modalFeedback"})
 
 
 def export(collection: Collection, lang: str) -> ExportResult:
@@ -130,6 +131,7 @@ class _ItemBuilder:
     def flow(self, parent: etree._Element, field: str, html: str) -> None:
         notes: set[str] = set()
         append_flow(parent, html, notes)
+        _keep_as_is(parent)
         for note in sorted(notes):
             self.warn(field, note)
 
@@ -190,35 +192,13 @@ class _ItemBuilder:
         rp = _sub(root, _Q + "responseProcessing")
         if content.explanation:
             _add_feedback(rp, EXPLANATION_ID)
-        cond = _sub(rp, _Q + "responseCondition")
-        if multiple:
-            when = _sub(cond, _Q + "responseIf")
-            _sub(_sub(when, _Q + "isNull"), _Q + "variable", {"identifier": "RESPONSE"})
-            _set_score(when, "0")
-            other = _sub(_sub(cond, _Q + "responseElse"), _Q + "setOutcomeValue",
-                         {"identifier": "SCORE"})
-            _sub(other, _Q + "mapResponse", {"identifier": "RESPONSE"})
-        else:
-            when = _sub(cond, _Q + "responseIf")
-            match = _sub(when, _Q + "match")
-            _sub(match, _Q + "variable", {"identifier": "RESPONSE"})
-            _sub(match, _Q + "correct", {"identifier": "RESPONSE"})
-            _set_score(when, points)
-            _set_score(_sub(cond, _Q + "responseElse"), "0")
+        rp.append(_scoring_rule(multiple, points))
         feedback_ids: dict[str, str] = {}
         for n, option in enumerate(item.options, 1):
             if content.feedback.get(option.id):
                 feedback_ids[option.id] = fid = f"FB{n}"
-                when = _sub(_sub(rp, _Q + "responseCondition"), _Q + "responseIf")
-                if multiple:
-                    test = _sub(when, _Q + "member")
-                    _sub(test, _Q + "baseValue", {"baseType": "identifier"}, option.id)
-                    _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
-                else:
-                    test = _sub(when, _Q + "match")
-                    _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
-                    _sub(test, _Q + "baseValue", {"baseType": "identifier"}, option.id)
-                _add_feedback(when, fid)
+                rule = _feedback_rule(multiple, option.id, fid)
+                rp.append(rule)
 
         # feedback: per option, then the explanation
         for oid, fid in feedback_ids.items():
@@ -265,11 +245,60 @@ class _ItemBuilder:
 
     @staticmethod
     def _modal(root: etree._Element, identifier: str) -> etree._Element:
-        return _sub(root, _Q + "modalFeedback", {
-            "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"})
+        return _keep_as_is(_sub(root, _Q + "modalFeedback", {
+            "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"}))
 
 
 _REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@lru_cache(maxsize=64)
+def _scoring_prototype(multiple: bool, points: str) -> etree._Element:
+    cond = etree.Element(_Q + "responseCondition", nsmap={None: QTI_NS})
+    if multiple:  # the rules of the map_response template
+        when = _sub(cond, _Q + "responseIf")
+        _sub(_sub(when, _Q + "isNull"), _Q + "variable", {"identifier": "RESPONSE"})
+        _set_score(when, "0")
+        other = _sub(_sub(cond, _Q + "responseElse"), _Q + "setOutcomeValue",
+                     {"identifier": "SCORE"})
+        _sub(other, _Q + "mapResponse", {"identifier": "RESPONSE"})
+    else:  # the rules of the match_correct template, scaled to the item's points
+        when = _sub(cond, _Q + "responseIf")
+        match = _sub(when, _Q + "match")
+        _sub(match, _Q + "variable", {"identifier": "RESPONSE"})
+        _sub(match, _Q + "correct", {"identifier": "RESPONSE"})
+        _set_score(when, points)
+        _set_score(_sub(cond, _Q + "responseElse"), "0")
+    return cond
+
+
+def _scoring_rule(multiple: bool, points: str) -> etree._Element:
+    return copy.deepcopy(_scoring_prototype(multiple, points))
+
+
+@lru_cache(maxsize=2)
+def _feedback_prototype(multiple: bool) -> etree._Element:
+    cond = etree.Element(_Q + "responseCondition", nsmap={None: QTI_NS})
+    when = _sub(cond, _Q + "responseIf")
+    if multiple:  # the option is among the chosen ones
+        test = _sub(when, _Q + "member")
+        _sub(test, _Q + "baseValue", {"baseType": "identifier"})
+        _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
+    else:  # the option is the chosen one
+        test = _sub(when, _Q + "match")
+        _sub(test, _Q + "variable", {"identifier": "RESPONSE"})
+        _sub(test, _Q + "baseValue", {"baseType": "identifier"})
+    _add_feedback(when, "")
+    return cond
+
+
+def _feedback_rule(multiple: bool, option_id: str, feedback_id: str) -> etree._Element:
+    """If `option_id` is chosen: FEEDBACK := FEEDBACK + {feedback_id}. Copied from a prototype:
+    lxml copies a subtree faster than it builds one element by element."""
+    rule = copy.deepcopy(_feedback_prototype(multiple))
+    option, feedback = rule.iter(_Q + "baseValue")
+    option.text, feedback.text = option_id, feedback_id
+    return rule
 
 
 def _set_score(parent: etree._Element, value: str) -> None:
@@ -407,17 +436,15 @@ def _lom_vocab(parent: etree._Element, name: str, value: str) -> None:
 
 
 def _xml(root: etree._Element) -> bytes:
-    _indent(root, "\n")
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8") + b"\n"
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def _indent(el: etree._Element, pad: str) -> None:
-    """Indent element-only structure; never inside content (where whitespace would show)."""
-    if len(el) == 0 or el.tag in _NO_INDENT:
-        return
-    inner = pad + "  "
-    el.text = inner
-    for child in el:
-        _indent(child, inner)
-        child.tail = inner
-    el[-1].tail = pad
+def _keep_as_is(el: etree._Element) -> etree._Element:
+    """Keep pretty-printing out of `el`'s content, where added whitespace would show.
+
+    libxml2 indents only inside elements without text children, and not at all below one that
+    has some; an empty text node marks `el` so without adding a character to the output.
+    """
+    if el.text is None:
+        el.text = ""
+    return el

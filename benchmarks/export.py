@@ -1,0 +1,91 @@
+"""Export speed of every registered format on a 10,000-item bilingual bank, against a baseline.
+
+    .venv/bin/python benchmarks/export.py [N] [--repeat R]
+
+Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
+baseline, timed in the same run on the same items, is the floor any XML exporter pays: lxml
+building one bare element per text field of each item (no rendering, no structure) and
+serialising it. Each format is timed best-of-R with the Markdown cache cleared first, so no
+format profits from another's rendering. A format whose module does not import yet is skipped.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lxml import etree
+
+sys.path.insert(0, str(Path(__file__).parent))
+import synth
+from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.model import Item
+from dpassess.render import clear_cache
+
+
+def make_items(n: int, seed: int = 1) -> list[Item]:
+    rng = random.Random(seed)
+    return [Item.model_validate(synth.item_data(k, rng)) for k in range(n)]
+
+
+def baseline(items: list[Item], lang: str) -> int:
+    """Bare trees: one element per text field, serialised; returns the bytes written."""
+    size = 0
+    for it in items:
+        c = it.text[lang]
+        root = etree.Element("item", id=it.id)
+        etree.SubElement(root, "stem").text = c.stem
+        for oid in it.option_ids:
+            etree.SubElement(root, "option", id=oid).text = it.option_text(lang, oid)
+        for oid, fb in c.feedback.items():
+            etree.SubElement(root, "feedback", id=oid).text = fb
+        if c.explanation:
+            etree.SubElement(root, "explanation").text = c.explanation
+        size += len(etree.tostring(root, encoding="UTF-8"))
+    return size
+
+
+def best(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        clear_cache()
+        gc.collect()
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def main(argv: list[str]) -> int:
+    args = [a for a in argv if not a.startswith("--")]
+    n = int(args[0]) if args else 10_000
+    repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
+    t = time.perf_counter()
+    items = make_items(n)
+    collection = Collection(id="synthetic", title={"id": "Bank sintetis", "en": "Synthetic bank"},
+                            languages=("id", "en"), items=items, category="synthetic")
+    print(f"{n} bilingual items generated in {time.perf_counter() - t:.2f} s; best of {repeat}")
+
+    base, size = best(lambda: baseline(items, "en"), repeat)
+    print(f"{'baseline (lxml bare trees)':34} {base:7.2f} s {n / base:9.0f} items/s"
+          f"  1.00x  {size / 1e6:6.1f} MB")
+    for fmt in EXPORTERS:
+        try:
+            exp = EXPORTERS[fmt]
+        except ImportError as exc:
+            print(f"{fmt:34} skipped: {exc}")
+            continue
+        for lang in ("en", *([MULTI] if exp.multi else [])):
+            secs, result = best(lambda exp=exp, lang=lang: exp.export(collection, lang), repeat)
+            print(f"{fmt + ' --lang ' + lang:34} {secs:7.2f} s {n / secs:9.0f} items/s"
+                  f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
+                  f"  ({len(result.warnings)} warnings)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
