@@ -1,1 +1,63 @@
-"""CLI commands for lint (registered on import)."""
+"""`dpassess lint`: every finding of every bank at once, as text, JSON, SARIF or GitHub annotations.
+
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or load errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..errors import BankLoadError, UsageError
+from ..io import atomic_write
+from ..loader import load_banks
+from ._app import app, err, report_load_error
+
+
+@app.command()
+def lint(
+    paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks (default: items)."),  # noqa: B008
+    fmt: str = typer.Option("text", "--format", "-f", help="Output format: text, json, sarif, github."),
+    select: list[str] = typer.Option(  # noqa: B008
+        None, "--select", help="Rules to run: codes (WR001), families (WR) or names, comma-separated; "
+        "replaces the configured selection.",
+    ),
+    ignore: list[str] = typer.Option(  # noqa: B008
+        None, "--ignore", help="Rules to skip (codes, families or names), added to the configured ones.",
+    ),
+    fail_on: str = typer.Option(
+        None, "--fail-on", help="Exit 1 on findings at or above this severity: error or warning "
+        "(default: warning, or the configured fail-on).", show_default=False,
+    ),
+    config: Path = typer.Option(  # noqa: B008
+        None, "--config", help="A pyproject.toml or dpassess.toml (default: the nearest one above "
+        "the first path).",
+    ),
+    output: Path = typer.Option(  # noqa: B008
+        None, "--output", "-o", help="Write the report to this file (atomically) instead of stdout.",
+    ),
+) -> None:
+    """Check banks for item-writing flaws, translation problems, bank-wide cues and LMS traps."""
+    from ..lint import FORMATS, failing, format_findings, lint_banks, load_config
+
+    try:
+        if fmt not in FORMATS:
+            raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+        targets = paths or [Path("items")]
+        settings = load_config(targets[0], config).override(select, ignore, fail_on)
+        banks = load_banks(targets)
+        findings = lint_banks(banks, settings)
+        report = format_findings(findings, fmt)
+        if output is not None:
+            atomic_write(output, report.encode("utf-8"))
+        else:
+            typer.echo(report, nl=False)
+    except BankLoadError as exc:
+        report_load_error(exc)
+        raise typer.Exit(2) from None
+    except UsageError as exc:
+        err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    if failing(findings, settings.fail_on):
+        raise typer.Exit(1)

@@ -71,6 +71,7 @@ class ItemContext:
         self.bank = bank
         self.config = bank.config
         self._views: dict[str, LangView] = {}
+        self._maps: dict[str, dict[Loc, str]] = {}
 
     @property
     def choice(self) -> bool:
@@ -108,3 +109,40 @@ class ItemContext:
     def all_fields(self) -> Iterator[tuple[Loc, str]]:
         for lang in self.item.text:
             yield from self.fields(lang)
+
+    def field_map(self, lang: str) -> dict[Loc, str]:
+        """Text fields of one language keyed by their path below the language (`("stem",)`)."""
+        m = self._maps.get(lang)
+        if m is None:
+            m = self._maps[lang] = {loc[2:]: text for loc, text in self.fields(lang)}
+        return m
+
+    @cached_property
+    def reference(self) -> str | None:
+        """The language translations are compared with: the bank's default, else the first."""
+        if not self.item.text:
+            return None
+        d = self.bank.default_language
+        return d if d in self.item.text else next(iter(self.item.text))
+
+    @cached_property
+    def pairs(self) -> list[tuple[str, str, Loc, str, str]]:
+        """(reference language, language, field, reference text, text) for shared fields."""
+        ref = self.reference
+        if ref is None:
+            return []
+        ref_fields = self.field_map(ref)
+        out = []
+        for lang in self.item.text:
+            if lang == ref:
+                continue
+            for sub, text in self.field_map(lang).items():
+                other = ref_fields.get(sub)
+                if other is not None:
+                    out.append((ref, lang, sub, other, text))
+        return out
+
+    @cached_property
+    def joined(self) -> str:
+        """Every text field of every language, one per line: one scan tells if a rule can skip."""
+        return "\n".join(text for _, text in self.all_fields())

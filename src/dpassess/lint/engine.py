@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model import Bank
-from ..positions import locate
 from .config import LintConfig
 from .context import BankContext
 from .registry import Hit, Loc, Rule, Severity
+from .where import Locator
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def field_path(loc: Loc) -> str:
     return out
 
 
-def _finding(rule: Rule, path: str, hit: Hit) -> Finding:
+def _finding(rule: Rule, path: str, hit: Hit, locate: Locator) -> Finding:
     line, col = locate(path, hit.loc)
     return Finding(
         rule.code, rule.name, rule.severity, path, line, col, field_path(hit.loc),
@@ -67,6 +67,7 @@ def lint_banks(banks: Iterable[Bank], config: LintConfig | None = None) -> list[
     meta_rules = [r for r in rules if r.scope == "suppression"]
     ran = {r.code for r in rules if r.scope != "suppression"}
     out: list[Finding] = []
+    locate = Locator()
     for bank in banks:
         bctx = BankContext(bank, config)
         contexts = list(bctx.items())
@@ -79,22 +80,22 @@ def lint_banks(banks: Iterable[Bank], config: LintConfig | None = None) -> list[
                     if r.code in off:
                         hit_codes.add(r.code)
                     else:
-                        out.append(_finding(r, ctx.path, hit))
+                        out.append(_finding(r, ctx.path, hit, locate))
         for r in bank_rules:
             for hit in _run(r, bctx):
                 if hit.item_id is not None and hit.item_id in used:
                     if r.code in suppressed[hit.item_id]:
                         used[hit.item_id].add(r.code)
                         continue
-                    out.append(_finding(r, bank.path_of(hit.item_id), hit))
+                    out.append(_finding(r, bank.path_of(hit.item_id), hit, locate))
                 else:
-                    out.append(_finding(r, bank.config_path or bank.root, hit))
+                    out.append(_finding(r, bank.config_path or bank.root, hit, locate))
         for ctx in contexts:
             if not ctx.item.suppress:
                 continue
             for r in meta_rules:
                 for hit in _run(r, ctx, used[ctx.item.id], ran):
-                    out.append(_finding(r, ctx.path, hit))
+                    out.append(_finding(r, ctx.path, hit, locate))
     out.sort(key=lambda f: f.sort_key)
     return out
 

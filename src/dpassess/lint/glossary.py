@@ -22,10 +22,11 @@ def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> re
     groups.sort(key=lambda g: -max(len(f) for f in g[1]))
     parts = []
     for i, forms in groups:
-        alts = sorted(set(forms), key=lambda f: (-len(f), f))
+        alts = sorted({f.lower() for f in forms}, key=lambda f: (-len(f), f))
         body = "|".join(r"[\s-]+".join(map(re.escape, f.split())) for f in alts)
         parts.append(f"(?P<t{i}>{body})")
-    return re.compile(rf"(?<![\w])(?:{'|'.join(parts)}){suffix}(?![\w])", re.I)
+    # Compiled case-sensitive and matched against lower-cased text: twice as fast as re.I.
+    return re.compile(rf"(?<![\w])(?:{'|'.join(parts)}){suffix}(?![\w])")
 
 
 class Glossary:
@@ -66,14 +67,14 @@ class Glossary:
         pat = self._source
         if pat is None:
             return frozenset()
-        return self._cached("u", "", text, lambda: frozenset(_indices(pat, text)))  # type: ignore[return-value]
+        return self._cached("u", "", text, lambda: frozenset(_indices(pat, text.lower())))  # type: ignore[return-value]
 
     def accepted(self, text: str, lang: str) -> frozenset[int]:
         """Indices of the terms `text` (in `lang`) renders in an accepted form."""
         pat = self._accepted.get(lang)
         if pat is None:
             return frozenset()
-        return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text)))  # type: ignore[return-value]
+        return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text.lower())))  # type: ignore[return-value]
 
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
         """(term index, matched text) for each declared wrong rendering in `text`."""
@@ -82,15 +83,38 @@ class Glossary:
             return []
         return self._cached(  # type: ignore[return-value]
             "w", lang, text,
-            lambda: [(int(m.lastgroup[1:]), m.group(0)) for m in pat.finditer(text) if m.lastgroup],
+            lambda: [
+                (int(m.lastgroup[1:]), m.group(0)) for m in pat.finditer(text.lower()) if m.lastgroup
+            ],
         )
+
+    def any_wrong(self, text: str, lang: str) -> bool:
+        """Whether `text` holds any declared wrong rendering (no memo: for whole items)."""
+        pat = self._wrong.get(lang)
+        return pat is not None and pat.search(text.lower()) is not None
 
     def mask(self, text: str, lang: str) -> str:
         """`text` with every accepted glossary term blanked (a term is not its words)."""
         pat = self._accepted.get(lang)
         if pat is None:
             return text
-        return self._cached("m", lang, text, lambda: pat.sub(" ", text))  # type: ignore[return-value]
+        return self._cached("m", lang, text, lambda: _blank(pat, text))  # type: ignore[return-value]
+
+
+def _blank(pat: re.Pattern[str], text: str) -> str:
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer: keep offsets simple
+        return pat.sub(" ", low)
+    spans = [m.span() for m in pat.finditer(low)]
+    if not spans:
+        return text
+    out, last = [], 0
+    for a, b in spans:
+        out.append(text[last:a])
+        out.append(" ")
+        last = b
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _indices(pat: re.Pattern[str], text: str) -> list[int]:

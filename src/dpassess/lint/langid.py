@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from .words import STOPWORDS
+
 
 @lru_cache(maxsize=8)
 def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
@@ -33,6 +35,25 @@ class LanguageGuesser:
         # `pt-BR` -> `pt`: the model knows base languages.
         self._langs = tuple(sorted({lang.split("-")[0] for lang in languages}))
         self._memo: dict[str, tuple[str | None, float]] = {}
+        # Function words only one of the bank's languages has, for the screen.
+        self._own: dict[str, frozenset[str]] = {}
+        self._others: dict[str, frozenset[str]] = {}
+        for lang in self._langs:
+            mine = STOPWORDS.get(lang, frozenset())
+            rest = frozenset().union(*(STOPWORDS.get(x, frozenset()) for x in self._langs if x != lang))
+            self._own[lang] = mine - rest
+            self._others[lang] = rest - mine
+
+    def screen(self, ws: tuple[str, ...], lang: str) -> bool:
+        """True when the function words settle that `ws` is in `lang`: at least one of its own
+        and three times as many as of the bank's other languages. The screen only accepts;
+        everything else goes to the classifier."""
+        own = self._own.get(self.base(lang))
+        if not own:
+            return False
+        s = set(ws)
+        mine = len(s & own)
+        return mine >= 1 and mine >= 3 * len(s & self._others[self.base(lang)])
 
     @staticmethod
     def base(lang: str) -> str:

@@ -19,7 +19,7 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _SPACE = re.compile(r"\s+")
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 18)
 def plain(source: str) -> str:
     """Visible text of a Markdown string: code spans keep their content, markup goes."""
     if not any(c in source for c in "`$\\[<*_#>-+0123456789"):
@@ -40,7 +40,7 @@ def without_code(source: str) -> str:
     return _LINK.sub(r"\1", text)
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 18)
 def words(text: str) -> tuple[str, ...]:
     """Lower-case words of a plain string (hyphenated words stay whole: `all-reduce`)."""
     return tuple(w.lower() for w in _WORD.findall(text))
@@ -55,6 +55,7 @@ def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re
     return re.compile(rf"(?<![\w-])(?:{body}){suffix}(?![\w])", re.I)
 
 
+@lru_cache(maxsize=1 << 16)
 def norm(text: str) -> str:
     """A comparison key: case-folded words only."""
     return " ".join(words(plain(text)))

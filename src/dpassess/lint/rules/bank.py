@@ -15,6 +15,8 @@ from ..words import STOPWORDS
 from .writing import absolute_terms, key_length_cue
 
 ALPHA = 0.01
+#: Longest cycle looked for: longer ones are not something test takers can learn.
+MAX_PERIOD = 8
 
 
 def _choice_items(bctx: BankContext) -> list[ItemContext]:
@@ -233,7 +235,7 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
         what = "repeats one position" if d == 0 else f"advances by {d} position(s)"
         found.append((p, f"the key {what} from item to item in {c} of {len(steps)} steps"))
     # repeating period
-    periods = range(2, n // 2 + 1)
+    periods = range(2, min(n // 2, MAX_PERIOD) + 1)
     for per in periods:
         pairs = [(pos[i], pos[i + per]) for i in range(n - per) if ks[i] == ks[i + per]]
         if len(pairs) < 4:

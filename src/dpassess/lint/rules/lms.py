@@ -39,6 +39,8 @@ def astral_character(ctx: ItemContext) -> Iterator[Hit]:
     stem: What is the gradient of $x^T A x$?
     ```
     """
+    if not _ASTRAL.search(ctx.joined):
+        return
     for loc, text in ctx.all_fields():
         m = _ASTRAL.search(text)
         if m:
@@ -165,6 +167,8 @@ def html_eaten(ctx: ItemContext) -> Iterator[Hit]:
     stem: What does `Vec<f32>` hold when a \\< b and c \\> d?
     ```
     """
+    if "<" not in ctx.joined:
+        return
     for loc, text in ctx.all_fields():
         if "<" not in text:
             continue
@@ -202,6 +206,9 @@ def unsafe_html(ctx: ItemContext) -> Iterator[Hit]:
     stem: See [the NCCL documentation](https://docs.nvidia.com/deeplearning/nccl/)
     ```
     """
+    j = ctx.joined.lower()
+    if "<" not in j and "script" not in j and "data:" not in j:
+        return
     for loc, text in ctx.all_fields():
         lowered = text.lower()
         if "<" not in text and "script" not in lowered and "data:" not in lowered:

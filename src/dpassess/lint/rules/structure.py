@@ -211,11 +211,13 @@ def near_duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     for v in ctx.views():
-        keys = [(oid, norm(t)) for oid, t in v.options.items()]
-        for i, (a, ka) in enumerate(keys):
-            for b, kb in keys[i + 1:]:
+        keys = [(oid, norm(t), set(norm(t).split())) for oid, t in v.options.items()]
+        for i, (a, ka, wa) in enumerate(keys):
+            for b, kb, wb in keys[i + 1:]:
                 if not ka or not kb or ka == kb:
                     continue  # empty or identical: other rules
+                if len(wa & wb) < 0.6 * len(wa | wb):
+                    continue  # too few shared words to be near-identical
                 if sorted(ka.split()) == sorted(kb.split()) or (
                     min(len(ka), len(kb)) >= 10 and _similar(ka, kb)
                 ):
@@ -251,7 +253,7 @@ def empty_field(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     for loc, text in ctx.all_fields():
-        if not text.strip():
+        if not text or text.isspace():
             yield Hit(loc, f"{_name(loc)} is empty")
 
 
@@ -313,6 +315,7 @@ def _letter_patterns() -> dict[str, re.Pattern[str]]:
 
 
 _LETTERS = _letter_patterns()
+_LONE_CAPITAL = re.compile(r"\b[A-F]\b")
 
 
 @rule(
@@ -340,10 +343,12 @@ def letter_reference(ctx: ItemContext) -> Iterator[Hit]:
       d: Both the ring and the tree algorithm
     ```
     """
+    if not _LONE_CAPITAL.search(ctx.joined):
+        return
     symbols = set(ctx.item.symbols)
     for lang in ctx.item.text:
         pat = _LETTERS.get(lang.split("-")[0])
-        if pat is None:
+        if pat is None or not pat.search(ctx.joined):
             continue
         for loc, text in ctx.fields(lang):
             if loc[2] in ("title", "stem"):

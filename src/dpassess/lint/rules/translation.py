@@ -13,31 +13,11 @@ from ..text import _CODE, _IMG, _MATH, plain, quote, without_code, words
 
 
 def _fields(ctx: ItemContext, lang: str) -> dict[Loc, str]:
-    """Text fields of one language keyed by their path below the language."""
-    return {loc[2:]: text for loc, text in ctx.fields(lang)}
+    return ctx.field_map(lang)
 
 
-def _reference(ctx: ItemContext) -> str | None:
-    """The language translations are compared with: the bank's default, else the first."""
-    langs = list(ctx.item.text)
-    if not langs:
-        return None
-    d = ctx.bank.default_language
-    return d if d in ctx.item.text else langs[0]
-
-
-def _pairs(ctx: ItemContext) -> Iterator[tuple[str, str, Loc, str, str]]:
-    """(reference language, language, field, reference text, text) for shared fields."""
-    ref = _reference(ctx)
-    if ref is None:
-        return
-    ref_fields = _fields(ctx, ref)
-    for lang in ctx.item.text:
-        if lang == ref:
-            continue
-        for sub, text in _fields(ctx, lang).items():
-            if sub in ref_fields:
-                yield ref, lang, sub, ref_fields[sub], text
+def _pairs(ctx: ItemContext) -> list[tuple[str, str, Loc, str, str]]:
+    return ctx.pairs
 
 
 def _label(sub: Loc) -> str:
@@ -117,6 +97,8 @@ def numbers_differ(ctx: ItemContext) -> Iterator[Hit]:
     id: {stem: Dengan 8 GPU dan batch 32 ...}
     ```
     """
+    if not _DIGITS.search(ctx.joined):
+        return
     for ref, lang, sub, a, b in _pairs(ctx):
         na, nb = set(_DIGITS.findall(a)), set(_DIGITS.findall(b))
         if na != nb:
@@ -135,7 +117,6 @@ def _markup(text: str) -> dict[str, set[str]]:
     }
 
 
-@lru_cache(maxsize=1 << 16)
 def _has_markup(text: str) -> bool:
     return "`" in text or "$" in text or "\\(" in text or "![" in text
 
@@ -165,6 +146,8 @@ def markup_differs(ctx: ItemContext) -> Iterator[Hit]:
     id: {stem: Apa yang dilewati oleh `no_sync()`?}
     ```
     """
+    if not _has_markup(ctx.joined):
+        return
     for ref, lang, sub, a, b in _pairs(ctx):
         if not (_has_markup(a) or _has_markup(b)):
             continue
@@ -304,7 +287,7 @@ def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     g = ctx.bank.glossary
-    if not g:
+    if not g or not any(g.any_wrong(ctx.joined, lang) for lang in ctx.item.text):
         return
     src = _fields(ctx, g.language) if g.language in ctx.item.text else {}
     for lang in ctx.item.text:
@@ -327,6 +310,8 @@ def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
 
 
 MIN_WORDS = 3
+#: Words given to the classifier: its cost grows with the text, its accuracy stops growing.
+MAX_PROBE = 24
 CONFIDENCE = 0.8
 
 
@@ -338,7 +323,7 @@ def _identifiable(ctx: ItemContext, lang: str, text: str) -> str | None:
     if ctx.item.symbols:
         syms = {s.lower() for s in ctx.item.symbols}
         ws = [w for w in ws if w not in syms]
-    return " ".join(ws) if len(ws) >= MIN_WORDS else None
+    return " ".join(ws[:MAX_PROBE]) if len(ws) >= MIN_WORDS else None
 
 
 @rule(
@@ -372,6 +357,9 @@ def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
         base = guesser.base(lang)
         checked = False
         for loc, text in ctx.fields(lang):
+            raw = words(text)
+            if len(raw) < MIN_WORDS or guesser.screen(raw, lang):
+                continue  # too short, or its function words settle it (see docs/lint.md)
             probe = _identifiable(ctx, lang, text)
             if probe is None:
                 continue
@@ -444,6 +432,9 @@ def length_ratio(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     for ref, lang, sub, a, b in _pairs(ctx):
+        la, lb = len(a), len(b)
+        if la >= MIN_CHARS and lb >= MIN_CHARS and 1 / RATIO <= lb / la <= RATIO:
+            continue
         la, lb = len(plain(a)), len(plain(b))
         if min(la, lb) < MIN_CHARS and max(la, lb) < MIN_CHARS * RATIO:
             continue
