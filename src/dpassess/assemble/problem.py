@@ -1,0 +1,239 @@
+"""A blueprint file plus its bank -> a `Problem`: eligible items, cells, anchors, enemies as indices.
+
+Every name the blueprint uses (topics, tags, item ids, the bank path) is checked against the bank
+here; each problem becomes a `Diagnostic` at the blueprint line that holds the name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import BankLoadError, Diagnostic, DpassessError
+from ..loader import BANK_FILE, diagnostics_from, load_bank, read_yaml
+from ..model import Bank, Item
+from ..positions import locate
+from .blueprint import Blueprint, Cell
+
+#: Solver arithmetic is integral: p values and points are scaled by this factor.
+SCALE = 1000
+
+Loc = tuple[str | int, ...]
+
+
+class BlueprintError(DpassessError):
+    """The blueprint is unusable (bad field, unknown name, more forms than the bank can fill)."""
+
+    exit_code = 2
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = sorted(diagnostics, key=lambda d: (d.path, d.line, d.col, d.field))
+        n = len(self.diagnostics)
+        super().__init__(f"{n} error{'s' if n != 1 else ''} in the blueprint")
+
+    def __str__(self) -> str:
+        return "\n".join(str(d) for d in self.diagnostics)
+
+
+@dataclass
+class CellSet:
+    """One blueprint cell resolved: which eligible items (by index) it counts."""
+
+    index: int
+    cell: Cell
+    members: list[int]
+
+    @property
+    def label(self) -> str:
+        return self.cell.label
+
+
+@dataclass
+class Problem:
+    """Everything the solver needs, as plain indices and integers."""
+
+    blueprint: Blueprint
+    path: str
+    bank: Bank
+    items: list[Item]
+    p: list[int]  # expected proportion correct x SCALE
+    points: list[int]  # points x SCALE
+    cells: list[CellSet]
+    anchors: list[int]
+    enemies: list[tuple[int, int]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def forms(self) -> int:
+        return self.blueprint.forms
+
+    def where(self, loc: Loc) -> str:
+        """`path:line` of a blueprint field, for messages."""
+        line, _ = locate(self.path, loc)
+        return f"{self.path}:{line}"
+
+
+def _diag(path: str, loc: Loc, message: str) -> Diagnostic:
+    line, col = locate(path, loc)
+    field_name = ".".join(str(s) if isinstance(s, str) else f"[{s}]" for s in loc).replace(".[", "[")
+    return Diagnostic(path, line, col, field_name, message)
+
+
+def _hint(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def load_blueprint(path: str | os.PathLike[str]) -> Blueprint:
+    """Read and validate a blueprint file; BlueprintError lists every problem with its line."""
+    p = str(path)
+    data, diags = read_yaml(p)
+    if data is None:
+        raise BlueprintError(diags)
+    try:
+        return Blueprint.model_validate(data)
+    except ValidationError as exc:
+        raise BlueprintError(diagnostics_from(exc, p, Blueprint)) from None
+
+
+def bank_path(blueprint: Blueprint, path: str | os.PathLike[str]) -> Path:
+    return (Path(path).parent / blueprint.bank).resolve()
+
+
+def load_problem(
+    path: str | os.PathLike[str], blueprint: Blueprint | None = None, bank: Bank | None = None
+) -> Problem:
+    """Load the blueprint at `path` and its bank, and resolve every name against the bank."""
+    p = str(path)
+    bp = blueprint if blueprint is not None else load_blueprint(p)
+    if bank is None:
+        root = bank_path(bp, p)
+        if not (root / BANK_FILE).is_file():
+            why = "no such folder" if not root.exists() else f"no {BANK_FILE} in it"
+            raise BlueprintError([_diag(p, ("bank",), f"bank {bp.bank!r} not found ({root}: {why})")])
+        try:
+            bank = load_bank(root)
+        except BankLoadError as exc:
+            lead = _diag(p, ("bank",), f"bank {bp.bank!r} has {len(exc.diagnostics)} error(s)")
+            raise BlueprintError([lead, *exc.diagnostics]) from None
+    return resolve(bp, p, bank)
+
+
+def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
+    diags: list[Diagnostic] = []
+    all_ids = [i.id for i in bank]
+
+    def known_item(loc: Loc, item_id: str) -> bool:
+        if item_id in bank:
+            return True
+        diags.append(_diag(path, loc, f"unknown item {item_id!r}{_hint(item_id, all_ids)}"))
+        return False
+
+    for i, a in enumerate(bp.anchors):
+        if known_item(("anchors", i), a) and bank.get(a).status not in bp.statuses:
+            diags.append(_diag(
+                path, ("anchors", i),
+                f"anchor {a!r} has status {bank.get(a).status.value}, which `statuses` excludes",
+            ))
+    for i, x in enumerate(bp.exclude):
+        known_item(("exclude", i), x)
+    for i, pair in enumerate(bp.enemies):
+        for j, x in enumerate(pair):
+            known_item(("enemies", i, j), x)
+
+    excluded = set(bp.exclude)
+    items = [it for it in bank if it.status in bp.statuses and it.id not in excluded]
+    index = {it.id: n for n, it in enumerate(items)}
+    topics = sorted({it.topic for it in bank})
+    tags = sorted({t for it in bank for t in it.tags})
+    cells: list[CellSet] = []
+    for k, cell in enumerate(bp.cells):
+        if cell.topic is not None and not bank.by_topic(cell.topic):
+            diags.append(_diag(
+                path, ("cells", k, "topic"),
+                f"no item has topic {cell.topic!r} or a topic below it{_hint(cell.topic, topics)}",
+            ))
+        for t, tag in enumerate(cell.tags):
+            if tag not in tags:
+                diags.append(_diag(
+                    path, ("cells", k, "tags", t), f"no item has tag {tag!r}{_hint(tag, tags)}"
+                ))
+        members = [n for n, it in enumerate(items) if _matches(cell, it)]
+        cells.append(CellSet(k, cell, members))
+    if diags:
+        raise BlueprintError(diags)
+
+    scale = bp.difficulty_scale
+    p: list[int] = []
+    unrated: list[str] = []
+    for it in items:
+        if it.p_value is not None:
+            value = it.p_value
+        elif it.difficulty is not None:
+            value = getattr(scale, it.difficulty.value)
+        else:
+            value = scale.medium
+            unrated.append(it.id)
+        p.append(round(value * SCALE))
+    warnings = []
+    if unrated and bp.balance is not None:
+        shown = ", ".join(unrated[:5]) + (", ..." if len(unrated) > 5 else "")
+        warnings.append(
+            f"{path}: {len(unrated)} item(s) have neither p_value nor difficulty and count as "
+            f"medium (p = {scale.medium:g}) for the balance: {shown}"
+        )
+    pairs: set[tuple[int, int]] = set()
+    for it in items:
+        for e in it.enemies:
+            if e in index and e != it.id:
+                a, b = index[it.id], index[e]
+                pairs.add((min(a, b), max(a, b)))
+    for a_id, b_id in bp.enemies:
+        if a_id in index and b_id in index:
+            a, b = index[a_id], index[b_id]
+            pairs.add((min(a, b), max(a, b)))
+    return Problem(
+        blueprint=bp,
+        path=path,
+        bank=bank,
+        items=items,
+        p=p,
+        points=[round(it.points * SCALE) for it in items],
+        cells=cells,
+        anchors=[index[a] for a in bp.anchors],
+        enemies=sorted(pairs),
+        warnings=warnings,
+    )
+
+
+def _matches(cell: Cell, item: Item) -> bool:
+    if cell.topic is not None and not (
+        item.topic == cell.topic or item.topic.startswith(cell.topic + "/")
+    ):
+        return False
+    if cell.difficulty is not None and item.difficulty != cell.difficulty:
+        return False
+    if cell.bloom is not None and item.bloom != cell.bloom:
+        return False
+    return all(t in item.tags for t in cell.tags)
+
+
+def restrict(pr: Problem, keep: list[int]) -> Problem:
+    """The same problem over a subset of the eligible items (indices into `pr.items`, sorted)."""
+    new = {old: k for k, old in enumerate(keep)}
+    return Problem(
+        blueprint=pr.blueprint,
+        path=pr.path,
+        bank=pr.bank,
+        items=[pr.items[i] for i in keep],
+        p=[pr.p[i] for i in keep],
+        points=[pr.points[i] for i in keep],
+        cells=[CellSet(c.index, c.cell, [new[i] for i in c.members if i in new]) for c in pr.cells],
+        anchors=[new[a] for a in pr.anchors],
+        enemies=[(new[a], new[b]) for a, b in pr.enemies if a in new and b in new],
+        warnings=pr.warnings,
+    )

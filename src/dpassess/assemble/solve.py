@@ -1,0 +1,513 @@
+"""A `Problem` -> which items go on which form, with OR-Tools CP-SAT; infeasibility explained.
+
+Three steps: (1) a supply/demand check per cell that names shortages in plain words before any
+search; (2) one CP-SAT model (a boolean per form and item); (3) when the solver proves there is no
+solution, a deletion filter over the constraint groups (drop one group at a time; keep it only
+if the rest becomes feasible) that leaves a small set of groups which cannot hold together.
+
+Reproducible by construction: one worker, a fixed `random_seed`, and a *deterministic* time
+limit (CP-SAT's work units, roughly seconds on a current CPU), so a slow or busy machine still
+gets byte-identical forms.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from itertools import combinations
+
+from ortools.sat.python import cp_model
+
+from ..errors import Diagnostic, DpassessError
+from ..positions import locate
+from .problem import SCALE, BlueprintError, Problem, restrict
+
+#: Above this many (non-anchor item x form pair) products, overlap is enforced through a compact
+#: rule (at most `max_overlap` items reused across all forms), which implies the exact one.
+EXACT_OVERLAP_LIMIT = 250_000
+#: Above this many form x item booleans, the solver first tries seeded samples of the bank
+#: (`POOL_FACTORS` times what the forms need), and the whole bank only if those fail.
+POOL_LIMIT = 30_000
+POOL_FACTORS = (2, 4)
+#: Mean difficulties are balanced to this resolution of p: the solver stops once the spread is
+#: proven within it of the best possible (finer differences are noise in any p estimate).
+BALANCE_RESOLUTION = 0.001
+
+
+class Status(StrEnum):
+    optimal = "optimal"  # every constraint met and the balance objective proven best
+    feasible = "feasible"  # every constraint met (objective not proven best, or none asked)
+    infeasible = "infeasible"  # proven: no forms meet the blueprint
+    unknown = "unknown"  # no forms found within the time limit, none proven impossible
+
+
+class Infeasible(DpassessError):
+    """No forms meet the blueprint; `lines` say why in plain words (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, status: Status, lines: list[str]) -> None:
+        self.status = status
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class Selection:
+    """The solver's answer: item indices per form (sorted), with an honest status."""
+
+    status: Status
+    forms: list[list[int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    explanation: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    first_solution: float | None = None
+    spread_bound: float | None = None  # proven lower bound on the mean-difficulty spread
+    overlap_rule: str = "none"  # none | exact | disjoint | compact
+
+
+# --- constraint groups ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    key: str
+    label: str
+
+
+def groups(pr: Problem) -> list[Group]:
+    """The blueprint's constraint groups that apply, each named with its blueprint line."""
+    bp = pr.blueprint
+    out = [Group("items", f"{bp.items} items per form ({pr.where(('items',))})")]
+    for c in pr.cells:
+        out.append(Group(
+            f"cell:{c.index}",
+            f"cell {c.label}: {c.cell.count} per form ({pr.where(('cells', c.index, 'count'))})",
+        ))
+    if bp.points is not None:
+        out.append(Group("points", f"{bp.points} points per form ({pr.where(('points',))})"))
+    if pr.anchors:
+        out.append(Group(
+            "anchors", f"anchors {', '.join(bp.anchors)} on every form ({pr.where(('anchors',))})"
+        ))
+    if bp.max_overlap is not None and bp.forms > 1:
+        out.append(Group(
+            "overlap",
+            f"at most {bp.max_overlap} shared items between two forms "
+            f"({pr.where(('max_overlap',))})",
+        ))
+    if pr.enemies and bp.forms >= 1:
+        where = f"; {pr.where(('enemies',))}" if bp.enemies else ""
+        out.append(Group("enemies", f"{len(pr.enemies)} enemy pairs never on one form "
+                                    f"(the items' `enemies`{where})"))
+    if bp.balance is not None and bp.balance.tolerance is not None and bp.forms > 1:
+        out.append(Group(
+            "balance",
+            f"mean difficulty within {bp.balance.tolerance:g} across forms "
+            f"({pr.where(('balance', 'tolerance'))})",
+        ))
+    return out
+
+
+# --- supply and demand, before any search ---------------------------------------------------
+
+
+def _distinct_needed(per_form: int, forms: int, overlap: int | None) -> int:
+    """Fewest distinct items that give `forms` sets of `per_form` items, any two sharing at most
+    `overlap` (a necessary condition: the first j forms need j*d - C(j,2)*overlap items)."""
+    if per_form <= 0:
+        return 0
+    if overlap is None or forms == 1:
+        return per_form
+    k = min(overlap, per_form)
+    return max(j * per_form - j * (j - 1) // 2 * k for j in range(1, forms + 1))
+
+
+def _overlap_words(pr: Problem) -> str:
+    k = pr.blueprint.max_overlap
+    if k is None or pr.forms == 1:
+        return ""
+    return " with no item shared" if k == 0 else f" with at most {k} shared between two forms"
+
+
+def precheck(pr: Problem) -> list[str]:
+    """Shortages visible without search, in plain words. Raises BlueprintError when the whole
+    bank cannot fill the forms (a usage error on the `forms` line)."""
+    bp = pr.blueprint
+    n_anchor = len(pr.anchors)
+    n_items = len(pr.items)
+    supply = n_items - n_anchor
+    per_form = bp.items.min - n_anchor
+    need = _distinct_needed(per_form, pr.forms, bp.max_overlap)
+    if need > supply:
+        line, col = locate(pr.path, ("forms",))
+        anchors = f" besides {n_anchor} anchor(s)" if n_anchor else ""
+        raise BlueprintError([Diagnostic(
+            pr.path, line, col, "forms",
+            f"more forms than the bank can fill: it has {supply} usable items{anchors}; "
+            f"{pr.forms} form(s) × {per_form} items{_overlap_words(pr)} need at least {need}",
+        )])
+    out: list[str] = []
+    anchor_set = set(pr.anchors)
+    if n_anchor > (bp.items.max or 0):
+        out.append(f"{n_anchor} anchors are on every form, but a form has at most {bp.items.max} "
+                   f"items ({pr.where(('items',))})")
+    for a, b in pr.enemies:
+        if a in anchor_set and b in anchor_set:
+            out.append(f"anchors {pr.items[a].id} and {pr.items[b].id} are enemies, so they "
+                       f"cannot share a form ({pr.where(('anchors',))})")
+    for c in pr.cells:
+        lo, hi = c.cell.count.min, c.cell.count.max
+        where = pr.where(("cells", c.index, "count"))
+        anchors_in = [pr.items[i].id for i in c.members if i in anchor_set]
+        if hi is not None and len(anchors_in) > hi:
+            out.append(f"cell {c.label} allows at most {hi} per form, but the anchors "
+                       f"{', '.join(anchors_in)} fall in it ({where})")
+            continue
+        d = lo - len(anchors_in)
+        free = len(c.members) - len(anchors_in)
+        need = _distinct_needed(d, pr.forms, bp.max_overlap)
+        if need > free:
+            has = f"{len(c.members)} item{'s' if len(c.members) != 1 else ''}"
+            if anchors_in:
+                has += f" ({len(anchors_in)} of them anchors)"
+            asks = f"{lo} per form × {pr.forms} form{'s' if pr.forms != 1 else ''}"
+            out.append(f"cell {c.label}: the bank has {has}, the blueprint asks {asks}"
+                       f"{_overlap_words(pr)}, which needs at least "
+                       f"{need + len(anchors_in)} ({where})")
+    sets = [set(c.members) for c in pr.cells]
+    if sets and all(not (s & t) for s, t in combinations(sets, 2)):
+        lo_sum = sum(c.cell.count.min for c in pr.cells)
+        if bp.items.max is not None and lo_sum > bp.items.max:
+            out.append(f"the cells ask at least {lo_sum} items per form together, but a form has "
+                       f"at most {bp.items.max} ({pr.where(('items',))})")
+        if all(c.cell.count.max is not None for c in pr.cells):
+            outside = n_items - len(set().union(*sets))
+            cap = sum(c.cell.count.max or 0 for c in pr.cells) + outside
+            if cap < bp.items.min:
+                out.append(f"a form needs {bp.items.min} items, but the cells allow at most "
+                           f"{cap - outside} and only {outside} usable items fall in no cell "
+                           f"({pr.where(('items',))})")
+    if bp.points is not None:
+        out += _points_check(pr)
+    return out
+
+
+def _points_check(pr: Problem) -> list[str]:
+    bp = pr.blueprint
+    assert bp.points is not None and bp.items.max is not None
+    anchor_set = set(pr.anchors)
+    base = sum(pr.points[a] for a in pr.anchors)
+    rest = sorted(pr.points[i] for i in range(len(pr.items)) if i not in anchor_set)
+    most = base + sum(rest[len(rest) - max(0, bp.items.max - len(anchor_set)):]) if rest else base
+    least = base + sum(rest[: max(0, bp.items.min - len(anchor_set))])
+    where = pr.where(("points",))
+    out = []
+    if most < round(bp.points.min * SCALE):
+        out.append(f"a form needs at least {bp.points.min:g} points, but its {bp.items.max} "
+                   f"highest-scoring possible items give only {most / SCALE:g} ({where})")
+    if bp.points.max is not None and least > round(bp.points.max * SCALE):
+        out.append(f"a form may have at most {bp.points.max:g} points, but its {bp.items.min} "
+                   f"lowest-scoring possible items already give {least / SCALE:g} ({where})")
+    return out
+
+
+# --- the CP-SAT model ------------------------------------------------------------------------
+
+
+@dataclass
+class _Model:
+    model: cp_model.CpModel
+    x: list[list[cp_model.IntVar]]
+    objective: bool
+    spread_scale: float  # objective units per unit of mean p
+    overlap_rule: str
+
+
+def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Model:
+    """The CP-SAT model of the `enabled` constraint groups (one boolean per form and item)."""
+    bp = pr.blueprint
+    m = cp_model.CpModel()
+    n_forms, n = pr.forms, len(pr.items)
+
+    # Variables are created in a seeded order: CP-SAT's search follows it, so another seed
+    # explores other forms first.
+    order = list(range(n))
+    random.Random(f"{seed}:variables").shuffle(order)
+    x: list[list[cp_model.IntVar]] = [[None] * n for _ in range(n_forms)]  # type: ignore[list-item]
+    for f in range(n_forms):
+        row = x[f]
+        for i in order:
+            row[i] = m.new_bool_var("")
+    Sum = cp_model.LinearExpr.Sum
+    WSum = cp_model.LinearExpr.WeightedSum
+    counts = [Sum(x[f]) for f in range(n_forms)]
+    if "items" in enabled:
+        for f in range(n_forms):
+            m.add_linear_constraint(counts[f], bp.items.min, bp.items.max or n)
+    for c in pr.cells:
+        key = f"cell:{c.index}"
+        if key in enabled:
+            hi = c.cell.count.max if c.cell.count.max is not None else len(c.members)
+            for f in range(n_forms):
+                m.add_linear_constraint(Sum([x[f][i] for i in c.members]), c.cell.count.min, hi)
+    if "points" in enabled and bp.points is not None:
+        lo = round(bp.points.min * SCALE)
+        hi = round(bp.points.max * SCALE) if bp.points.max is not None else sum(pr.points)
+        for f in range(n_forms):
+            m.add_linear_constraint(WSum(x[f], pr.points), lo, hi)
+    if "anchors" in enabled:
+        for f in range(n_forms):
+            for a in pr.anchors:
+                m.add(x[f][a] == 1)
+    if "enemies" in enabled:
+        for f in range(n_forms):
+            for a, b in pr.enemies:
+                m.add_at_most_one(x[f][a], x[f][b])
+    rule = "none"
+    if "overlap" in enabled and bp.max_overlap is not None and n_forms > 1:
+        free = [i for i in range(n) if "anchors" not in enabled or i not in set(pr.anchors)]
+        rule = _overlap(m, x, pr, free)
+    has_objective = False
+    scale = float(SCALE)
+    tol = bp.balance.tolerance if bp.balance is not None else None
+    want_tol = "balance" in enabled and tol is not None
+    want_obj = objective and bp.balance is not None and bp.balance.minimize
+    if n_forms > 1 and (want_tol or want_obj):
+        fixed = bp.items.min if ("items" in enabled and bp.items.exact) else None
+        sums = [WSum(x[f], pr.p) for f in range(n_forms)]
+        if fixed is not None:
+            # Same size everywhere: compare sums of p (exact at the p resolution).
+            top = SCALE * fixed
+            lo, hi = m.new_int_var(0, top, "lo"), m.new_int_var(0, top, "hi")
+            for total in sums:
+                m.add(total >= lo)
+                m.add(total <= hi)
+            scale = float(SCALE * fixed)
+        else:
+            # Sizes vary: bound each mean by lo <= sum/count <= hi with products.
+            lo, hi = m.new_int_var(0, SCALE, "lo"), m.new_int_var(0, SCALE, "hi")
+            for f, total in enumerate(sums):
+                t_lo = m.new_int_var(0, SCALE * n, "")
+                t_hi = m.new_int_var(0, SCALE * n, "")
+                cnt = m.new_int_var(0, n, "")
+                m.add(cnt == counts[f])
+                m.add_multiplication_equality(t_lo, [lo, cnt])
+                m.add_multiplication_equality(t_hi, [hi, cnt])
+                m.add(total >= t_lo)
+                m.add(total <= t_hi)
+        if want_tol:
+            assert tol is not None
+            m.add(hi - lo <= math.floor(tol * scale + 1e-9))
+        if want_obj:
+            m.minimize(hi - lo)
+            has_objective = True
+    return _Model(m, x, has_objective, scale, rule)
+
+
+def _overlap(m: cp_model.CpModel, x, pr: Problem, free: list[int]) -> str:
+    k = pr.blueprint.max_overlap
+    assert k is not None
+    n_forms = pr.forms
+    Sum = cp_model.LinearExpr.Sum
+    if k == 0:
+        for i in free:
+            m.add(Sum([x[f][i] for f in range(n_forms)]) <= 1)
+        return "disjoint"
+    pairs = list(combinations(range(n_forms), 2))
+    if len(pairs) * len(free) <= EXACT_OVERLAP_LIMIT:
+        for f, g in pairs:
+            shared = []
+            for i in free:
+                y = m.new_bool_var("")
+                m.add_bool_or([x[f][i].Not(), x[g][i].Not(), y])
+                shared.append(y)
+            m.add(Sum(shared) <= k)
+        return "exact"
+    # Compact: an item on two or more forms is "reused"; at most k items are reused in all,
+    # so any two forms share at most k. Stronger than asked, linear in the bank size.
+    reused = []
+    for i in free:
+        r = m.new_bool_var("")
+        m.add(Sum([x[f][i] for f in range(n_forms)]) <= 1 + (n_forms - 1) * r)
+        reused.append(r)
+    m.add(Sum(reused) <= k)
+    return "compact"
+
+
+class _FirstSolution(cp_model.CpSolverSolutionCallback):
+    def __init__(self, start: float) -> None:
+        super().__init__()
+        self.start = start
+        self.first: float | None = None
+
+    def on_solution_callback(self) -> None:
+        if self.first is None:
+            self.first = time.perf_counter() - self.start
+
+
+def _solver(seed: int, time_limit: float) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    # One worker, a fixed seed and a deterministic time limit: the same answer on every machine
+    # and under any load. (A 2-worker interleaved portfolio proved case (a) of
+    # benchmarks/assemble.py no faster in wall time on 2 cores, and its answer depends on the
+    # worker count.)
+    p.num_workers = 1
+    p.random_seed = seed % (2**31)
+    p.max_deterministic_time = time_limit
+    # Symmetry detection cost more than it saved (forms are interchangeable, yet the search
+    # finds a selection in a fraction of a second without it).
+    p.symmetry_level = 0
+    return solver
+
+
+def _run(pr: Problem, enabled: set[str], seed: int, time_limit: float, *, objective: bool):
+    start = time.perf_counter()
+    built = _build(pr, enabled, seed, objective=objective)
+    solver = _solver(seed, time_limit)
+    if built.objective:
+        gap = round(BALANCE_RESOLUTION * built.spread_scale) - 1
+        solver.parameters.absolute_gap_limit = max(0, gap)
+    cb = _FirstSolution(start)
+    code = solver.solve(built.model, cb)
+    return built, solver, code, cb.first, time.perf_counter() - start
+
+
+def pools(pr: Problem, seed: int) -> list[list[int]]:
+    """Seeded samples of the eligible items to try before the whole bank (large banks only).
+
+    Walking the items in a seeded order, a sample takes anchors, then every item until it holds
+    `factor` times the items all forms need, and keeps taking items of any cell still short of
+    `factor` times that cell's demand. A sample's solution is a solution; a sample's failure
+    proves nothing, so the next (larger) sample, and finally the whole bank, is tried.
+    """
+    n = len(pr.items)
+    if pr.forms * n <= POOL_LIMIT:
+        return []
+    bp = pr.blueprint
+    cells_of: list[list[int]] = [[] for _ in range(n)]
+    for k, c in enumerate(pr.cells):
+        for i in c.members:
+            cells_of[i].append(k)
+    order = list(range(n))
+    random.Random(f"{seed}:pool").shuffle(order)
+    out = []
+    for factor in POOL_FACTORS:
+        want = factor * pr.forms * (bp.items.max or n)
+        quota = [min(len(c.members), factor * pr.forms * c.cell.count.min) for c in pr.cells]
+        have = [0] * len(pr.cells)
+        chosen = set(pr.anchors)
+        for i in order:
+            if i in chosen:
+                continue
+            if len(chosen) < want or any(have[k] < quota[k] for k in cells_of[i]):
+                chosen.add(i)
+                for k in cells_of[i]:
+                    have[k] += 1
+        if 2 * len(chosen) > n:
+            break
+        out.append(sorted(chosen))
+    return out
+
+
+def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
+    """Select the items of every form; never raises for an infeasible blueprint (see status)."""
+    start = time.perf_counter()
+    shortages = precheck(pr)
+    if shortages:
+        return Selection(
+            Status.infeasible,
+            explanation=["the bank cannot supply what the blueprint asks:", *shortages],
+            seconds=time.perf_counter() - start,
+        )
+    all_groups = groups(pr)
+    enabled = {g.key for g in all_groups}
+    for keep in pools(pr, seed):
+        sub = restrict(pr, keep)
+        built, solver, code, first, _ = _run(sub, enabled, seed, time_limit, objective=True)
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            sel = _selection(sub, built, solver, code, first, start)
+            sel.forms = [[keep[i] for i in form] for form in sel.forms]
+            if sel.status is Status.optimal and (sel.spread_bound or 0.0) > 0:
+                sel.status = Status.feasible
+                sel.notes.append(f"the balance is the best among a seeded sample of {len(keep)} "
+                                 "items, not proven best for the whole bank")
+            sel.notes.append(f"selected from a seeded sample of {len(keep)} of the "
+                             f"{len(pr.items)} usable items")
+            return sel
+    built, solver, code, first, _ = _run(pr, enabled, seed, time_limit, objective=True)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return _selection(pr, built, solver, code, first, start)
+    if code == cp_model.INFEASIBLE and built.overlap_rule != "compact":
+        core, unsure = _deletion_filter(pr, all_groups, seed, time_limit)
+        lines = ["no set of forms meets all of these together"
+                 + (" (dropping any one of them makes the blueprint feasible):" if not unsure
+                    else ":")]
+        lines += [f"  - {g.label}" for g in core]
+        if unsure:
+            lines.append("  (some checks hit the time limit; the list may hold more than needed)")
+        return Selection(Status.infeasible, explanation=lines,
+                         seconds=time.perf_counter() - start)
+    lines = ["no forms found within the time limit "
+             f"({time_limit:g} deterministic s); none was proven impossible either",
+             "try a larger --time-limit, or relax the blueprint"]
+    if built.overlap_rule == "compact":
+        lines.insert(1, "overlap was enforced by the stronger compact rule (at most "
+                        f"{pr.blueprint.max_overlap} items reused across all forms)")
+    return Selection(Status.unknown, explanation=lines, seconds=time.perf_counter() - start)
+
+
+def _selection(pr: Problem, built: _Model, solver: cp_model.CpSolver, code: int,
+               first: float | None, start: float) -> Selection:
+    forms = [[i for i in range(len(pr.items)) if solver.boolean_value(row[i])] for row in built.x]
+    sel = Selection(Status.feasible, forms, seconds=time.perf_counter() - start,
+                    first_solution=first, overlap_rule=built.overlap_rule)
+    if built.objective:
+        sel.spread_bound = max(0.0, solver.best_objective_bound) / built.spread_scale
+        if code == cp_model.OPTIMAL and built.overlap_rule != "compact":
+            sel.status = Status.optimal
+        elif code == cp_model.OPTIMAL and solver.objective_value == 0:
+            sel.status = Status.optimal  # a spread of 0 is best whatever the overlap rule
+        elif code == cp_model.OPTIMAL:
+            sel.notes.append("the balance is the best possible among forms that reuse at most "
+                             "max_overlap items in all (the exact overlap model is too large)")
+        else:
+            sel.notes.append("time limit reached before the balance was proven best")
+    if built.overlap_rule == "compact":
+        sel.notes.append(f"overlap enforced by the stronger rule: at most "
+                         f"{pr.blueprint.max_overlap} items reused across all forms")
+    return sel
+
+
+def _deletion_filter(
+    pr: Problem, all_groups: list[Group], seed: int, time_limit: float
+) -> tuple[list[Group], bool]:
+    """A small set of groups that cannot hold together: drop each group in turn and keep it
+    only if the rest becomes feasible without it.
+
+    Most conflicts already show on a single form (cells, points, anchors, enemies): they are
+    searched on a one-form model, five to twenty times smaller; a set that no single form can
+    meet cannot be met by several, and dropping any of its groups lets copies of one form
+    meet the rest. Only conflicts that need several forms (overlap, balance, shared supply)
+    are searched on the full model.
+    """
+    budget = max(0.5, min(time_limit, 5.0))
+    per_form = [g for g in all_groups if g.key not in ("overlap", "balance")]
+    one = replace(pr, blueprint=pr.blueprint.model_copy(update={"forms": 1}))
+    _, _, code, _, _ = _run(one, {g.key for g in per_form}, seed, budget, objective=False)
+    target, keep = (one, per_form) if code == cp_model.INFEASIBLE else (pr, list(all_groups))
+    unsure = False
+    # Try the groups most likely to be innocent first: balance, points, enemies, overlap...
+    rank = {"balance": 0, "points": 1, "enemies": 2, "overlap": 3, "anchors": 4, "items": 6}
+    for g in sorted(keep, key=lambda g: rank.get(g.key, 5)):
+        trial = [h for h in keep if h is not g]
+        built, _, code, _, _ = _run(target, {h.key for h in trial}, seed, budget, objective=False)
+        if code == cp_model.INFEASIBLE and built.overlap_rule != "compact":
+            keep = trial
+        elif code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            unsure = True
+    return keep, unsure
