@@ -1,0 +1,100 @@
+"""Every lint rule: its documentation page, and its passing and failing cases (tests/lint_cases/)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from dpassess.lint import RULES, LintConfig, lint_banks
+from dpassess.lint.docs import render_docs
+from dpassess.lint.registry import HEADINGS
+from dpassess.model import Bank, BankConfig, Item, LoadedItem
+
+CASES = Path(__file__).parent / "lint_cases"
+BASE = yaml.safe_load((CASES / "_base.yaml").read_text(encoding="utf-8"))
+
+
+def merge(base: Any, patch: Any) -> Any:
+    """Deep merge for case files: mappings merge, null deletes, anything else replaces."""
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(base)
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge(out.get(k), v)
+    return out
+
+
+def build(case: dict[str, Any]) -> Bank:
+    config = BankConfig.model_validate(merge(BASE["bank"], case.get("bank", {})))
+    patches = case.get("items") or [case.get("item", {})]
+    entries = []
+    for i, patch in enumerate(patches):
+        data = merge(BASE["item"], patch)
+        if "items" in case and "id" not in patch:
+            data["id"] = f"item-{i}"
+        item = Item.model_validate(data)
+        if "after" in case:
+            after = {k: tuple(v) if isinstance(v, list) else v for k, v in case["after"].items()}
+            item = item.model_copy(update=after)
+        entries.append(LoadedItem(item, f"case/{i:02d}-{item.id}.yaml"))
+    return Bank(config=config, root="case", entries=entries, config_path="case/bank.yaml")
+
+
+def _cases() -> list[Any]:
+    out = []
+    for path in sorted(CASES.glob("[A-Z]*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for kind in ("pass", "fail"):
+            for case in data.get(kind, []):
+                out.append(pytest.param(path.stem, kind, case, id=f"{path.stem}-{kind}-{case['name']}"))
+    return out
+
+
+@pytest.mark.parametrize(("code", "kind", "case"), _cases())
+def test_rule_case(code: str, kind: str, case: dict[str, Any]) -> None:
+    bank = build(case)
+    select = tuple(case.get("select", [code]))
+    found = [f for f in lint_banks([bank], LintConfig(select=select)) if f.code == code]
+    if kind == "pass":
+        assert found == [], "\n".join(map(str, found))
+    else:
+        assert found, f"{code} did not fire"
+        if "field" in case:
+            assert case["field"] in [f.field for f in found], [f.field for f in found]
+
+
+def test_every_rule_has_cases_and_docs() -> None:
+    files = {p.stem for p in CASES.glob("[A-Z]*.yaml")}
+    assert files == set(RULES), f"missing cases: {set(RULES) - files}; stray: {files - set(RULES)}"
+    for code in RULES:
+        data = yaml.safe_load((CASES / f"{code}.yaml").read_text(encoding="utf-8"))
+        assert data.get("pass") and data.get("fail"), f"{code} needs passing and failing cases"
+        doc = RULES[code].doc
+        for heading in HEADINGS:
+            assert heading in doc, f"{code}: docstring lacks {heading!r}"
+
+
+def test_rule_docs_are_fresh() -> None:
+    folder = ROOT / "docs" / "rules"
+    pages = render_docs()
+    on_disk = {p.name for p in folder.glob("*.md")}
+    assert on_disk == set(pages), "docs/rules is stale: run `python -m dpassess.lint.docs`"
+    for name, text in pages.items():
+        assert (folder / name).read_text(encoding="utf-8") == text, (
+            f"docs/rules/{name} is stale: run `python -m dpassess.lint.docs`"
+        )
+
+
+def test_codes_and_names_are_unique_and_well_formed() -> None:
+    names = [r.name for r in RULES.values()]
+    assert len(names) == len(set(names))
+    for code, r in RULES.items():
+        assert code == r.code and code[:2] == r.family
