@@ -1,0 +1,100 @@
+"""Lint reports: JSON against the published schema, SARIF against the official 2.1.0 schema,
+GitHub workflow commands with their escaping, and the text format."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+
+from conftest import ROOT
+from dpassess.errors import UsageError
+from dpassess.lint import Finding, Severity, format_findings, lint_banks
+from dpassess.lint.report import _escape_data, _escape_property
+from dpassess.loader import load_banks
+
+ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
+
+
+@pytest.fixture(scope="module")
+def findings() -> list[Finding]:
+    return lint_banks(load_banks([ORIGINAL]))
+
+
+def _hostile() -> Finding:
+    return Finding(
+        "WR001", "key-is-longest", Severity.warning, "a dir/with,comma:and%/x.yaml", 3, 5,
+        "text.en.options.b", "100% sure: a,b\nnext line\r", "fix: it, now",
+    )
+
+
+def test_json_validates_against_published_schema(findings: list[Finding]) -> None:
+    schema = json.loads((ROOT / "docs" / "lint-output.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for fs in (findings, [], [_hostile()]):
+        doc = json.loads(format_findings(fs, "json"))
+        jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
+        assert len(doc["findings"]) == len(fs)
+        assert sum(doc["summary"].values()) == len(fs)
+
+
+def test_sarif_validates_against_official_schema(findings: list[Finding]) -> None:
+    schema = json.loads(
+        (ROOT / "tests" / "schemas" / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
+    )
+    checker = jsonschema.FormatChecker()
+    for fs in (findings, [], [_hostile()]):
+        doc = json.loads(format_findings(fs, "sarif"))
+        jsonschema.validate(doc, schema, cls=jsonschema.Draft4Validator, format_checker=checker)
+        run = doc["runs"][0]
+        rules = run["tool"]["driver"]["rules"]
+        for res in run["results"]:
+            assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+            assert res["level"] in ("error", "warning", "note")
+    doc = json.loads(format_findings(findings, "sarif"))
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert all(not u.startswith("/") for u in uris)
+
+
+# ::error file=...,line=...,col=...,title=...::message  (one line; properties escaped)
+GITHUB = re.compile(
+    r"^::(error|warning|notice) file=([^,:\r\n]*),line=(\d+),col=(\d+),title=([^,:\r\n]*)::([^\r\n]*)$"
+)
+
+
+def test_github_annotations_match_workflow_command_syntax(findings: list[Finding]) -> None:
+    out = format_findings([*findings, _hostile()], "github")
+    lines = out.splitlines()
+    assert len(lines) == len(findings) + 1
+    for line in lines:
+        assert GITHUB.match(line), line
+    last = GITHUB.match(lines[-1])
+    assert last is not None
+    assert last.group(2) == "a dir/with%2Ccomma%3Aand%25/x.yaml"
+    assert last.group(6).startswith("100%25 sure: a,b%0Anext line%0D")
+
+
+def test_github_escaping_rules() -> None:
+    assert _escape_data("50% a\r\nb") == "50%25 a%0D%0Ab"
+    assert _escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_text_format_has_position_code_and_help(findings: list[Finding]) -> None:
+    out = format_findings(findings, "text").splitlines()
+    assert re.match(r"^\S.*:\d+:\d+: [A-Z]{2}\d{3} .+", out[0])
+    assert out[1].startswith("  help: ")
+    assert out[-1].startswith("Found ")
+    assert format_findings([], "text") == "All checks passed.\n"
+
+
+def test_formats_are_deterministic(findings: list[Finding]) -> None:
+    again = lint_banks(load_banks([ORIGINAL]))
+    for fmt in ("text", "json", "sarif", "github"):
+        assert format_findings(findings, fmt) == format_findings(again, fmt)
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="--format xml"):
+        format_findings([], "xml")
