@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpassess.lint import LintConfig, lint_banks
-from dpassess.lint.where import index
+from dpassess.lint.where import find, index
 from dpassess.model import Bank, BankConfig, LoadedItem
 from dpassess.positions import locate
 from strategies import bank_config, items, write_bank
@@ -44,8 +44,13 @@ def test_line_index_agrees_with_composed_positions(item) -> None:
         idx = index(path.read_text(encoding="utf-8").splitlines())
         for loc, pos in idx.items():
             assert pos == locate(str(path), loc), loc
+        text = "\n" + path.read_text(encoding="utf-8")
+        locs = [(), ("id",), ("key",), ("text",), ("suppress",)]
         for lang, c in item.text.items():
-            for oid in c.options:
-                loc = ("text", lang, "options", oid)
-                if loc in idx:
-                    assert idx[loc] == locate(str(path), loc)
+            locs += [("text", lang), ("text", lang, "stem"), ("text", lang, "feedback")]
+            locs += [("text", lang, "options", oid) for oid in c.options]
+            locs += [("text", lang, "feedback", oid) for oid in c.feedback]
+        for loc in locs:
+            pos = find(text, loc)
+            if pos is not None:
+                assert pos == locate(str(path), loc), loc

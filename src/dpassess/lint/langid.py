@@ -14,6 +14,9 @@ from typing import Any
 
 from .words import STOPWORDS
 
+# Punctuation -> space, so that `str.split` (C speed) yields words for the screen.
+_PUNCT = str.maketrans({c: " " for c in ".,;:!?()[]{}\"'`*_<>/\\|=+#~“”‘’«»…"})
+
 
 @lru_cache(maxsize=8)
 def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
@@ -44,7 +47,12 @@ class LanguageGuesser:
             self._own[lang] = mine - rest
             self._others[lang] = rest - mine
 
-    def screen(self, ws: tuple[str, ...], lang: str) -> bool:
+    def screen_text(self, text: str, lang: str) -> tuple[int, bool]:
+        """(number of words, settled by the screen) for raw text, without a regex pass."""
+        ws = text.lower().translate(_PUNCT).split()
+        return len(ws), self.screen(ws, lang)
+
+    def screen(self, ws: tuple[str, ...] | list[str], lang: str) -> bool:
         """True when the function words settle that `ws` is in `lang`: at least one of its own
         and three times as many as of the bank's other languages. The screen only accepts;
         everything else goes to the classifier."""

@@ -43,7 +43,7 @@ def without_code(source: str) -> str:
 @lru_cache(maxsize=1 << 18)
 def words(text: str) -> tuple[str, ...]:
     """Lower-case words of a plain string (hyphenated words stay whole: `all-reduce`)."""
-    return tuple(w.lower() for w in _WORD.findall(text))
+    return tuple(_WORD.findall(text.lower()))
 
 
 def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re.Pattern[str] | None:

@@ -92,24 +92,31 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     Keep one, or declare `enemies: [dp-gpu-holds]` in the other.
     """
-    index: dict[tuple[str, tuple[str, ...]], str] = {}
-    exact = {}
+    # Each stem is indexed by its content-word multiset and by that multiset minus each word,
+    # as sums of word hashes (O(words) per stem); candidates are confirmed on the words.
+    index: dict[tuple[str, int], str] = {}
+    stems: dict[tuple[str, str], Counter[str]] = {}
     for ctx in bctx.items():
         item = ctx.item
-        reported = False
         for lang, c in item.text.items():
             stop = STOPWORDS.get(lang.split("-")[0], frozenset())
-            ws = tuple(sorted(w for w in norm(c.stem).split() if w not in stop))
+            ws = [w for w in norm(c.stem).split() if w not in stop]
             if len(ws) < MIN_STEM_WORDS:
                 continue
-            keys = [(lang, ws)] + [(lang, ws[:i] + ws[i + 1:]) for i in range(len(ws))]
-            other = exact.get((lang, ws))
-            exact.setdefault((lang, ws), item.id)
-            if other is None:
-                other = next((index[k] for k in keys if k in index and index[k] != item.id), None)
+            hs = [hash(w) for w in ws]
+            full = sum(hs)
+            keys = [full, *(full - h for h in set(hs))]
+            mine = Counter(ws)
+            stems[(lang, item.id)] = mine
+            other = None
             for k in keys:
-                index.setdefault(k, item.id)
-            if reported or other is None or other == item.id:
+                o = index.get((lang, k))
+                if o is not None and o != item.id and _one_word_apart(mine, stems[(lang, o)]):
+                    other = o
+                    break
+            for k in keys:
+                index.setdefault((lang, k), item.id)
+            if other is None:
                 continue
             if other in item.enemies or item.id in bctx.bank.get(other).enemies:
                 continue
@@ -118,7 +125,13 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
                 f"the stem nearly repeats item {other!r} ({lang!r}): {quote(c.stem, 50)}",
                 item_id=item.id,
             )
-            reported = True
+            break
+
+
+def _one_word_apart(a: Counter[str], b: Counter[str]) -> bool:
+    """Same words, or one word changed, added or removed."""
+    extra, missing = sum((a - b).values()), sum((b - a).values())
+    return extra <= 1 and missing <= 1
 
 
 @rule(

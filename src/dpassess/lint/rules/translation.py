@@ -357,8 +357,8 @@ def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
         base = guesser.base(lang)
         checked = False
         for loc, text in ctx.fields(lang):
-            raw = words(text)
-            if len(raw) < MIN_WORDS or guesser.screen(raw, lang):
+            n, settled = guesser.screen_text(text, lang)
+            if n < MIN_WORDS or settled:
                 continue  # too short, or its function words settle it (see docs/lint.md)
             probe = _identifiable(ctx, lang, text)
             if probe is None:
