@@ -57,6 +57,8 @@ class Range(_Strict):
 def _count(value: Any) -> Any:
     # `count: 3` is shorthand for `count: {min: 3, max: 3}`; bools are not counts.
     if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"a count cannot be negative (got {value})")
         return {"min": value, "max": value}
     return value
 
@@ -87,6 +89,8 @@ class PointsRange(_Strict):
 
 def _points(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"points cannot be negative (got {value:g})")
         return {"min": value, "max": value}
     return value
 

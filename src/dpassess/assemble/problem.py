@@ -84,6 +84,17 @@ def _diag(path: str, loc: Loc, message: str) -> Diagnostic:
 
 
 def _hint(name: str, known: list[str]) -> str:
+    """' (did you mean ...?)': the known name sharing the longest start (3+ characters) with
+    `name` in its last path segment, else difflib's closest match."""
+    def shared(k: str) -> int:
+        a, b = k.rsplit("/", 1)[-1], name.rsplit("/", 1)[-1]
+        same_parent = k.rpartition("/")[0] == name.rpartition("/")[0]
+        n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        return n if same_parent else 0
+
+    best = max(known, key=shared, default=None)
+    if best is not None and shared(best) >= 3:
+        return f" (did you mean {best!r}?)"
     close = difflib.get_close_matches(name, known, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

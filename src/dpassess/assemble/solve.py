@@ -202,7 +202,8 @@ def _points_check(pr: Problem) -> list[str]:
     anchor_set = set(pr.anchors)
     base = sum(pr.points[a] for a in pr.anchors)
     rest = sorted(pr.points[i] for i in range(len(pr.items)) if i not in anchor_set)
-    most = base + sum(rest[len(rest) - max(0, bp.items.max - len(anchor_set)):]) if rest else base
+    k_most = max(0, bp.items.max - len(anchor_set))
+    most = base + sum(rest[max(0, len(rest) - k_most):]) if k_most else base
     least = base + sum(rest[: max(0, bp.items.min - len(anchor_set))])
     where = pr.where(("points",))
     out = []

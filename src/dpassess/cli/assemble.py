@@ -1,1 +1,52 @@
-"""CLI commands for assemble (registered on import)."""
+"""`dpassess assemble`: randomized exam forms from a blueprint (registered on import)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._app import app, err
+
+
+@app.command()
+def assemble(
+    blueprint: Path = typer.Argument(..., help="The blueprint YAML file.", show_default=False),  # noqa: B008
+    seed: int = typer.Option(
+        None, "--seed", min=0, help="Seed for every random choice (default: the blueprint's)."
+    ),
+    time_limit: float = typer.Option(
+        None, "--time-limit", min=0.01,
+        help="Solver budget in deterministic seconds (default: the blueprint's, 10).",
+    ),
+    out: Path = typer.Option(  # noqa: B008
+        ..., "--out", "-o", help="Folder to write the forms into.", show_default=False
+    ),
+) -> None:
+    """Assemble exam forms that meet a blueprint; write keys, exports, HTML and a summary.
+
+    Exit 1 when no forms can meet the blueprint (with the reason), 2 for a bad blueprint.
+    """
+    from ..assemble import BlueprintError, Infeasible, write_assembly
+    from ..assemble import assemble as run
+
+    if not blueprint.is_file():
+        err(f"error: {blueprint}: no such blueprint file")
+        raise typer.Exit(2)
+    try:
+        result = run(blueprint, seed=seed, time_limit=time_limit)
+    except BlueprintError as exc:
+        for d in exc.diagnostics:
+            err(str(d))
+        err(f"error: {exc.args[0]}")
+        raise typer.Exit(2) from None
+    except Infeasible as exc:
+        err(f"error: {blueprint}: no forms meet the blueprint ({exc.status.value})")
+        for line in exc.lines:
+            err(line)
+        raise typer.Exit(1) from None
+    written, warnings = write_assembly(result, out)
+    typer.echo(result.summary(), nl=False)
+    typer.echo(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
+    for w in warnings:
+        err(f"warning: {w}")

@@ -1,0 +1,137 @@
+"""`dpassess assemble` as a user runs it: outputs, exit codes, errors naming the blueprint line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEED_BANK
+from dpassess.schemas import json_schema
+
+BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dpassess", "assemble", *args], cwd=ROOT, capture_output=True,
+        text=True, timeout=300, env={**os.environ, **(env or {})},
+    )
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_published_blueprint_schema_is_fresh_and_validates_the_seed_blueprint():
+    import jsonschema
+    import yaml
+
+    published = json.loads((ROOT / "docs/schema/blueprint.schema.json").read_text())
+    assert published == json_schema("blueprint"), (
+        "regenerate: dpassess schema blueprint > docs/schema/blueprint.schema.json")
+    jsonschema.Draft202012Validator(published).validate(yaml.safe_load(BLUEPRINT.read_text()))
+
+
+def test_assemble_writes_every_file_and_is_byte_identical_across_hash_seeds(tmp_path):
+    outs = []
+    for n, hash_seed in enumerate(("1", "2")):
+        out = tmp_path / f"out{n}"
+        r = run(str(BLUEPRINT), "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
+        assert r.returncode == 0, r.stderr
+        assert "Traceback" not in r.stderr
+        assert "key positions A/B/C/D" in r.stdout and "solver: feasible" in r.stdout
+        outs.append(files(out))
+    assert outs[0] == outs[1]
+    names = set(outs[0])
+    for form in ("dp-quiz-a", "dp-quiz-b"):
+        for suffix in ("key.csv", "key.json", "en.html", "id.html", "qti21/{f}-en.zip",
+                       "moodle/{f}-multi.xml", "gift/{f}-id.txt"):
+            name = f"{form}/{suffix.format(f=form)}" if "/" in suffix else f"{form}/{form}-{suffix}"
+            assert name in names, name
+    assert {"summary.txt", "summary.json"} <= names
+    csv = outs[0]["dp-quiz-a/dp-quiz-a-key.csv"].decode().splitlines()
+    assert csv[0] == "form,position,item,key,key_ids" and len(csv) == 9
+    assert csv[1].startswith("dp-quiz-a,1,dp-")
+
+
+def test_seed_and_time_limit_flags(tmp_path):
+    r = run(str(BLUEPRINT), "--seed", "5", "--time-limit", "2", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "o/summary.json").read_text())["seed"] == 5
+
+
+def blueprint(tmp_path: Path, body: str) -> Path:
+    bank = os.path.relpath(SEED_BANK, tmp_path)
+    path = tmp_path / "bp.yaml"
+    path.write_text(f"schema: 1\nid: exam\nbank: {bank}\n{body}", encoding="utf-8")
+    return path
+
+
+BAD = [
+    ("forms: 2\nitems: 3\ncells:\n  - topic: data-parallelism/comms\n    count: 1\n",
+     "bp.yaml:7:5: cells[0].topic: no item has topic 'data-parallelism/comms' or a topic below "
+     "it (did you mean 'data-parallelism/communication'?)"),
+    ("forms: 2\nitems: 3\ncells:\n  - tags: [ncl]\n    count: 1\n",
+     "bp.yaml:7:12: cells[0].tags[0]: no item has tag 'ncl' (did you mean 'nccl'?)"),
+    ("forms: 2\nitems: 3\nanchors: [dp-gpu-hold]\n",
+     "bp.yaml:6:11: anchors[0]: unknown item 'dp-gpu-hold' (did you mean 'dp-gpu-holds'?)"),
+    ("forms: 2\nitems: 3\nenemies: [[dp-gpu-holds, nope]]\n",
+     "bp.yaml:6:26: enemies[0][1]: unknown item 'nope'"),
+    ("forms: 2\nitems: 3\ncells:\n  - topic: data-parallelism\n    count: -1\n",
+     "bp.yaml:8:5: cells[0].count: a count cannot be negative (got -1)"),
+    ("forms: 2\nitems: -3\n", "bp.yaml:5:1: items: a count cannot be negative (got -3)"),
+    ("forms: 3\nitems: 4\nmax_overlap: 0\n",
+     "bp.yaml:4:1: forms: more forms than the bank can fill: it has 8 usable items; 3 form(s) × "
+     "4 items with no item shared need at least 12"),
+    ("forms: 2\nitems: 3\nshuffle: true\n", "bp.yaml:6:1: shuffle: unknown field (did you mean 'shuffle_options'?)"),
+    ("forms: 2\nitems: 3\nbank2: x\n", "bp.yaml:6:1: bank2: unknown field (did you mean 'bank'?)"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), BAD)
+def test_bad_blueprint_names_the_line_and_exits_2(tmp_path, body, message):
+    r = run(str(blueprint(tmp_path, body)), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert f"{tmp_path}/{message}" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists(), "nothing is written for a bad blueprint"
+
+
+def test_missing_bank_and_missing_file_exit_2(tmp_path):
+    path = tmp_path / "bp.yaml"
+    path.write_text("schema: 1\nid: exam\nbank: ../nowhere\nforms: 1\nitems: 1\n")
+    r = run(str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and f"{path}:3:1: bank: bank '../nowhere' not found" in r.stderr
+    r = run(str(tmp_path / "none.yaml"), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "no such blueprint file" in r.stderr
+
+
+def test_cell_shortage_is_explained_before_search_exit_1(tmp_path):
+    bp = blueprint(tmp_path, "forms: 3\nitems: 2\nmax_overlap: 0\ncells:\n"
+                             "  - {topic: data-parallelism/communication, difficulty: hard, "
+                             "count: 1}\n")
+    r = run(str(bp), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert ("cell data-parallelism/communication × hard: the bank has 1 item, the blueprint "
+            "asks 1 per form × 3 forms with no item shared, which needs at least 3 "
+            f"({bp}:8)") in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_solver_infeasibility_names_the_conflicting_constraints_exit_1(tmp_path):
+    bp = blueprint(tmp_path, "forms: 1\nitems: 8\nenemies: [[dp-gpu-holds, dp-global-batch]]\n"
+                             "points: {min: 1}\n")
+    r = run(str(bp), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"error: {bp}: no forms meet the blueprint (infeasible)"
+    assert lines[1].startswith("no set of forms meets all of these together (dropping any one")
+    assert lines[2:] == [f"  - 8 items per form ({bp}:5)",
+                         "  - 1 enemy pairs never on one form (the items' `enemies`; "
+                         f"{bp}:6)"]
