@@ -22,6 +22,9 @@ from ..render import to_html, to_inline_html
 
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _BLANK = re.compile(r"\n[ \t]*\n")
+# An element with nothing in it, first in the HTML: `<b></b>` is not an HTML block (CommonMark
+# wants the opening tag alone on its line) but `<b>` is, and renders to the same tree.
+_EMPTY_FIRST = re.compile(r"^(<([A-Za-z][A-Za-z0-9-]*)\b[^<>]*>)</\2\s*>")
 
 
 def canonical(html: str) -> bytes:
@@ -61,7 +64,11 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
         f"<p>{html}</p>", f"<p>{html}</p>", inline=False
     ):
         return html
-    return _BLANK.sub("\n", html)
+    raw = _BLANK.sub("\n", html)
+    unclosed = _EMPTY_FIRST.sub(r"\1", raw, count=1)
+    if unclosed != raw and renders_as(unclosed, html, inline=inline):
+        return unclosed
+    return raw
 
 
 class _Unsupported(Exception):
