@@ -21,13 +21,28 @@ class BuildReport:
     exit_code: int = 0
 
 
-def build(items: Path, out: Path) -> BuildReport:
+def build(items: Path, out: Path, blueprints: Path | None = None) -> BuildReport:
+    """Check and lint every bank under `items`; if lint passes, write all exports into `out`
+    and assemble the forms of each blueprint in `blueprints` (default: `blueprints/` beside
+    `items`) into `out/forms/<blueprint name>/`."""
+    from .assemble import build_forms
+    from .lint import failing, format_findings, lint_banks, load_config
+
     report = BuildReport()
     banks = load_banks([items])
     for bank in banks:
         report.lines.append(
             f"checked {bank.id}: {len(bank)} items, languages {', '.join(bank.languages)}"
         )
+    config = load_config(items)
+    findings = lint_banks(banks, config)
+    if findings:
+        report.lines.append(format_findings(findings, "text").rstrip("\n"))
+    if failing(findings, config.fail_on):
+        report.lines.append("lint failed: nothing exported (fix the findings above)")
+        report.exit_code = 1
+        return report
+    report.lines.append(f"linted: {len(findings)} finding(s) below the fail level")
     for bank in banks:
         collection = Collection.from_bank(bank)
         for fmt in EXPORTERS:
@@ -37,4 +52,9 @@ def build(items: Path, out: Path) -> BuildReport:
             report.warnings += [
                 f"{collection.paths.get(w.item_id or '', bank.root)}: {w}" for w in warnings
             ]
+    bp_dir = blueprints if blueprints is not None else items.parent / "blueprints"
+    for bp in sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []:
+        written, warns = build_forms(bp, out / "forms" / bp.stem)
+        report.lines += [f"wrote {p}" for p in written]
+        report.warnings += warns
     return report

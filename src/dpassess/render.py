@@ -6,17 +6,37 @@ everywhere, and each distinct string is rendered once (memoised).
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
 _md = MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
+# markdown-it logs every rule at DEBUG; the calls alone cost a few percent of an export.
+logging.getLogger("markdown_it").setLevel(logging.WARNING)
+
+# Text made only of these characters, not starting with a digit or a space, is one plain
+# paragraph in CommonMark: no emphasis, code, links, HTML, entities, lists, headings or breaks.
+# Most item text is like that, and it skips the parser (tests/test_render.py checks equality
+# with markdown-it on generated strings).
+_PLAIN = re.compile(r"[^\s\d\\`*_\[\]<>&!#|~=+\-{}^$@%][^\\`*_\[\]<>&!#|~=+{}^\n\r\t\f\v]*")
+
+
+def _fast_paragraph(source: str) -> str | None:
+    if not source.isprintable():
+        return None
+    if _PLAIN.fullmatch(source) is None or source != source.rstrip() or "  " in source:
+        return None
+    return "<p>" + source.replace('"', "&quot;") + "</p>"
 
 
 @lru_cache(maxsize=65536)
 def to_html(source: str) -> str:
     """Block HTML for a text field (paragraphs, lists, code blocks). No trailing newline."""
+    fast = _fast_paragraph(source)
+    if fast is not None:
+        return fast
     return _md.render(source).strip()
 
 

@@ -44,11 +44,14 @@ def check(
 def build(
     items: Path = typer.Option(Path("items"), help="Folder of banks."),  # noqa: B008
     out: Path = typer.Option(Path("exports"), help="Folder to write into."),  # noqa: B008
+    blueprints: Path = typer.Option(  # noqa: B008
+        None, help="Folder of blueprints to assemble (default: blueprints/ beside --items)."
+    ),
 ) -> None:
     """The main job: check and lint the banks, write every export and the sample forms."""
     from ..build import build as run_build
 
-    report = run_build(items, out)
+    report = run_build(items, out, blueprints)
     for line in report.lines:
         typer.echo(line)
     for w in report.warnings:

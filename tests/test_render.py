@@ -1,0 +1,28 @@
+"""The one Markdown renderer: the plain-text fast path gives exactly markdown-it's output."""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from dpassess.render import _md, to_html, to_inline_html, to_plain
+from strategies import line_text
+
+_ascii = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
+
+
+@given(st.one_of(line_text(), _ascii, st.text(max_size=20)))
+@example("1. first")
+@example("a - b")
+@example("- x")
+@example("x.  ")
+@example("Word\u00a0")
+@example("a \u2028b")
+def test_fast_path_equals_markdown_it(text):
+    assert to_html(text) == _md.render(text).strip()
+
+
+def test_inline_and_plain():
+    assert to_inline_html("a *b*") == "a <em>b</em>"
+    assert to_inline_html("- a\n- b").startswith("<ul>")
+    assert to_plain('Use `x < y` & "z"') == 'Use x < y & "z"'
