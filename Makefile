@@ -15,12 +15,20 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# gift-pegjs, the independent GIFT parser the tests check our GIFT against (node is optional:
+# without it those tests skip and say so).
+NODE_STAMP := tests/js/node_modules/.installed
+$(NODE_STAMP): tests/js/package.json tests/js/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "note: npm not found; the gift-pegjs tests will be skipped"; fi
+
 ## run: set up, then lint, export and assemble the bundled bank into exports/
 run: $(STAMP)
 	$(BIN)/dpassess build
 
 ## test: set up, then ruff and the test suite
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
 
