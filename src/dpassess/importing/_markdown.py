@@ -60,10 +60,12 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
             break
         if renders_as(md, html, inline=inline):
             return md
-    if inline and not renders_as(html, html, inline=True) and renders_as(
-        f"<p>{html}</p>", f"<p>{html}</p>", inline=False
-    ):
-        return html
+    if inline and not renders_as(html, html, inline=True):
+        # Raw inline HTML that CommonMark would not pass through (`<b> \</b>`: the backslash
+        # escapes the `<`) passes through inside a <p> HTML block, which inline rendering unwraps.
+        wrapped = f"<p>{html}</p>"
+        if renders_as(wrapped, html, inline=True):
+            return wrapped
     raw = _BLANK.sub("\n", html)
     unclosed = _EMPTY_FIRST.sub(r"\1", raw, count=1)
     if unclosed != raw and renders_as(unclosed, html, inline=inline):
