@@ -415,7 +415,8 @@ class Builder:
             titled = {}
             for model, content in item.text.items():
                 name = names[model]
-                if name and name != " ".join(to_plain(item.title(model)).split()):
+                shown = " ".join(to_plain(item.title(model)).split()) or item.id
+                if name and name != shown:
                     content = content.model_copy(update={"title": title_markdown(name)})
                 titled[model] = content
             item = Item.model_validate({**item.model_dump(by_alias=True), "text": titled})

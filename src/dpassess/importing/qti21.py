@@ -71,47 +71,38 @@ def _text(el: etree._Element | None) -> str:
 # --- QTI XHTML -> HTML -> Markdown -----------------------------------------------------------
 
 
-def _plain_copy(el: etree._Element) -> etree._Element | None:
-    """`el` without namespaces (xml:lang becomes lang), for serialising as HTML."""
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
+def _serialise(el: etree._Element, out: list[str]) -> None:
+    """`el` (and its tail) as HTML: namespaces dropped, xml:lang written as lang, every
+    non-void element closed (libxml2's HTML output leaves `<li></li>` open as `<li>`)."""
     if isinstance(el, etree._Comment):
-        new = etree.Comment(el.text)
-    elif not isinstance(el.tag, str):
-        return None
-    else:
-        new = etree.Element(_local(el))
+        out.append(f"<!--{el.text or ''}-->")
+    elif isinstance(el.tag, str):
+        name = _local(el)
+        out.append(f"<{name}")
         for key, value in el.attrib.items():
             if key == XML_LANG:
-                new.set("lang", value)
-            elif not key.startswith("{"):
-                new.set(key, value)
-        new.text = el.text
-        for child in el:
-            c = _plain_copy(child)
-            if c is not None:
-                new.append(c)
-            elif child.tail:  # a processing instruction: keep the text after it
-                _append_text(new, child.tail)
-    new.tail = el.tail
-    return new
-
-
-def _append_text(parent: etree._Element, text: str) -> None:
-    if len(parent):
-        parent[-1].tail = (parent[-1].tail or "") + text
-    else:
-        parent.text = (parent.text or "") + text
+                key = "lang"
+            elif key.startswith("{"):
+                continue
+            out.append(f' {key}="{html.escape(value)}"')
+        out.append(">")
+        if name not in _VOID:
+            out.append(html.escape(el.text or "", quote=False))
+            for child in el:
+                _serialise(child, out)
+            out.append(f"</{name}>")
+    out.append(html.escape(el.tail or "", quote=False))
 
 
 def _html(text: str | None, children: list[etree._Element]) -> str:
     """HTML of flow content: leading text, then each child with its tail."""
-    parts = [html.escape(text or "", quote=False)]
+    out = [html.escape(text or "", quote=False)]
     for child in children:
-        c = _plain_copy(child)
-        if c is not None:
-            parts.append(etree.tostring(c, method="html", encoding="unicode", with_tail=True))
-        elif child.tail:
-            parts.append(html.escape(child.tail, quote=False))
-    return "".join(parts)
+        _serialise(child, out)
+    return "".join(out)
 
 
 def _unwrapped(text: str | None, kids: list[etree._Element]
@@ -304,7 +295,8 @@ class _ItemReader:
                                     explanation=explanation or None)},
             )
             name = " ".join(root.get("title", "").split())
-            if name and name != " ".join(to_plain(item.title(lang)).split()):
+            shown = " ".join(to_plain(item.title(lang)).split()) or item.id
+            if name and name != shown:
                 content_ = item.text[lang].model_copy(update={"title": title_markdown(name)})
                 item = Item.model_validate({**item.model_dump(by_alias=True),
                                             "text": {lang: content_}})
