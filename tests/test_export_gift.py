@@ -283,3 +283,14 @@ def test_answer_text_that_looks_like_a_grade_or_format_stays_text(text, pegjs):
     want = to_inline_html(text)
     assert q.answers[0] == p["choices"][0]["text"]["text"] == want
     assert q.fractions[0] == 0.5 and p["choices"][0]["weight"] == 50
+
+
+def test_empty_stem_keeps_answers_html_in_both_readers(pegjs):
+    item = tf_item(text={"en": Content(title="T", stem="[x]: y", options={},
+                                       feedback={"true": "*a*"}, explanation="e")})
+    gift = export(one(item), "en").data.decode()
+    assert "::T::{FALSE#[html]<p><em>a</em></p>####[html]<p>e</p>}" in gift  # as Moodle writes
+    [_, q] = read_gift(gift)
+    [_, p] = pegjs.parse(gift)
+    assert q.questiontext == "" and q.feedbacktrue == "<p><em>a</em></p>"
+    assert p["trueFeedback"] == {"format": "html", "text": "<p><em>a</em></p>"}

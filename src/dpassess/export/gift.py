@@ -32,11 +32,12 @@ def escape(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
-def rich(html: str) -> str:
+def rich(html: str, *, inherit: bool = True) -> str:
     """An answer or feedback text. It inherits the question's `[html]` format, but says `[html]`
     itself when it starts with `[` (Moodle would read `[markdown]…` as a format) or `%` (Moodle
-    would read `~%50% off` as a 50% grade)."""
-    return ("[html]" if html[:1] in ("[", "%") else "") + escape(html)
+    would read `~%50% off` as a 50% grade), or when there is no format to inherit (`inherit`
+    false: the question text is empty, and Moodle writes no `[html]` before an empty text)."""
+    return ("" if inherit and html[:1] not in ("[", "%") else "[html]") + escape(html)
 
 
 class _Writer:
@@ -58,9 +59,13 @@ class _Writer:
         lang = self.lang
         comment = " ".join([f"[id:{item.id}]", *(f"[tag:{tag}]" for tag in item.tags)])
         stem = self.check(t, t.stem(), f"text.{lang}.stem")
-        head = f"::{escape(t.name())}::[html]{escape(stem)}{{"
+        head = f"::{escape(t.name())}::{'[html]' if stem else ''}{escape(stem)}{{"
+
+        def r(html: str) -> str:
+            return rich(html, inherit=bool(stem))
+
         general = self.check(t, t.explanation(), f"text.{lang}.explanation")
-        tail = f"####{rich(general)}" if general else ""
+        tail = f"####{r(general)}" if general else ""
         if item.points != 1:
             t.warn("points", f"GIFT cannot set the mark: Moodle gives 1, not {item.points:g}")
         g = grades(item, t.warn)
@@ -74,9 +79,9 @@ class _Writer:
                 # {TRUE#feedback if wrong#feedback if right} (qformat_gift::writequestion).
                 answer = right.upper()
                 if fb_wrong or fb_right:
-                    answer += f"#{rich(fb_wrong)}" if fb_wrong else "#"
+                    answer += f"#{r(fb_wrong)}" if fb_wrong else "#"
                 if fb_right:
-                    answer += f"#{rich(fb_right)}"
+                    answer += f"#{r(fb_right)}"
                 lines = [f"{head}{answer}{tail}}}"]
             case ItemType.single_choice | ItemType.multiple_response:
                 t.check_locked()
@@ -90,7 +95,7 @@ class _Writer:
                         "~" if grade == 0 else f"~%{g.percent(oid)}%")
                     text = self.check(t, t.option(oid), f"text.{lang}.options.{oid}")
                     fb = self.check(t, t.feedback(oid), f"text.{lang}.feedback.{oid}")
-                    lines.append(f"\t{mark}{rich(text)}" + (f"#{rich(fb)}" if fb else ""))
+                    lines.append(f"\t{mark}{r(text)}" + (f"#{r(fb)}" if fb else ""))
                 if tail:
                     lines.append(f"\t{tail}")
                 lines.append("}")
