@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -224,11 +224,18 @@ def _load_items(
         return [r for chunk in pool.map(_load_chunk, chunks) for r in chunk]
 
 
-def load_bank(path: str | os.PathLike[str], *, jobs: int | None = None) -> Bank:
+def load_bank(
+    path: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    preloaded: Mapping[str, Item] | None = None,
+) -> Bank:
     """Load the bank in folder `path` (which holds `bank.yaml`).
 
     `jobs`: worker processes for parsing (default: one per core for banks of
     PARALLEL_MIN_FILES files or more, else 1). The result does not depend on it.
+    `preloaded`: items already parsed from these files (by the lint cache, whose key is the
+    file's content), used instead of parsing them again.
 
     Raises BankLoadError with every problem in every file, or UsageError if `path` is no bank.
     """
@@ -251,7 +258,15 @@ def load_bank(path: str | os.PathLike[str], *, jobs: int | None = None) -> Bank:
     entries: list[LoadedItem] = []
     first_seen: dict[str, str] = {}
     files = _item_files(root)
-    for f, (item, d) in zip(files, _load_items(files, jobs), strict=True):
+    if preloaded:
+        todo = [f for f in files if f not in preloaded]
+        fresh = dict(zip(todo, _load_items(todo, jobs), strict=True))
+        results: Iterable[tuple[Item | None, list[Diagnostic]]] = (
+            (preloaded[f], []) if f in preloaded else fresh[f] for f in files
+        )
+    else:
+        results = _load_items(files, jobs)
+    for f, (item, d) in zip(files, results, strict=True):
         diags += d
         if item is None:
             continue

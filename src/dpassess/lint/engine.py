@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..model import Bank
 from .config import LintConfig
-from .context import BankContext
+from .context import BankContext, ItemContext
 from .registry import Hit, Loc, Rule, Severity
 from .where import Locator
 
@@ -58,29 +58,109 @@ def _run(rule: Rule, *args: object) -> list[Hit]:
                         "(please report this)")]
 
 
-def lint_banks(banks: Iterable[Bank], config: LintConfig | None = None) -> list[Finding]:
-    """Every finding of the selected rules over `banks`, sorted by path, line, column, code."""
+#: Below this many items a process pool for the item rules costs more than it saves.
+PARALLEL_MIN_ITEMS = 2000
+
+#: What one item's item rules produced: its findings and the suppressed codes that fired.
+ItemResult = tuple[list[Finding], set[str]]
+
+
+def _item_result(ctx: ItemContext, item_rules: list[Rule], locate: Locator) -> ItemResult:
+    off = {s.rule for s in ctx.item.suppress}
+    found: list[Finding] = []
+    hit_codes: set[str] = set()
+    for r in item_rules:
+        for hit in _run(r, ctx):
+            if r.code in off:
+                hit_codes.add(r.code)
+            else:
+                found.append(_finding(r, ctx.path, hit, locate))
+    return found, hit_codes
+
+
+# The pool's workers are forked with the bank already in memory: they read it from here.
+_WORK: tuple[list[ItemContext], list[Rule]] | None = None
+
+
+def _item_chunk(bounds: tuple[int, int]) -> list[ItemResult]:
+    assert _WORK is not None
+    contexts, item_rules = _WORK
+    locate = Locator()
+    return [_item_result(c, item_rules, locate) for c in contexts[bounds[0] : bounds[1]]]
+
+
+def _item_results(
+    todo: list[ItemContext], item_rules: list[Rule], bctx: BankContext, jobs: int | None
+) -> list[ItemResult]:
+    """Item rules over `todo`, in order; in forked worker processes when there are many items.
+
+    Each worker checks a contiguous chunk and results come back in chunk order, so findings do
+    not depend on scheduling (and are sorted afterwards anyway).
+    """
+    import multiprocessing
+    import os
+
+    if jobs is None:
+        jobs = min(os.cpu_count() or 1, 8) if len(todo) >= PARALLEL_MIN_ITEMS else 1
+    if jobs <= 1 or len(todo) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        locate = Locator()
+        return [_item_result(c, item_rules, locate) for c in todo]
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORK
+    if any(r.code == "TR007" for r in item_rules):
+        from .langid import _identifier
+
+        _identifier(bctx.guesser._langs)  # load the model once, before forking
+    size = -(-len(todo) // (jobs * 4))
+    bounds = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
+    _WORK = (todo, item_rules)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            return [r for chunk in pool.map(_item_chunk, bounds) for r in chunk]
+    finally:
+        _WORK = None
+
+
+def lint_banks(
+    banks: Iterable[Bank],
+    config: LintConfig | None = None,
+    *,
+    jobs: int | None = None,
+    known: Mapping[str, ItemResult] | None = None,
+    record: dict[str, ItemResult] | None = None,
+) -> list[Finding]:
+    """Every finding of the selected rules over `banks`, sorted by path, line, column, code.
+
+    `jobs`: worker processes for the item rules (default: one per core for banks of
+    PARALLEL_MIN_ITEMS items or more). The result does not depend on it.
+    `known`: item-rule results by item file path, reused instead of checking those items again
+    (the lint cache's); `record`, when given, receives every item's item-rule results.
+    """
     config = config or LintConfig()
     rules = config.rules()
     item_rules = [r for r in rules if r.scope == "item"]
     bank_rules = [r for r in rules if r.scope == "bank"]
     meta_rules = [r for r in rules if r.scope == "suppression"]
     ran = {r.code for r in rules if r.scope != "suppression"}
+    known = known or {}
     out: list[Finding] = []
     locate = Locator()
     for bank in banks:
         bctx = BankContext(bank, config)
         contexts = list(bctx.items())
-        used: dict[str, set[str]] = {c.item.id: set() for c in contexts}
+        todo = [c for c in contexts if c.path not in known]
+        fresh = dict(zip((c.path for c in todo), _item_results(todo, item_rules, bctx, jobs),
+                         strict=True))
+        used: dict[str, set[str]] = {}
         suppressed = {c.item.id: {s.rule for s in c.item.suppress} for c in contexts}
         for ctx in contexts:
-            off, hit_codes = suppressed[ctx.item.id], used[ctx.item.id]
-            for r in item_rules:
-                for hit in _run(r, ctx):
-                    if r.code in off:
-                        hit_codes.add(r.code)
-                    else:
-                        out.append(_finding(r, ctx.path, hit, locate))
+            found, hit_codes = known[ctx.path] if ctx.path in known else fresh[ctx.path]
+            if record is not None:
+                record[ctx.path] = (found, hit_codes)
+            out.extend(found)
+            used[ctx.item.id] = set(hit_codes)
         for r in bank_rules:
             for hit in _run(r, bctx):
                 if hit.item_id is not None and hit.item_id in used:
