@@ -11,7 +11,6 @@ import typer
 
 from ..errors import BankLoadError, UsageError
 from ..io import atomic_write
-from ..loader import load_banks
 from ._app import app, err, report_load_error
 
 
@@ -37,17 +36,27 @@ def lint(
     output: Path = typer.Option(  # noqa: B008
         None, "--output", "-o", help="Write the report to this file (atomically) instead of stdout.",
     ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Neither read nor write the lint cache.",
+    ),
+    cache_dir: Path = typer.Option(  # noqa: B008
+        None, "--cache-dir", help="Folder of the lint cache (default: $DPASSESS_CACHE_DIR, else "
+        ".dpassess_cache).", show_default=False,
+    ),
 ) -> None:
     """Check banks for item-writing flaws, translation problems, bank-wide cues and LMS traps."""
-    from ..lint import FORMATS, failing, format_findings, lint_banks, load_config
+    from ..cache import Cache
+    from ..cache import cache_dir as default_cache_dir
+    from ..lint import FORMATS, failing, format_findings, load_config
+    from ..lint.cached import lint_paths
 
     try:
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         targets = paths or [Path("items")]
         settings = load_config(targets[0], config).override(select, ignore, fail_on)
-        banks = load_banks(targets)
-        findings = lint_banks(banks, settings)
+        cache = None if no_cache else Cache(default_cache_dir(cache_dir))
+        findings = lint_paths(targets, settings, cache)
         report = format_findings(findings, fmt)
         if output is not None:
             atomic_write(output, report.encode("utf-8"))

@@ -1,0 +1,112 @@
+"""A content-hash cache for `dpassess lint`, in `.dpassess_cache/` (like ruff's).
+
+Two levels, one pair of files per bank folder:
+
+- `<bank>.items`: every item file's parsed `Item` and its item-rule findings, keyed by the file's
+  content hash. After an edit only the changed files are parsed and checked again; bank-wide
+  rules always run again (they read every item).
+- `<bank>.lint`: the findings of the whole bank, keyed by one hash over every item file's
+  content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
+  re-linting reads and hashes the files and returns these findings: no parsing, no rules.
+
+Every key includes a salt: the dpassess version, a fingerprint of the installed dpassess source
+files (size and mtime of each, so an edited rule in a development install invalidates too), the
+bank file's bytes and the lint settings. A cache file that is missing, unreadable, corrupted or
+written for another salt is ignored and rewritten: the cache never changes a result and never
+crashes a run. Writes go through `dpassess.io.atomic_write`, so a reader never sees half a file.
+
+The files are pickles: like Python's own `__pycache__`, the cache folder is trusted as much as
+the project it sits in (anyone who can write it can write the code that runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+#: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
+DEFAULT_DIR = ".dpassess_cache"
+ENV_VAR = "DPASSESS_CACHE_DIR"
+#: Bumped whenever the layout of the cache files changes.
+FORMAT = 1
+
+
+def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--cache-dir, else $DPASSESS_CACHE_DIR, else `.dpassess_cache` in the working folder."""
+    if explicit is not None:
+        return Path(explicit)
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else Path(DEFAULT_DIR)
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@lru_cache(maxsize=1)
+def _source_fingerprint() -> str:
+    """Size and mtime of every installed dpassess source file (computed once per process)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.blake2b(digest_size=16)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def salt(bank_file: bytes, settings: object) -> bytes:
+    """What every key of a bank depends on besides its item files."""
+    import dpassess
+
+    h = hashlib.blake2b(digest_size=16)
+    for part in (str(FORMAT), dpassess.__version__, _source_fingerprint(), repr(settings)):
+        h.update(part.encode("utf-8") + b"\0")
+    h.update(digest(bank_file))
+    return h.digest()
+
+
+class Cache:
+    """The cache of one folder; `load`/`store` never raise on bad files or unwritable folders."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def _path(self, bank_root: str, kind: str) -> Path:
+        name = hashlib.blake2b(os.path.abspath(bank_root).encode("utf-8"), digest_size=12).hexdigest()
+        return self.root / f"{name}.{kind}"
+
+    def load(self, bank_root: str, kind: str, salt: bytes) -> Any:
+        """The value stored for this bank and salt, or None (missing, corrupted, stale)."""
+        path = self._path(bank_root, kind)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            stored = pickle.loads(data)
+            if (
+                isinstance(stored, tuple) and len(stored) == 3 and stored[0] == FORMAT
+                and stored[1] == salt
+            ):
+                return stored[2]
+        except Exception:  # a bad cache file is a miss, never an error
+            return None
+        return None
+
+    def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
+        from .errors import UsageError
+        from .io import atomic_write
+
+        path = self._path(bank_root, kind)
+        with contextlib.suppress(OSError, UsageError, pickle.PicklingError, TypeError):
+            if not self.root.exists():
+                self.root.mkdir(parents=True, exist_ok=True)
+                # like ruff: the cache never shows up in `git status`
+                (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
+            atomic_write(path, pickle.dumps((FORMAT, salt, value), protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,110 @@
+"""Load and lint bank folders through the content-hash cache (`dpassess.cache`).
+
+Same findings and the same load errors as `lint_banks(load_banks(paths), config)`, which is what
+runs when no cache is given; the cache only saves work (see `dpassess.cache` for the keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..cache import Cache, digest, salt
+from ..errors import BankLoadError, Diagnostic
+from ..loader import BANK_FILE, _item_files, find_banks, load_bank, load_banks
+from ..model import Bank, Item
+from .config import LintConfig
+from .engine import Finding, ItemResult, lint_banks
+
+
+def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
+    """Everything in the lint settings that can change a finding, and the bank's spelling
+    (findings carry paths as given)."""
+    return (
+        tuple(r.code for r in config.rules()), config.min_options, config.key_longest_ratio,
+        str(root),
+    )
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def lint_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    config: LintConfig,
+    cache: Cache | None = None,
+    *,
+    jobs: int | None = None,
+) -> list[Finding]:
+    """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks."""
+    if cache is None:
+        return lint_banks(load_banks(paths), config, jobs=jobs)
+    roots: list[Path] = []
+    seen: set[Path] = set()
+    for p in paths:
+        for root in find_banks(p):
+            if root.resolve() not in seen:
+                seen.add(root.resolve())
+                roots.append(root)
+
+    out: list[Finding] = []
+    diags: list[Diagnostic] = []
+    todo: list[tuple[Bank, str, bytes, bytes, dict, dict]] = []
+    for root in roots:
+        key_root = str(root)
+        bank_bytes = _read(str(root / BANK_FILE))
+        files = _item_files(root)
+        contents = {f: _read(f) for f in files}
+        if bank_bytes is None or any(b is None for b in contents.values()):
+            # unreadable files: no caching, the loader reports them
+            try:
+                bank = load_bank(root, jobs=jobs)
+            except BankLoadError as exc:
+                diags += exc.diagnostics
+                continue
+            out += lint_banks([bank], config, jobs=jobs)
+            continue
+        s = salt(bank_bytes, _settings(config, root))
+        digests = {f: digest(b) for f, b in contents.items()}  # type: ignore[arg-type]
+        whole = hashlib.blake2b(digest_size=16)
+        for f in files:
+            whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
+        full = whole.digest()
+        hit = cache.load(key_root, "lint", s)
+        if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == full:
+            out += hit[1]
+            continue
+        stored = cache.load(key_root, "items", s)
+        if not isinstance(stored, dict):
+            stored = {}
+        preloaded: dict[str, Item] = {}
+        known: dict[str, ItemResult] = {}
+        for f in files:
+            entry = stored.get(f)
+            if isinstance(entry, tuple) and len(entry) == 4 and entry[0] == digests[f]:
+                preloaded[f] = entry[1]
+                known[f] = (entry[2], entry[3])
+        try:
+            bank = load_bank(root, jobs=jobs, preloaded=preloaded)
+        except BankLoadError as exc:
+            diags += exc.diagnostics
+            continue
+        todo.append((bank, key_root, s, full, known, digests))
+    if diags:
+        raise BankLoadError(diags)
+    for bank, key_root, s, full, known, digests in todo:
+        record: dict[str, ItemResult] = {}
+        found = lint_banks([bank], config, jobs=jobs, known=known, record=record)
+        out += found
+        items = {e.path: (digests[e.path], e.item, *record[e.path]) for e in bank.entries}
+        cache.store(key_root, "items", s, items)
+        cache.store(key_root, "lint", s, (full, found))
+    out.sort(key=lambda f: f.sort_key)
+    return out

@@ -1,0 +1,210 @@
+"""The lint cache: same findings as an uncached run, reused only when nothing it depends on changed.
+
+Each invalidation test changes one input (an item, the bank file, the settings, the dpassess
+version) and checks two things: the findings equal an uncached run's, and the work was redone
+(a spy on the loader and on the item rules counts what was parsed and checked).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import dpassess
+from conftest import ROOT
+from dpassess.cache import Cache, cache_dir
+from dpassess.cli import app
+from dpassess.lint import LintConfig, lint_banks
+from dpassess.lint import cached as cached_mod
+from dpassess.loader import load_banks
+
+ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Path:
+    dst = tmp_path / "bank"
+    shutil.copytree(ORIGINAL, dst)
+    return dst
+
+
+class Spy:
+    """Counts banks loaded, items parsed (not from the cache) and items checked by item rules."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.loads = 0
+        self.parsed = 0
+        self.checked = 0
+        real_load, real_lint = cached_mod.load_bank, cached_mod.lint_banks
+
+        def load_bank(root, *, jobs=None, preloaded=None):  # type: ignore[no-untyped-def]
+            self.loads += 1
+            b = real_load(root, jobs=jobs, preloaded=preloaded)
+            self.parsed += len(b.entries) - len(preloaded or {})
+            return b
+
+        def lint(banks, config, *, jobs=None, known=None, record=None):  # type: ignore[no-untyped-def]
+            banks = list(banks)
+            self.checked += sum(len(b.entries) for b in banks) - len(known or {})
+            return real_lint(banks, config, jobs=jobs, known=known, record=record)
+
+        monkeypatch.setattr(cached_mod, "load_bank", load_bank)
+        monkeypatch.setattr(cached_mod, "lint_banks", lint)
+
+    def reset(self) -> None:
+        self.loads = self.parsed = self.checked = 0
+
+
+def uncached(path: Path, config: LintConfig) -> list:
+    return lint_banks(load_banks([path]), config)
+
+
+def test_unchanged_bank_is_not_parsed_or_checked_again(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+    first = cached_mod.lint_paths([bank], cfg, cache)
+    assert first == uncached(bank, cfg) and first  # the original seed has findings
+    assert (spy.loads, spy.parsed, spy.checked) == (1, 8, 8)
+    spy.reset()
+    assert cached_mod.lint_paths([bank], cfg, cache) == first
+    assert (spy.loads, spy.parsed, spy.checked) == (0, 0, 0)
+
+
+def test_a_changed_item_is_parsed_and_checked_again_alone(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+    before = cached_mod.lint_paths([bank], cfg, cache)
+    item = bank / "03-memory-limit.yaml"
+    text = item.read_text(encoding="utf-8")
+    # an "all of the above" distractor: a finding that was not there before
+    old = "different-layers: Each worker stores different model layers by default"
+    assert old in text
+    item.write_text(text.replace(old, "different-layers: All of the above"), encoding="utf-8")
+    spy.reset()
+    after = cached_mod.lint_paths([bank], cfg, cache)
+    assert after == uncached(bank, cfg)
+    assert after != before
+    assert (spy.loads, spy.parsed, spy.checked) == (1, 1, 1)
+
+
+def test_added_and_removed_items_invalidate(bank: Path, tmp_path: Path) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    cached_mod.lint_paths([bank], cfg, cache)
+    (bank / "08-gradient-accumulation.yaml").unlink()
+    assert cached_mod.lint_paths([bank], cfg, cache) == uncached(bank, cfg)
+    shutil.copy(ORIGINAL / "08-gradient-accumulation.yaml", bank / "08-gradient-accumulation.yaml")
+    assert cached_mod.lint_paths([bank], cfg, cache) == uncached(bank, cfg)
+
+
+def test_a_changed_bank_file_invalidates(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+    before = cached_mod.lint_paths([bank], cfg, cache)
+    cfg_file = bank / "bank.yaml"
+    text = cfg_file.read_text(encoding="utf-8")
+    assert "glossary:" in text
+    # without the glossary, glossary findings go and masking changes
+    cfg_file.write_text(text[: text.index("glossary:")], encoding="utf-8")
+    spy.reset()
+    after = cached_mod.lint_paths([bank], cfg, cache)
+    assert after == uncached(bank, cfg) and after != before
+    assert (spy.parsed, spy.checked) == (8, 8)
+
+
+def test_changed_settings_invalidate(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "c")
+    spy = Spy(monkeypatch)
+    a = cached_mod.lint_paths([bank], LintConfig(), cache)
+    for cfg in (LintConfig(min_options=5), LintConfig(ignore=("WR",)),
+                LintConfig(key_longest_ratio=3.0)):
+        spy.reset()
+        b = cached_mod.lint_paths([bank], cfg, cache)
+        assert b == uncached(bank, cfg) and b != a
+        assert spy.checked == 8
+
+
+def test_another_dpassess_version_invalidates(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+    first = cached_mod.lint_paths([bank], cfg, cache)
+    monkeypatch.setattr(dpassess, "__version__", "999.0.0")
+    spy.reset()
+    assert cached_mod.lint_paths([bank], cfg, cache) == first
+    assert (spy.loads, spy.parsed, spy.checked) == (1, 8, 8)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a pickle", b"\x80\x05K\x01.", os.urandom(200)])
+def test_corrupted_cache_files_are_ignored(bank: Path, tmp_path: Path, garbage: bytes) -> None:
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    first = cached_mod.lint_paths([bank], cfg, cache)
+    files = [p for p in (tmp_path / "c").iterdir() if p.suffix in (".lint", ".items")]
+    assert len(files) == 2
+    for p in files:
+        p.write_bytes(garbage)
+    assert cached_mod.lint_paths([bank], cfg, cache) == first
+    # and rewritten: the next run is a hit again
+    assert cached_mod.lint_paths([bank], cfg, cache) == first
+
+
+def test_unreadable_or_unwritable_cache_is_ignored(bank: Path, tmp_path: Path) -> None:
+    cfg = LintConfig()
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    cache = Cache(blocker / "c")  # cannot be created: a file is in the way
+    assert cached_mod.lint_paths([bank], cfg, cache) == uncached(bank, cfg)
+    assert cached_mod.lint_paths([bank], cfg, cache) == uncached(bank, cfg)
+    d = tmp_path / "c"
+    cached_mod.lint_paths([bank], cfg, Cache(d))
+    for p in d.iterdir():
+        if p.suffix == ".lint":
+            p.unlink()
+            p.mkdir()  # a folder where a cache file should be
+    assert cached_mod.lint_paths([bank], cfg, Cache(d)) == uncached(bank, cfg)
+
+
+def test_load_errors_are_reported_and_not_cached(bank: Path, tmp_path: Path) -> None:
+    from dpassess.errors import BankLoadError
+
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    (bank / "09-broken.yaml").write_text("id: [unclosed\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(BankLoadError) as exc:
+            cached_mod.lint_paths([bank], cfg, cache)
+        assert any("09-broken.yaml" in d.path for d in exc.value.diagnostics)
+
+
+def test_cli_cache_dir_env_and_no_cache(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    r0 = runner.invoke(app, ["lint", "--no-cache", str(bank), "-f", "json"])
+    assert r0.exit_code == 1
+    assert not (tmp_path / ".dpassess_cache").exists()
+    r1 = runner.invoke(app, ["lint", str(bank), "-f", "json"])
+    assert (r1.exit_code, r1.stdout) == (1, r0.stdout)
+    assert any(p.suffix == ".lint" for p in (tmp_path / ".dpassess_cache").iterdir())
+    assert (tmp_path / ".dpassess_cache" / ".gitignore").read_text() == "*\n"
+    monkeypatch.setenv("DPASSESS_CACHE_DIR", str(tmp_path / "env"))
+    assert cache_dir() == tmp_path / "env"
+    r2 = runner.invoke(app, ["lint", str(bank), "-f", "json"])
+    assert (r2.exit_code, r2.stdout) == (1, r0.stdout)
+    assert (tmp_path / "env").is_dir()
+    r3 = runner.invoke(app, ["lint", "--cache-dir", str(tmp_path / "flag"), str(bank), "-f", "json"])
+    assert (r3.exit_code, r3.stdout) == (1, r0.stdout)
+    assert (tmp_path / "flag").is_dir()
+    assert cache_dir(tmp_path / "x") == tmp_path / "x"
