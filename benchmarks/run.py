@@ -1,0 +1,306 @@
+"""The benchmark table (`make bench`): dpassess against text2qti and against the parse/serialise
+floor, on the same synthetic bank, in the same run.
+
+    .venv/bin/python benchmarks/run.py [--items N] [--repeat R] [--big [--big-items M]]
+
+Rows (each step runs in a fresh subprocess, R times; the best time is shown):
+
+  a  text2qti 0.8.0: the bank's N items in English, written in text2qti's text format (single
+     choice and true/false as its single-choice questions, multiple response as its
+     multiple-answer questions), parsed and written to one QTI zip (its Python API, as its
+     command line does: `Quiz(text, config=...)`, `QTI(quiz).save(path)`).
+  b  dpassess: load the bank, lint it (no cache), export QTI 2.1, Moodle XML and GIFT in id, en
+     and multi (where the format carries several languages), every file written to disk.
+  c  the floor: bare `yaml.load(CSafeLoader)` of the same files, plus lxml building and
+     serialising N bare item trees (one element per text field, one language).
+
+Extra rows: re-lint of the unchanged bank through the cache (`dpassess lint` path), re-lint
+after one item changed, and lint on a word-salad bank full of findings. `--big` adds b at M
+items (default 100,000) for the memory bound.
+
+Peak memory: `ru_maxrss` of each step's own process (the interpreter and imports included), and
+separately the largest of its worker processes (`RUSAGE_CHILDREN`), since workers are forked
+copies; both are maxima over the repeats. Load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+# --- steps (run in a child process) -------------------------------------------------------
+
+
+def _t2q_text(root: Path) -> str:
+    """The bank's items in text2qti's format, English."""
+    from dpassess import load_bank
+    from dpassess.model import ItemType
+
+    bank = load_bank(root)
+    out = ["Quiz title: Synthetic bank", "Quiz description: Synthetic bank", ""]
+    for n, e in enumerate(bank.entries, 1):
+        it, c = e.item, e.item.text["en"]
+        out.append(f"Title: {c.title}")
+        out.append(f"{n}.  {c.stem}")
+        multi = it.type is ItemType.multiple_response
+        for oid in it.option_ids:
+            mark = ("[*]" if oid in it.key else "[ ]") if multi else ("*" if oid in it.key else "") + "a)"
+            out.append(f"{mark} {it.option_text('en', oid)}")
+            if oid in c.feedback:
+                out.append(f"... {c.feedback[oid]}")
+        out.append("")
+    return "\n".join(out)
+
+
+def step_text2qti(work: Path) -> dict:
+    from text2qti.config import Config
+    from text2qti.qti import QTI
+    from text2qti.quiz import Quiz
+
+    src = work / "t2q.txt"
+    t = time.perf_counter()
+    text = src.read_text(encoding="utf-8")
+    quiz = Quiz(text, config=Config(), source_name=src.as_posix())
+    QTI(quiz).save(work / "out" / "t2q.zip")
+    return {"secs": time.perf_counter() - t, "items": len(quiz.questions_and_delims)}
+
+
+def step_dpassess(work: Path, root: Path | None = None) -> dict:
+    from dpassess import load_bank
+    from dpassess.export import EXPORTERS, MULTI, Collection
+    from dpassess.exporting import write_collection
+    from dpassess.lint import LintConfig, lint_banks
+
+    root = root or work / "bank"
+    out = work / "out" / "dpassess"
+    parts: dict[str, float] = {}
+    t0 = t = time.perf_counter()
+    bank = load_bank(root)
+    parts["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    findings = lint_banks([bank], LintConfig())
+    parts["lint"] = time.perf_counter() - t
+    collection = Collection.from_bank(bank)
+    for fmt, exp in EXPORTERS.items():
+        langs = [*bank.config.languages, *([MULTI] if exp.multi else [])]
+        t = time.perf_counter()
+        write_collection(collection, fmt, langs, out / fmt)
+        parts[fmt] = time.perf_counter() - t
+    return {"secs": time.perf_counter() - t0, "parts": parts, "findings": len(findings),
+            "items": len(bank.entries)}
+
+
+def step_floor(work: Path) -> dict:
+    import yaml
+    from lxml import etree
+
+    files = sorted(p for p in (work / "bank").glob("*.yaml") if p.name != "bank.yaml")
+    t = time.perf_counter()
+    datas = []
+    for p in files:
+        with open(p, encoding="utf-8") as fh:
+            datas.append(yaml.load(fh.read(), Loader=yaml.CSafeLoader))
+    t_yaml = time.perf_counter() - t
+    size = 0
+    for d in datas:
+        c = d["text"]["en"]
+        root = etree.Element("item", id=d["id"])
+        etree.SubElement(root, "stem").text = c["stem"]
+        for oid, txt in c["options"].items():
+            etree.SubElement(root, "option", id=oid).text = txt
+        for oid, fb in c["feedback"].items():
+            etree.SubElement(root, "feedback", id=oid).text = fb
+        etree.SubElement(root, "explanation").text = c["explanation"]
+        size += len(etree.tostring(root, encoding="UTF-8"))
+    secs = time.perf_counter() - t
+    return {"secs": secs, "parts": {"yaml": t_yaml, "lxml": secs - t_yaml}, "items": len(datas)}
+
+
+def step_relint(work: Path) -> dict:
+    """Cold lint through the CLI path with an empty cache, then the unchanged bank again, then
+    after one item changed."""
+    from dpassess.cache import Cache
+    from dpassess.lint import LintConfig
+    from dpassess.lint.cached import lint_paths
+
+    bank = work / "bank"
+    cdir = work / "cache"
+    shutil.rmtree(cdir, ignore_errors=True)
+    cfg = LintConfig()
+    t = time.perf_counter()
+    cold = lint_paths([bank], cfg, None)
+    t_nocache = time.perf_counter() - t
+    t = time.perf_counter()
+    lint_paths([bank], cfg, Cache(cdir))
+    t_fill = time.perf_counter() - t
+    t = time.perf_counter()
+    warm = lint_paths([bank], cfg, Cache(cdir))
+    t_warm = time.perf_counter() - t
+    assert warm == cold
+    victim = sorted(bank.glob("item-*.yaml"))[len(cold) % 7]
+    old = victim.read_bytes()
+    try:
+        victim.write_bytes(old.replace(b"stem: ", b"stem: Now, ", 1))
+        t = time.perf_counter()
+        lint_paths([bank], cfg, Cache(cdir))
+        t_one = time.perf_counter() - t
+    finally:
+        victim.write_bytes(old)
+    return {"secs": t_warm, "parts": {"cold (no cache)": t_nocache, "cold (filling cache)": t_fill,
+                                       "unchanged": t_warm, "one item changed": t_one}}
+
+
+def step_salad(work: Path) -> dict:
+    from dpassess import load_bank
+    from dpassess.lint import LintConfig, lint_banks
+
+    t = time.perf_counter()
+    bank = load_bank(work / "salad")
+    t_load = time.perf_counter() - t
+    t = time.perf_counter()
+    findings = lint_banks([bank], LintConfig())
+    t_lint = time.perf_counter() - t
+    return {"secs": t_lint, "parts": {"load": t_load, "lint": t_lint}, "findings": len(findings)}
+
+
+def step_big(work: Path) -> dict:
+    return step_dpassess(work, work / "big")
+
+
+STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess, "floor": step_floor,
+         "relint": step_relint, "salad": step_salad, "big": step_big}
+
+
+def child(name: str, work: Path) -> None:
+    result = STEPS[name](work)
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    result.update(rss=me, workers=kids)
+    print("RESULT " + json.dumps(result))
+
+
+# --- the table (parent) --------------------------------------------------------------------
+
+
+def run_step(name: str, work: Path, repeat: int) -> dict:
+    best: dict | None = None
+    rss = workers = 0.0
+    for _ in range(repeat):
+        p = subprocess.run([sys.executable, __file__, "--step", name, str(work)],
+                           capture_output=True, text=True, check=False)
+        line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
+        if p.returncode != 0 or line is None:
+            raise SystemExit(f"step {name} failed:\n{p.stdout}\n{p.stderr}")
+        r = json.loads(line[7:])
+        rss, workers = max(rss, r["rss"]), max(workers, r["workers"])
+        if best is None or r["secs"] < best["secs"]:
+            best = r
+    assert best is not None
+    best.update(rss=rss, workers=workers)
+    return best
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}")
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--step"]:
+        child(argv[1], Path(argv[2]))
+        return 0
+    n = int(argv[argv.index("--items") + 1]) if "--items" in argv else 10_000
+    repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
+    big = int(argv[argv.index("--big-items") + 1]) if "--big-items" in argv else 100_000
+    import dpassess
+    import synth
+
+    with tempfile.TemporaryDirectory(prefix="dpassess-bench-") as tmp:
+        work = Path(tmp)
+        t = time.perf_counter()
+        synth.write(work / "bank", n)
+        synth.write(work / "salad", n, style="salad")
+        (work / "t2q.txt").write_text(_t2q_text(work / "bank"), encoding="utf-8")
+        (work / "out").mkdir()
+        if "--big" in argv:
+            synth.write(work / "big", big)
+        print(f"dpassess {dpassess.__version__} benchmark: {n:,} bilingual items (id, en); "
+              f"best of {repeat}; generated in {time.perf_counter() - t:.1f} s")
+        print(f"machine: {machine()}")
+        print(f"load average before: {loadavg()}")
+        rows = [(k, run_step(k, work, repeat)) for k in ("text2qti", "dpassess", "floor")]
+        res = dict(rows)
+        relint = run_step("relint", work, repeat)
+        salad = run_step("salad", work, repeat)
+        big_r = run_step("big", work, 1) if "--big" in argv else None
+        print(f"load average after:  {loadavg()}")
+
+    a, b, c = res["text2qti"]["secs"], res["dpassess"]["secs"], res["floor"]["secs"]
+    print()
+    print("| step | time (s) | items/s | peak RSS MiB (main / largest worker) | notes |")
+    print("|---|---:|---:|---:|---|")
+
+    def row(label: str, r: dict, items: int, note: str = "") -> None:
+        w = f" / {r['workers']:.0f}" if r["workers"] else ""
+        print(f"| {label} | {r['secs']:.2f} | {items / r['secs']:,.0f} | {r['rss']:.0f}{w} | {note} |")
+
+    row("a: text2qti, en, 1 QTI zip", res["text2qti"], n)
+    parts = res["dpassess"]["parts"]
+    row("b: dpassess lint + 3 formats × (id, en, multi)", res["dpassess"], n,
+        ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+        + f"; {res['dpassess']['findings']} findings")
+    fp = res["floor"]["parts"]
+    row("c: floor (CSafeLoader + lxml trees)", res["floor"], n,
+        f"yaml {fp['yaml']:.2f}, lxml {fp['lxml']:.2f}")
+    rp = relint["parts"]
+    row("re-lint, unchanged bank (cache)", relint, n,
+        ", ".join(f"{k} {v:.2f}" for k, v in rp.items()))
+    row("lint, word-salad bank (findings)", salad, n,
+        f"load {salad['parts']['load']:.2f}; {salad['findings']:,} findings")
+    if big_r is not None:
+        row(f"b at {big:,} items", big_r, big,
+            ", ".join(f"{k} {v:.2f}" for k, v in big_r["parts"].items()))
+    print()
+    print(f"b/a = {b / a:.2f}  (target <= 0.25)")
+    print(f"b/c = {b / c:.2f}  (target <= 1.5)")
+    print(f"re-lint unchanged / cold lint = {rp['unchanged'] / rp['cold (no cache)']:.3f}  "
+          "(target <= 0.1)")
+    lint_load = parts["lint"] / parts["load"]
+    print(f"lint / load (real text) = {lint_load:.2f}; (word salad) = "
+          f"{salad['parts']['lint'] / salad['parts']['load']:.2f}  (issue 3 target <= 0.50)")
+    print(f"peak RSS b / a = {res['dpassess']['rss'] / res['text2qti']['rss']:.2f}  (target <= 1)")
+    if big_r is not None:
+        print(f"peak RSS at {big:,} items: {big_r['rss']:.0f} MiB main, {big_r['workers']:.0f} MiB "
+              "largest worker  (target <= 1536 MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
