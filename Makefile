@@ -33,9 +33,11 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 ## bench: set up (with the text2qti baseline), then print the benchmark table
+##        (BENCH_ARGS="--big" adds the 100,000-item memory run; "--repeat 5", "--items N")
+BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache build src/*.egg-info
