@@ -1,6 +1,6 @@
 """Export speed of every registered format on a 10,000-item bilingual bank, against a baseline.
 
-    .venv/bin/python benchmarks/export.py [N] [--repeat R]
+    .venv/bin/python benchmarks/export.py [N] [--repeat R] [--formats qti21,gift]
 
 Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
 baseline, timed in the same run on the same items, is the floor any XML exporter pays: lxml
@@ -61,9 +61,12 @@ def best(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if not a.startswith("--")]
+    opts = {argv[i]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+    args = [a for i, a in enumerate(argv)
+            if not a.startswith("--") and not (i and argv[i - 1] in opts)]
     n = int(args[0]) if args else 10_000
-    repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
+    repeat = int(opts.get("--repeat", 3))
+    only = opts["--formats"].split(",") if "--formats" in opts else list(EXPORTERS)
     t = time.perf_counter()
     items = make_items(n)
     collection = Collection(id="synthetic", title={"id": "Bank sintetis", "en": "Synthetic bank"},
@@ -73,7 +76,7 @@ def main(argv: list[str]) -> int:
     base, size = best(lambda: baseline(items, "en"), repeat)
     print(f"{'baseline (lxml bare trees)':34} {base:7.2f} s {n / base:9.0f} items/s"
           f"  1.00x  {size / 1e6:6.1f} MB")
-    for fmt in EXPORTERS:
+    for fmt in only:
         try:
             exp = EXPORTERS[fmt]
         except ImportError as exc:
