@@ -47,8 +47,11 @@ def percent(grade: Decimal) -> str:
     return "0" if text in ("-0", "") else text
 
 
+@lru_cache(maxsize=4096)
 def snap(fraction: float) -> tuple[Decimal, bool]:
-    """The nearest grade in Moodle's list, and whether Moodle would accept `fraction` as it is."""
+    """The nearest grade in Moodle's list, and whether Moodle would accept `fraction` as it is.
+
+    Memoised: a bank uses a handful of fractions, and the search walks the whole list."""
     best = min(GRADES, key=lambda g: (abs(float(g) - fraction), -g))
     return best, abs(float(best) - fraction) < GRADE_TOLERANCE
 
@@ -102,9 +105,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 def xml_safe(text: str) -> tuple[str, str]:
     """`text` without characters XML 1.0 cannot carry, and a note naming the ones removed."""
-    bad = sorted(set(_NOT_XML.findall(text)))
-    if not bad:
+    if _NOT_XML.search(text) is None:  # nearly always: one scan, no list
         return text, ""
+    bad = sorted(set(_NOT_XML.findall(text)))
     return _NOT_XML.sub("", text), ", ".join(f"U+{ord(c):04X}" for c in bad)
 
 

@@ -7,6 +7,7 @@ CDATA with `format="html"`. See docs/export-moodle.md for every field and what i
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 from lxml import etree
@@ -19,6 +20,8 @@ from ._moodle import ItemTexts, category_path, grades, name_html, xml_safe
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
 FORMAT = "moodle-xml"
+
+_MARKUP = re.compile("[&<>\"']")
 
 #: Moodle's defaults for a new question (qformat_default::defaultquestion, qtype_truefalse).
 PENALTY = {"multichoice": "0.3333333", "truefalse": "1.0000000"}
@@ -48,7 +51,7 @@ class _Writer:
         """
         value = self._clean(value, item_id, where)
         el = etree.SubElement(parent, "text")
-        cdata = any(c in value for c in "&<>\"'") and "]]>" not in value
+        cdata = _MARKUP.search(value) is not None and "]]>" not in value
         el.text = etree.CDATA(value) if cdata else value
 
     def formatted(self, parent: etree._Element, tag: str, value: str, item_id: str | None,
