@@ -10,6 +10,7 @@ included. See docs/export-moodle.md.
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 from ..model import Item, ItemType
@@ -21,15 +22,25 @@ MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
 FORMAT = "gift"
 
 # qformat_gift::repchar, plus the backslash first: `\` `~` `=` `#` `{` `}` `:` and newlines.
-_ESCAPES = str.maketrans({
-    "\\": "\\\\", "~": "\\~", "=": "\\=", "#": "\\#", "{": "\\{", "}": "\\}", ":": "\\:",
-    "\n": "\\n", "\r": "",
-})
+_ESCAPES = (
+    ("\\", "\\\\"), ("~", "\\~"), ("=", "\\="), ("#", "\\#"), ("{", "\\{"), ("}", "\\}"),
+    (":", "\\:"), ("\n", "\\n"), ("\r", ""),
+)
+_SPECIAL = re.compile(r"[\\~=#{}:\n\r]")
 
 
 def escape(text: str) -> str:
-    """`text` with every GIFT special escaped and newlines as `\\n` (one line)."""
-    return text.translate(_ESCAPES)
+    """`text` with every GIFT special escaped and newlines as `\\n` (one line).
+
+    One `str.replace` per special (the backslash first, so the added ones stay single): much
+    faster than `str.translate`, whose multi-character replacements go through a dict per
+    character."""
+    if _SPECIAL.search(text) is None:
+        return text
+    for char, escaped in _ESCAPES:
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
 def rich(html: str, *, inherit: bool = True) -> str:
