@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 from lxml import etree
@@ -138,80 +139,37 @@ class _ItemBuilder:
     def build(self) -> etree._Element:
         item, lang, content = self.item, self.lang, self.content
         multiple = item.type is ItemType.multiple_response
-        points = _num(item.points)
         title = to_plain(self.text(f"text.{lang}.title", item.title(lang))) or item.id
-        root = etree.Element(_Q + "assessmentItem", nsmap={None: QTI_NS, "xsi": XSI_NS})
-        root.set(_SCHEMA_LOCATION, _QTI_LOCATION)
+        feedback_ids = tuple(o.id for o in item.options if content.feedback.get(o.id))
+        # Everything but the identifiers, the title and the texts depends on a few properties
+        # shared by many items: that skeleton is built once per shape and copied (lxml copies a
+        # subtree several times faster than it builds one element by element).
+        shape = _Shape(
+            multiple, item.points, item.shuffle, tuple((o.id, o.locked) for o in item.options),
+            tuple(item.key), tuple(item.fractions().items()) if multiple else (),
+            bool(content.explanation), feedback_ids)
+        root = _skeleton(shape).__deepcopy__(None)
         root.set("identifier", item_identifier(item, lang))
         root.set("title", title)
-        root.set("adaptive", "false")
-        root.set("timeDependent", "false")
-        root.set("toolName", TOOL)
         root.set(XML_LANG, lang)
-
-        # declarations
-        response = _sub(root, _Q + "responseDeclaration", {
-            "identifier": "RESPONSE", "cardinality": "multiple" if multiple else "single",
-            "baseType": "identifier"})
-        correct = _sub(response, _Q + "correctResponse")
-        for oid in item.key:
-            _sub(correct, _Q + "value", text=oid)
-        if multiple:
-            mapping = _sub(response, _Q + "mapping", {
-                "lowerBound": "0", "upperBound": points, "defaultValue": "0"})
-            for oid, fraction in item.fractions().items():
-                _sub(mapping, _Q + "mapEntry",
-                     {"mapKey": oid, "mappedValue": _num(fraction * item.points)})
-        score = _sub(root, _Q + "outcomeDeclaration", {
-            "identifier": "SCORE", "cardinality": "single", "baseType": "float",
-            "normalMinimum": "0", "normalMaximum": points})
-        _sub(_sub(score, _Q + "defaultValue"), _Q + "value", text="0")
-        maxscore = _sub(root, _Q + "outcomeDeclaration", {
-            "identifier": "MAXSCORE", "cardinality": "single", "baseType": "float"})
-        _sub(_sub(maxscore, _Q + "defaultValue"), _Q + "value", text=points)
-        _sub(root, _Q + "outcomeDeclaration", {
-            "identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
-
-        # body
-        body = _sub(root, _Q + "itemBody")
-        stem = _sub(body, _Q + "div")
-        self.flow(stem, f"text.{lang}.stem", to_html(self.text(f"text.{lang}.stem", content.stem)))
-        interaction = _sub(body, _Q + "choiceInteraction", {
-            "responseIdentifier": "RESPONSE", "shuffle": "true" if item.shuffle else "false",
-            "maxChoices": str(len(item.options)) if multiple else "1"})
-        for option in item.options:
-            choice = _sub(interaction, _Q + "simpleChoice", {"identifier": option.id})
-            if option.locked:
-                choice.set("fixed", "true")
+        body = root[4]
+        self.flow(body[0], f"text.{lang}.stem",
+                  to_html(self.text(f"text.{lang}.stem", content.stem)))
+        for option, choice in zip(item.options, body[1], strict=True):
             field = f"text.{lang}.options.{option.id}"
             source = self.text(field, item.option_text(lang, option.id))
             self.flow(choice, field, to_inline_html(source))
-
-        # response processing: the rules of the standard templates (match_correct for one
-        # answer, map_response for several), written out so the feedback rules can follow them
-        rp = _sub(root, _Q + "responseProcessing")
-        if content.explanation:
-            _add_feedback(rp, EXPLANATION_ID)
-        rp.append(_scoring_rule(multiple, points))
-        feedback_ids: dict[str, str] = {}
-        for n, option in enumerate(item.options, 1):
-            if content.feedback.get(option.id):
-                feedback_ids[option.id] = fid = f"FB{n}"
-                rule = _feedback_rule(multiple, option.id, fid)
-                rp.append(rule)
-
-        # feedback: per option, then the explanation
-        for oid, fid in feedback_ids.items():
+        # feedback: per option, then the explanation (root[6:] are their modalFeedback elements)
+        for oid, modal in zip(feedback_ids, root[6:], strict=False):
             field = f"text.{lang}.feedback.{oid}"
-            div = _sub(self._modal(root, fid), _Q + "div")
+            div = modal[0]
             self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
             if _canvas_keeps_part(div):
                 self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
                           "the package carries all of it")
         if content.explanation:
             field = f"text.{lang}.explanation"
-            div = _sub(self._modal(root, EXPLANATION_ID), _Q + "div")
-            self.flow(div, field, to_html(self.text(field, content.explanation)))
+            self.flow(root[-1][0], field, to_html(self.text(field, content.explanation)))
         return root
 
     def pack_images(self, root: etree._Element, source: str | None,
@@ -243,13 +201,97 @@ class _ItemBuilder:
                     found.append(path)
         return found
 
-    @staticmethod
-    def _modal(root: etree._Element, identifier: str) -> etree._Element:
-        return _keep_as_is(_sub(root, _Q + "modalFeedback", {
-            "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"}))
-
 
 _REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+class _Shape(NamedTuple):
+    """What an item's skeleton depends on."""
+
+    multiple: bool
+    points: float
+    shuffle: bool
+    options: tuple[tuple[str, bool], ...]  # (id, locked)
+    key: tuple[str, ...]
+    fractions: tuple[tuple[str, float], ...]  # multiple response only
+    explanation: bool
+    feedback: tuple[str, ...]  # ids of the options with feedback
+
+
+@lru_cache(maxsize=1024)
+def _skeleton(shape: _Shape) -> etree._Element:
+    """An assessmentItem without identifier, title, language and texts, for items of `shape`.
+
+    Children, in order: responseDeclaration, 3 outcomeDeclarations, itemBody (stem div,
+    choiceInteraction), responseProcessing, a modalFeedback per option feedback, then one for
+    the explanation; each modalFeedback holds one div.
+    """
+    multiple, points = shape.multiple, _num(shape.points)
+    root = etree.Element(_Q + "assessmentItem", nsmap={None: QTI_NS, "xsi": XSI_NS})
+    root.set(_SCHEMA_LOCATION, _QTI_LOCATION)
+    root.set("identifier", "")
+    root.set("title", "")
+    root.set("adaptive", "false")
+    root.set("timeDependent", "false")
+    root.set("toolName", TOOL)
+    root.set(XML_LANG, "")
+
+    # declarations
+    response = _sub(root, _Q + "responseDeclaration", {
+        "identifier": "RESPONSE", "cardinality": "multiple" if multiple else "single",
+        "baseType": "identifier"})
+    correct = _sub(response, _Q + "correctResponse")
+    for oid in shape.key:
+        _sub(correct, _Q + "value", text=oid)
+    if multiple:
+        mapping = _sub(response, _Q + "mapping", {
+            "lowerBound": "0", "upperBound": points, "defaultValue": "0"})
+        for oid, fraction in shape.fractions:
+            _sub(mapping, _Q + "mapEntry",
+                 {"mapKey": oid, "mappedValue": _num(fraction * shape.points)})
+    score = _sub(root, _Q + "outcomeDeclaration", {
+        "identifier": "SCORE", "cardinality": "single", "baseType": "float",
+        "normalMinimum": "0", "normalMaximum": points})
+    _sub(_sub(score, _Q + "defaultValue"), _Q + "value", text="0")
+    maxscore = _sub(root, _Q + "outcomeDeclaration", {
+        "identifier": "MAXSCORE", "cardinality": "single", "baseType": "float"})
+    _sub(_sub(maxscore, _Q + "defaultValue"), _Q + "value", text=points)
+    _sub(root, _Q + "outcomeDeclaration", {
+        "identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
+
+    # body
+    body = _sub(root, _Q + "itemBody")
+    _sub(body, _Q + "div")
+    interaction = _sub(body, _Q + "choiceInteraction", {
+        "responseIdentifier": "RESPONSE", "shuffle": "true" if shape.shuffle else "false",
+        "maxChoices": str(len(shape.options)) if multiple else "1"})
+    for oid, locked in shape.options:
+        choice = _sub(interaction, _Q + "simpleChoice", {"identifier": oid})
+        if locked:
+            choice.set("fixed", "true")
+
+    # response processing: the rules of the standard templates (match_correct for one
+    # answer, map_response for several), written out so the feedback rules can follow them
+    rp = _sub(root, _Q + "responseProcessing")
+    if shape.explanation:
+        _add_feedback(rp, EXPLANATION_ID)
+    rp.append(_scoring_rule(multiple, points))
+    feedback_ids = {oid: f"FB{n}" for n, (oid, _) in enumerate(shape.options, 1)
+                    if oid in shape.feedback}
+    for oid, fid in feedback_ids.items():
+        rp.append(_feedback_rule(multiple, oid, fid))
+
+    # feedback: per option, then the explanation
+    for fid in feedback_ids.values():
+        _sub(_modal(root, fid), _Q + "div")
+    if shape.explanation:
+        _sub(_modal(root, EXPLANATION_ID), _Q + "div")
+    return root
+
+
+def _modal(root: etree._Element, identifier: str) -> etree._Element:
+    return _keep_as_is(_sub(root, _Q + "modalFeedback", {
+        "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"}))
 
 
 @lru_cache(maxsize=64)
