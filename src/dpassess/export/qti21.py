@@ -404,13 +404,15 @@ def _plain(markdown: str) -> str:
 # --- the manifest --------------------------------------------------------------------------------
 
 
+_MANIFEST_NSMAP = {None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS, "xsi": XSI_NS}
+
+
 def _manifest(collection: Collection, lang: str, items: Sequence[Item],
               media: dict[str, list[str]]) -> etree._Element:
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
-    root = etree.Element(_C + "manifest", nsmap={
-        None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS, "xsi": XSI_NS})
+    root = etree.Element(_C + "manifest", nsmap=_MANIFEST_NSMAP)
     root.set(_SCHEMA_LOCATION, _CP_LOCATION)
     root.set("identifier", f"{base}-package")
     meta = _sub(root, _C + "metadata")
@@ -431,29 +433,50 @@ def _manifest(collection: Collection, lang: str, items: Sequence[Item],
 
     for item in items:
         href = item_path(item)
-        res = _sub(resources, _C + "resource", {
-            "identifier": item_identifier(item, lang), "type": "imsqti_item_xmlv2p1",
-            "href": href})
-        meta = _sub(res, _C + "metadata")
         content = item.text[lang]
         has_feedback = bool(content.explanation) or any(content.feedback.values())
-        qm = _sub(meta, _M + "qtiMetadata")  # before the LOM, as the QTI 2.1 CP profile orders them
-        _sub(qm, _M + "timeDependent", text="false")
-        _sub(qm, _M + "interactionType", text="choiceInteraction")
-        _sub(qm, _M + "feedbackType", text="nonadaptive" if has_feedback else "none")
-        _sub(qm, _M + "solutionAvailable", text="true")
-        _sub(qm, _M + "toolName", text=TOOL)
-        lom = _sub(meta, _L + "lom")
-        title = _plain(item.title(lang)) or item.id
-        _lom_general(lom, collection.category, item.id, title, lang, (*item.tags, item.topic))
-        _lom_vocab(_sub(lom, _L + "lifeCycle"), "status", LOM_STATUS[item.status.value])
-        if item.difficulty is not None:
-            _lom_vocab(_sub(lom, _L + "educational"), "difficulty",
-                       LOM_DIFFICULTY[item.difficulty.value])
-        _sub(res, _C + "file", {"href": href})
+        keywords = (*item.tags, item.topic)
+        res = _resource_skeleton(
+            collection.category, lang, has_feedback, len(keywords), item.status.value,
+            item.difficulty.value if item.difficulty is not None else None,
+        ).__deepcopy__(None)
+        res.set("identifier", item_identifier(item, lang))
+        res.set("href", href)
+        general = res[0][1][0]
+        general[0][1].text = item.id
+        general[1][0].text = _plain(item.title(lang)) or item.id
+        for word, keyword in zip(keywords, general[3:], strict=True):
+            keyword[0].text = word
+        res[1].set("href", href)
+        resources.append(res)
         for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
             _sub(res, _C + "file", {"href": quote(path)})
     return root
+
+
+@lru_cache(maxsize=1024)
+def _resource_skeleton(catalog: str, lang: str, has_feedback: bool, keywords: int, status: str,
+                       difficulty: str | None) -> etree._Element:
+    """An item's manifest resource without identifier, href, entry, title and keyword texts,
+    built in a manifest with the same namespaces (so a copy moved into the real manifest
+    declares none of its own)."""
+    manifest = etree.Element(_C + "manifest", nsmap=_MANIFEST_NSMAP)
+    res = _sub(manifest, _C + "resource", {
+        "identifier": "", "type": "imsqti_item_xmlv2p1", "href": ""})
+    meta = _sub(res, _C + "metadata")
+    qm = _sub(meta, _M + "qtiMetadata")  # before the LOM, as the QTI 2.1 CP profile orders them
+    _sub(qm, _M + "timeDependent", text="false")
+    _sub(qm, _M + "interactionType", text="choiceInteraction")
+    _sub(qm, _M + "feedbackType", text="nonadaptive" if has_feedback else "none")
+    _sub(qm, _M + "solutionAvailable", text="true")
+    _sub(qm, _M + "toolName", text=TOOL)
+    lom = _sub(meta, _L + "lom")
+    _lom_general(lom, catalog, "", "", lang, ("",) * keywords)
+    _lom_vocab(_sub(lom, _L + "lifeCycle"), "status", LOM_STATUS[status])
+    if difficulty is not None:
+        _lom_vocab(_sub(lom, _L + "educational"), "difficulty", LOM_DIFFICULTY[difficulty])
+    _sub(res, _C + "file", {"href": ""})
+    return res
 
 
 def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang: str,
