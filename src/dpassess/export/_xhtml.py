@@ -329,9 +329,21 @@ def _append_text(parent: etree._Element, index: int, text: str) -> None:
 # --- the entry point ---------------------------------------------------------------------------
 
 
+_PLAIN = re.compile(r"[^<>&\r]*")
+
+
 def append_flow(parent: etree._Element, html: str, notes: set[str]) -> None:
     """Append the content of `html` to `parent`, a QTI element holding flow content (div,
-    simpleChoice, modalFeedback). Everything left out is described in `notes`."""
+    simpleChoice, modalFeedback). Everything left out is described in `notes`.
+
+    Most rendered text is plain text or one plain paragraph; those are appended directly, as
+    parsing them would give them (no markup, entity or carriage return to read)."""
+    if _PLAIN.fullmatch(html):
+        _append_text(parent, len(parent), html)
+        return
+    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN.fullmatch(html, 3, len(html) - 4):
+        etree.SubElement(parent, _Q + "p").text = html[3:-4] or None
+        return
     root = parse(html, notes)
     clean(root, FLOW, notes)
     if root.text:
