@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from lxml import etree
@@ -18,6 +19,10 @@ MAX_ZIP_ENTRIES = 20_000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry (zip bombs are >1000)
 
 _ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
+# What zipfile raises on damaged archives besides BadZipFile (zlib.error for broken deflate
+# data, NotImplementedError for unknown methods, RuntimeError for encrypted entries, ...).
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
+               ValueError, OSError, OverflowError)
 
 
 class InputError(UsageError):
@@ -91,7 +96,7 @@ def open_zip(data: bytes, name: str) -> dict[str, bytes]:
 
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except _ZIP_ERRORS as exc:
         raise InputError(f"{name}: not a zip file ({exc})") from None
     infos = zf.infolist()
     if len(infos) > MAX_ZIP_ENTRIES:
@@ -110,8 +115,12 @@ def open_zip(data: bytes, name: str) -> dict[str, bytes]:
             raise InputError(f"{name}: more than {MAX_ZIP_TOTAL:,} bytes uncompressed")
         if info.compress_size and info.file_size / info.compress_size > MAX_ZIP_RATIO:
             raise InputError(f"{name}: zip entry {info.filename!r} is a compression bomb")
-        with zf.open(info) as fh:
-            content = fh.read(info.file_size + 1)
+        try:
+            with zf.open(info) as fh:
+                content = fh.read(info.file_size + 1)
+        except _ZIP_ERRORS as exc:  # a damaged entry: bad CRC, header, compressed data
+            raise InputError(f"{name}: zip entry {info.filename!r} cannot be read ({exc})"
+                             ) from None
         if len(content) != info.file_size:
             raise InputError(f"{name}: zip entry {info.filename!r} is not the size it declares")
         out[info.filename] = content
