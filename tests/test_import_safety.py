@@ -1,0 +1,217 @@
+"""Untrusted input: every importer fails with a clear InputError (or skips a question with the
+reason), never a traceback; XML entities, zip slips, bombs, links and oversize files are refused.
+Every hostile file is built here by the test itself."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import stat
+import zipfile
+from functools import cache
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import SEED_BANK
+from dpassess.export import EXPORTERS, Collection
+from dpassess.export._zip import zip_bytes
+from dpassess.importing import READERS, ImportResult, InputError, _safe, import_file
+from dpassess.loader import load_banks
+
+
+def reader(fmt: str):
+    return importlib.import_module(READERS[fmt])
+
+
+@cache
+def seed_export(fmt: str) -> bytes:
+    bank = Collection.from_bank(load_banks([SEED_BANK])[0])
+    return EXPORTERS[fmt].export(bank, "multi" if fmt != "qti21" else "en").data
+
+
+def only_clear_errors(fmt: str, data: bytes) -> None:
+    try:
+        result = reader(fmt).read(data, "input", "en")
+    except InputError as exc:
+        assert str(exc).startswith("input"), exc  # names the file
+        return
+    assert isinstance(result, ImportResult)
+    for s in result.skipped:
+        assert s.location.startswith("input") and s.reason
+
+
+# --- fuzz --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", list(READERS))
+@given(data=st.binary(max_size=2000))
+def test_random_bytes(fmt, data):
+    only_clear_errors(fmt, data)
+
+
+@st.composite
+def mutated(draw, original: bytes) -> bytes:
+    data = bytearray(original)
+    for _ in range(draw(st.integers(1, 6))):
+        pos = draw(st.integers(0, len(data)))
+        match draw(st.sampled_from(["delete", "insert", "flip", "duplicate"])):
+            case "delete":
+                del data[pos:pos + draw(st.integers(1, 64))]
+            case "insert":
+                data[pos:pos] = draw(st.sampled_from(
+                    [b"{", b"}", b"~", b"=", b"#", b"::", b"\n\n", b"//", b"<", b"</text>",
+                     b"<![CDATA[", b"]]>", b"\xff", b"%50%", b"$CATEGORY:", b"\\", b"&", b"\x00",
+                     b'<span lang="xx" class="multilang">', b"</span>"]))
+            case "flip" if data:
+                i = min(pos, len(data) - 1)
+                data[i] = draw(st.integers(0, 255))
+            case "duplicate":
+                data[pos:pos] = data[max(0, pos - 200):pos]
+    return bytes(data)
+
+
+@pytest.mark.parametrize("fmt", list(READERS))
+@given(data=st.data())
+def test_mutated_exports(fmt, data):
+    only_clear_errors(fmt, data.draw(mutated(seed_export(fmt))))
+
+
+@given(data=st.data())
+def test_mutated_qti_items_in_a_valid_zip(data):
+    files = {}
+    with zipfile.ZipFile(io.BytesIO(seed_export("qti21"))) as zf:
+        for name in zf.namelist():
+            files[name] = zf.read(name)
+    target = data.draw(st.sampled_from(sorted(files)))
+    files[target] = data.draw(mutated(files[target]))
+    only_clear_errors("qti21", zip_bytes(files))
+
+
+# --- XML entities --------------------------------------------------------------------------------
+
+XXE = b"""<?xml version="1.0"?>
+<!DOCTYPE quiz [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<quiz><question type="multichoice"><name><text>&xxe;</text></name></question></quiz>"""
+
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
+<quiz><question type="category"><category><text>&lol3;</text></category></question></quiz>"""
+
+
+@pytest.mark.parametrize("doc", [XXE, LAUGHS], ids=["xxe", "billion-laughs"])
+def test_entity_declarations_are_refused(doc):
+    with pytest.raises(InputError, match="entity declarations are not accepted"):
+        reader("moodle-xml").read(doc, "bank.xml", "en")
+    with pytest.raises(InputError, match="entity declarations are not accepted"):
+        reader("qti21").read(zip_bytes({"items/q.xml": doc.replace(b"quiz", b"assessmentItem")}),
+                             "pkg.zip", "en")
+
+
+def test_external_dtd_is_not_loaded():
+    """A DOCTYPE naming an external DTD is read without fetching it: its entities stay
+    unexpanded (no network, no file access)."""
+    doc = (b'<?xml version="1.0"?><!DOCTYPE quiz SYSTEM "http://127.0.0.1:9/evil.dtd">'
+           b'<quiz><question type="essay"><name><text>&ext;</text></name></question></quiz>')
+    result = reader("moodle-xml").read(doc, "bank.xml", "en")
+    assert [str(s) for s in result.skipped] == [
+        "bank.xml:1: skipped: essay questions are not supported yet"]
+
+
+# --- zips ----------------------------------------------------------------------------------------
+
+
+def raw_zip(entries: list[tuple[zipfile.ZipInfo | str, bytes]],
+            compression: int = zipfile.ZIP_STORED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for info, content in entries:
+            zf.writestr(info, content)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("member", ["../evil.xml", "items/../../evil.xml", "/etc/evil.xml",
+                                    "C:/evil.xml", "items\\..\\evil.xml"])
+def test_zip_entries_outside_the_folder_are_refused(member):
+    data = raw_zip([("imsmanifest.xml", b"<manifest/>"), (member, b"<x/>")])
+    with pytest.raises(InputError, match=r"outside the target folder|backslashes"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_zip_symlink_is_refused():
+    link = zipfile.ZipInfo("items/q.xml")
+    link.create_system = 3
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    data = raw_zip([("imsmanifest.xml", b"<manifest/>"), (link, b"/etc/passwd")])
+    with pytest.raises(InputError, match="symbolic link"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_zip_bomb_ratio_is_refused():
+    data = raw_zip([("items/q.xml", b"\0" * (4 << 20))], zipfile.ZIP_DEFLATED)
+    assert len(data) < 20_000
+    with pytest.raises(InputError, match="compression bomb"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_zip_total_size_is_limited(monkeypatch):
+    monkeypatch.setattr(_safe, "MAX_ZIP_TOTAL", 1000)
+    data = raw_zip([("a.xml", b"x" * 600), ("b.xml", b"y" * 600)])
+    with pytest.raises(InputError, match="more than 1,000 bytes uncompressed"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_manifest_href_outside_the_package_is_refused():
+    manifest = (b'<manifest xmlns="http://www.imsglobal.org/xsd/imscp_v1p1"><resources>'
+                b'<resource identifier="r" type="imsqti_item_xmlv2p1" href="../q.xml"/>'
+                b"</resources></manifest>")
+    with pytest.raises(InputError, match="points outside the package"):
+        reader("qti21").read(zip_bytes({"imsmanifest.xml": manifest}), "pkg.zip", "en")
+
+
+def test_not_a_zip():
+    with pytest.raises(InputError, match=r"pkg\.zip: not a zip file"):
+        reader("qti21").read(b"PK\x03\x04 broken", "pkg.zip", "en")
+
+
+# --- sizes and encodings -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(READERS))
+def test_oversize_file_is_refused_before_reading(tmp_path, fmt):
+    big = tmp_path / "big.txt"
+    with big.open("wb") as fh:  # sparse: the size is checked before anything is read
+        fh.truncate(_safe.MAX_INPUT_BYTES + 1)
+    with pytest.raises(InputError, match=r"big\.txt: file is 52,428,801 bytes; the limit is"):
+        import_file(big, fmt, lang="en")
+
+
+def test_oversize_field_is_skipped_with_the_reason():
+    stem = "x" * 200_000
+    gift = f"::big::{stem}{{=a ~b}}\n\n::ok::fine{{=a ~b}}\n".encode()
+    result = reader("gift").read(gift, "q.txt", "en")
+    assert [i.title("en") for i in result.items] == ["ok"]
+    assert [str(s) for s in result.skipped] == [
+        "q.txt:1: skipped: a text field is 200,000 characters; the limit is 100,000"]
+
+
+@pytest.mark.parametrize(("fmt", "data", "where"), [
+    ("gift", b"::a::b{=c ~d}\n\n::x::\xff{=c ~d}", "q:3:6"),
+    ("moodle-xml", b"<quiz>\n  <question type='x'>\xc3</question></quiz>", "q:2:22"),
+])
+def test_non_utf8_is_reported_with_its_position(fmt, data, where):
+    with pytest.raises(InputError, match=f"^{where}: not UTF-8: byte 0x"):
+        reader(fmt).read(data, "q", "en")
+
+
+def test_non_utf8_inside_a_package_names_the_entry():
+    data = zip_bytes({"items/q.xml": b"<assessmentItem>\n\xfe</assessmentItem>"})
+    with pytest.raises(InputError, match=r"^pkg\.zip:items/q\.xml:2:1: not UTF-8: byte 0xfe"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_moodle_xml_in_another_encoding_is_refused():
+    data = b'<?xml version="1.0" encoding="ISO-8859-1"?><quiz/>'
+    with pytest.raises(InputError, match="declares encoding 'ISO-8859-1'; Moodle XML is UTF-8"):
+        reader("moodle-xml").read(data, "q.xml", "en")
