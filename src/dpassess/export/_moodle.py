@@ -240,12 +240,37 @@ def multilang(texts: tuple[tuple[str, str], ...]) -> tuple[str, frozenset[str]]:
     values = [h for _, h in texts]
     if len(set(values)) == 1:
         return values[0], frozenset()
+    fast = _plain_multilang(texts)
+    if fast is not None:
+        return fast, frozenset()
     langs = tuple(lang for lang, _ in texts)
     merger = _Merger(langs)
     parsed = {lang: lxml_html.fragment_fromstring(h, create_parent="div") for lang, h in texts}
     out = etree.Element("div")
     merger.merge(out, {lang: _segments(el) for lang, el in parsed.items()})
     return etree.tostring(out, method="html", encoding="unicode")[5:-6], frozenset(merger.problems)
+
+
+# Plain text: no markup, entity, CR or character XML cannot carry, no space at either end.
+_PLAIN_TEXT = re.compile(
+    "[^<>&\\s\x00-\x1f\ud800-\udfff\ufffe\uffff]"
+    "(?:[^<>&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
+    "[^<>&\\s\x00-\x1f\ud800-\udfff\ufffe\uffff])?"
+)
+
+
+def _plain_multilang(texts: tuple[tuple[str, str], ...]) -> str | None:
+    """What `multilang` writes when every language is plain text, or every language one
+    `<p>` of plain text (no markup, entity or CR; no space at either end): the texts in
+    adjacent spans, inside one `<p>` in the second case. None for anything else."""
+    values = [h for _, h in texts]
+    if all(_PLAIN_TEXT.fullmatch(v) for v in values):
+        return "".join(f'<span lang="{la}" class="multilang">{v}</span>' for la, v in texts)
+    if all(v.startswith("<p>") and v.endswith("</p>") and _PLAIN_TEXT.fullmatch(v, 3, len(v) - 4)
+           for v in values):
+        inner = "".join(f'<span lang="{la}" class="multilang">{v[3:-4]}</span>' for la, v in texts)
+        return f"<p>{inner}</p>"
+    return None
 
 
 _MULTI_PROBLEMS = {
