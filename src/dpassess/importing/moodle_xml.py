@@ -152,6 +152,14 @@ def select(text: str, lang: str) -> str:
 # --- Moodle's text formats -> Markdown ----------------------------------------------------------
 
 _HAS_BLOCK = re.compile(r"<(?:p|div|ul|ol|table|h[1-6]|pre|blockquote|hr|dl)\b", re.I)
+_ONE_PARAGRAPH = re.compile(r"<p>((?:(?!<p[\s>]|</p>).)*)</p>", re.S)
+
+
+def inline_html(html: str) -> str:
+    """An answer's HTML without the one paragraph editors wrap it in (`render.to_inline_html`
+    drops that paragraph too, so the option renders the same)."""
+    m = _ONE_PARAGRAPH.fullmatch(html.strip())
+    return m[1] if m else html
 
 
 def to_markdown(text: str, fmt: str, *, inline: bool) -> str:
@@ -162,7 +170,7 @@ def to_markdown(text: str, fmt: str, *, inline: bool) -> str:
     if fmt == "markdown":
         return text
     if fmt == "html":
-        return html_to_markdown(text, inline=inline)
+        return html_to_markdown(inline_html(text) if inline else text, inline=inline)
     # FORMAT_PLAIN is escaped; FORMAT_MOODLE is HTML; both turn newlines into line breaks.
     body = html.escape(text, quote=False) if fmt == "plain" else text
     body = body.replace("\n", "<br />\n")

@@ -28,6 +28,7 @@ from .moodle_xml import (
     Skip,
     check_size,
     clean_tag,
+    inline_html,
     lang_code,
     option_ids,
     title_markdown,
@@ -118,7 +119,8 @@ def _unwrapped(text: str | None, kids: list[etree._Element]
 
 
 def _markdown(text: str | None, children: list[etree._Element], *, inline: bool) -> str:
-    return html_to_markdown(_html(*_unwrapped(text, children)), inline=inline)
+    html = _html(*_unwrapped(text, children))
+    return html_to_markdown(inline_html(html) if inline else html, inline=inline)
 
 
 # --- the package ------------------------------------------------------------------------------
