@@ -53,7 +53,7 @@ def test_a_plain_qti_item_file():
     en = item.text["en"]
     assert en.title == "Composition of Water"
     assert en.stem == "Which of the following elements are used to form <b>water</b>?"
-    assert en.feedback == {"cl": "Chlorine is\nin salt."}
+    assert en.feedback == {"cl": "Chlorine is\n    in salt."}
     assert r.warnings == ["water.xml: modalFeedback 'correct' is not tied to one choice; not "
                           "carried"]
 
