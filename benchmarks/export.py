@@ -2,6 +2,9 @@
 
     .venv/bin/python benchmarks/export.py [N] [--repeat R] [--formats qti21,gift]
 
+Without --formats, two more rows: every file `dpassess build` writes (3 formats x id, en, multi
+where carried) in one process, and in a process pool (`dpassess.exporting.export_pairs`).
+
 Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
 baseline, timed in the same run on the same items, is the floor any XML exporter pays: lxml
 building one bare element per text field of each item (no rendering, no structure) and
@@ -13,6 +16,7 @@ A format whose module does not import yet is skipped.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import sys
 import time
@@ -24,6 +28,7 @@ from lxml import etree
 sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.exporting import export_pairs
 from dpassess.model import Item
 from dpassess.render import clear_cache
 
@@ -101,6 +106,17 @@ def main(argv: list[str]) -> int:
             print(f"{fmt + ' --lang ' + lang:34} {secs:7.2f} s {n / secs:9.0f} items/s"
                   f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
                   f"  ({len(result.warnings)} warnings)")
+    if "--formats" not in opts:
+        # every file `dpassess build` writes for the bank, in one process and in a process pool
+        pairs = [(fmt, lang) for fmt in EXPORTERS
+                 for lang in ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else []))]
+        jobs = min(os.cpu_count() or 1, 8, len(pairs))
+        seq, _ = best(lambda: export_pairs(collection, pairs, jobs=1), repeat)
+        par, _ = best(lambda: export_pairs(collection, pairs, jobs=jobs), repeat)
+        print(f"{f'all {len(pairs)} files, 1 process':34} {seq:7.2f} s {n / seq:9.0f} items/s"
+              f" {seq / base:5.2f}x")
+        print(f"{f'all {len(pairs)} files, {jobs} processes':34} {par:7.2f} s {n / par:9.0f} items/s"
+              f" {par / base:5.2f}x  ({seq / par:.2f}x faster than 1 process)")
     return 0
 
 

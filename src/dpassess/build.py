@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .export import EXPORTERS, MULTI, Collection
-from .exporting import FORMAT_DIRS, write_collection
+from .exporting import FORMAT_DIRS, Target, write_targets
 from .loader import load_banks
 
 
@@ -45,9 +45,14 @@ def build(items: Path, out: Path, blueprints: Path | None = None) -> BuildReport
     report.lines.append(f"linted: {len(findings)} finding(s) below the fail level")
     for bank in banks:
         collection = Collection.from_bank(bank)
-        for fmt in EXPORTERS:
-            langs = [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
-            written, warnings = write_collection(collection, fmt, langs, out / FORMAT_DIRS[fmt])
+        # every (format, language) file of the bank at once: in worker processes when the bank
+        # is large, written in this fixed order afterwards
+        targets = [
+            Target(fmt, [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])],
+                   out / FORMAT_DIRS[fmt])
+            for fmt in EXPORTERS
+        ]
+        for written, warnings in write_targets(collection, targets):
             report.lines += [f"wrote {p}" for p in written]
             report.warnings += [
                 f"{collection.paths.get(w.item_id or '', bank.root)}: {w}" for w in warnings
