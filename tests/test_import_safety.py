@@ -109,6 +109,15 @@ def test_entity_declarations_are_refused(doc):
                              "pkg.zip", "en")
 
 
+def test_entity_text_inside_cdata_is_only_text():
+    """`<!ENTITY` in a question about XML is content, not a declaration."""
+    doc = (b'<?xml version="1.0"?><quiz><question type="essay"><name><text>'
+           b"<![CDATA[What does <!ENTITY x 'y'> declare?]]></text></name></question></quiz>")
+    result = reader("moodle-xml").read(doc, "bank.xml", "en")
+    assert [str(s) for s in result.skipped] == [
+        "bank.xml:1: skipped: essay questions are not supported yet"]
+
+
 def test_external_dtd_is_not_loaded():
     """A DOCTYPE naming an external DTD is read without fetching it: its entities stay
     unexpanded (no network, no file access)."""
