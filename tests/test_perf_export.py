@@ -115,3 +115,20 @@ def test_gift_escape_equals_the_translate_table(text: str) -> None:
         "\n": "\\n", "\r": "",
     })
     assert gift.escape(text) == text.translate(table)
+
+
+def test_build_through_the_lint_cache_gives_the_same_result(tmp_path: Path) -> None:
+    from dpassess.build import build
+
+    items = tmp_path / "items"
+    synth.write(items / "synthetic", 40)
+    none = tmp_path / "no-blueprints"
+    runs = []
+    for n, kw in enumerate([{"use_cache": False}, {"cache_dir": tmp_path / "c"},
+                            {"cache_dir": tmp_path / "c"}]):
+        out = tmp_path / f"out{n}"
+        report = build(items, out, none, **kw)
+        lines = [line.replace(str(out), "OUT") for line in report.lines]
+        runs.append((lines, report.warnings, report.exit_code, _files(out)))
+    assert any(p.suffix == ".lint" for p in (tmp_path / "c").iterdir())  # the cache was filled
+    assert runs[0] == runs[1] == runs[2]

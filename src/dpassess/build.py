@@ -21,12 +21,26 @@ class BuildReport:
     exit_code: int = 0
 
 
-def build(items: Path, out: Path, blueprints: Path | None = None) -> BuildReport:
+def build(
+    items: Path,
+    out: Path,
+    blueprints: Path | None = None,
+    *,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+) -> BuildReport:
     """Check and lint every bank under `items`; if lint passes, write all exports into `out`
     and assemble the forms of each blueprint in `blueprints` (default: `blueprints/` beside
-    `items`) into `out/forms/<blueprint name>/`."""
+    `items`) into `out/forms/<blueprint name>/`.
+
+    Lint goes through the lint cache (`cache_dir`, default `$DPASSESS_CACHE_DIR` or
+    `.dpassess_cache`, as `dpassess lint`), so an unchanged bank is not linted again;
+    `use_cache=False` lints without it. The findings are the same either way."""
     from .assemble import build_forms
-    from .lint import failing, format_findings, lint_banks, load_config
+    from .cache import Cache
+    from .cache import cache_dir as default_cache_dir
+    from .lint import failing, format_findings, load_config
+    from .lint.cached import lint_paths
 
     report = BuildReport()
     banks = load_banks([items])
@@ -35,7 +49,8 @@ def build(items: Path, out: Path, blueprints: Path | None = None) -> BuildReport
             f"checked {bank.id}: {len(bank)} items, languages {', '.join(bank.languages)}"
         )
     config = load_config(items)
-    findings = lint_banks(banks, config)
+    cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
+    findings = lint_paths([items], config, cache)
     if findings:
         report.lines.append(format_findings(findings, "text").rstrip("\n"))
     if failing(findings, config.fail_on):
