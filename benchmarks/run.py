@@ -10,12 +10,14 @@ Rows (each step runs in a fresh subprocess, R times; the best time is shown):
      multiple-answer questions), parsed and written to one QTI zip (its Python API, as its
      command line does: `Quiz(text, config=...)`, `QTI(quiz).save(path)`).
   b  dpassess: load the bank, lint it (no cache), export QTI 2.1, Moodle XML and GIFT in id, en
-     and multi (where the format carries several languages), every file written to disk.
+     and multi (where the format carries several languages), every file written to disk (the
+     8 files computed in worker processes, as `dpassess build` does).
   c  the floor: bare `yaml.load(CSafeLoader)` of the same files, plus lxml building and
      serialising N bare item trees (one element per text field, one language).
 
 Extra rows: re-lint of the unchanged bank through the cache (`dpassess lint` path), re-lint
-after one item changed, and lint on a word-salad bank full of findings. `--big` adds b at M
+after one item changed, lint on a word-salad bank full of findings, and `dpassess build` (lint
+through the cache, every export, in-process) with a cold cache and on the unchanged bank. `--big` adds b at M
 items (default 100,000) for the memory bound.
 
 Peak memory: `ru_maxrss` of each step's own process (the interpreter and imports included), and
@@ -80,7 +82,7 @@ def step_text2qti(work: Path) -> dict:
 def step_dpassess(work: Path, root: Path | None = None) -> dict:
     from dpassess import load_bank
     from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.exporting import write_collection
+    from dpassess.exporting import Target, write_targets
     from dpassess.lint import LintConfig, lint_banks
 
     root = root or work / "bank"
@@ -93,13 +95,45 @@ def step_dpassess(work: Path, root: Path | None = None) -> dict:
     findings = lint_banks([bank], LintConfig())
     parts["lint"] = time.perf_counter() - t
     collection = Collection.from_bank(bank)
-    for fmt, exp in EXPORTERS.items():
-        langs = [*bank.config.languages, *([MULTI] if exp.multi else [])]
-        t = time.perf_counter()
-        write_collection(collection, fmt, langs, out / fmt)
-        parts[fmt] = time.perf_counter() - t
+    # every file at once, as `dpassess build` writes them (in worker processes, then in order)
+    targets = [Target(fmt, [*bank.config.languages, *([MULTI] if exp.multi else [])], out / fmt)
+               for fmt, exp in EXPORTERS.items()]
+    t = time.perf_counter()
+    write_targets(collection, targets)
+    parts["export (8 files)"] = time.perf_counter() - t
     return {"secs": time.perf_counter() - t0, "parts": parts, "findings": len(findings),
             "items": len(bank.entries)}
+
+
+def _build_items(work: Path) -> Path:
+    """A folder holding a copy of the bench bank and a dpassess.toml with fail-on = error (the bank's
+    23 warnings would stop the build)."""
+    items = work / "items"
+    if not items.exists():
+        items.mkdir()
+        shutil.copytree(work / "bank", items / "synthetic")  # find_banks follows no symlink
+        (items / "dpassess.toml").write_text('[lint]\nfail-on = "error"\n', encoding="utf-8")
+    return items
+
+
+def step_build(work: Path, cold: bool = True) -> dict:
+    """`dpassess build` (the library call the command makes): cold lint cache, or the unchanged
+    bank again (the cache filled by the cold runs)."""
+    from dpassess.build import build
+
+    cdir = work / "build-cache"
+    if cold:
+        shutil.rmtree(cdir, ignore_errors=True)
+    t = time.perf_counter()
+    report = build(_build_items(work), work / "out" / "build", work / "no-blueprints",
+                   cache_dir=cdir)
+    secs = time.perf_counter() - t
+    assert report.exit_code == 0, report.lines
+    return {"secs": secs, "parts": {}}
+
+
+def step_build_warm(work: Path) -> dict:
+    return step_build(work, cold=False)
 
 
 def step_floor(work: Path) -> dict:
@@ -180,7 +214,8 @@ def step_big(work: Path) -> dict:
 
 
 STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess, "floor": step_floor,
-         "relint": step_relint, "salad": step_salad, "big": step_big}
+         "relint": step_relint, "salad": step_salad, "big": step_big, "build": step_build,
+         "build-warm": step_build_warm}
 
 
 def child(name: str, work: Path) -> None:
@@ -259,6 +294,8 @@ def main(argv: list[str]) -> int:
         res = dict(rows)
         relint = run_step("relint", work, repeat)
         salad = run_step("salad", work, repeat)
+        build_cold = run_step("build", work, repeat)
+        build_warm = run_step("build-warm", work, repeat)
         big_r = run_step("big", work, 1) if "--big" in argv else None
         print(f"load average after:  {loadavg()}")
 
@@ -284,6 +321,9 @@ def main(argv: list[str]) -> int:
         ", ".join(f"{k} {v:.2f}" for k, v in rp.items()))
     row("lint, word-salad bank (findings)", salad, n,
         f"load {salad['parts']['load']:.2f}; {salad['findings']:,} findings")
+    row("dpassess build, cold lint cache", build_cold, n, "fail-on error; no blueprints")
+    row("dpassess build, unchanged bank (lint cache)", build_warm, n,
+        f"{build_warm['secs'] / build_cold['secs']:.2f} × cold")
     if big_r is not None:
         row(f"b at {big:,} items", big_r, big,
             ", ".join(f"{k} {v:.2f}" for k, v in big_r["parts"].items()))
