@@ -28,7 +28,6 @@ from lxml import etree
 sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.exporting import export_pairs
 from dpassess.model import Item
 from dpassess.render import clear_cache
 
@@ -107,6 +106,8 @@ def main(argv: list[str]) -> int:
                   f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
                   f"  ({len(result.warnings)} warnings)")
     if "--formats" not in opts:
+        from dpassess.exporting import export_pairs
+
         # every file `dpassess build` writes for the bank, in one process and in a process pool
         pairs = [(fmt, lang) for fmt in EXPORTERS
                  for lang in ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else []))]
