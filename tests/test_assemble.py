@@ -310,7 +310,10 @@ def keyed_positions_in_exports(a: Assembly) -> None:
                 for k, oid in zip(fi.key_letters, fi.key_ids, strict=True):
                     want = lxml.html.fragment_fromstring(
                         to_html(fi.item.option_text(lang, oid)), create_parent="div")
-                    assert choices[ord(k) - 65].text_content() == want.text_content()
+                    # the visible text (HTML collapses white space; an unclosed <b> in raw
+                    # Markdown HTML moves a newline when the parser closes it)
+                    got = choices[ord(k) - 65].text_content()
+                    assert got.split() == want.text_content().split()
             qti = zipfile.ZipFile(io.BytesIO(files[f"{d}/qti21/{d}-{lang}.zip"]))
             test = ET.fromstring(qti.read(f"tests/{d}.xml"))
             refs = [r.get("identifier") for r in test.iter(f"{QTI}assessmentItemRef")]
