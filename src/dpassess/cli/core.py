@@ -47,11 +47,15 @@ def build(
     blueprints: Path = typer.Option(  # noqa: B008
         None, help="Folder of blueprints to assemble (default: blueprints/ beside --items)."
     ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the lint cache."),
+    cache_dir: Path = typer.Option(  # noqa: B008
+        None, help="Folder of the lint cache (default: $DPASSESS_CACHE_DIR, else .dpassess_cache)."
+    ),
 ) -> None:
     """The main job: check and lint the banks, write every export and the sample forms."""
     from ..build import build as run_build
 
-    report = run_build(items, out, blueprints)
+    report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache)
     for line in report.lines:
         typer.echo(line)
     for w in report.warnings:
