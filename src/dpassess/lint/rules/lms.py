@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
+from ... import render
 from ...model import ItemType
 from ..context import ItemContext
 from ..registry import Hit, rule
@@ -226,6 +228,86 @@ def unsafe_html(ctx: ItemContext) -> Iterator[Hit]:
                     break
         if why:
             yield Hit(loc, f"[all targets] {why}: items must not carry active content")
+
+
+VOID_TAGS = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
+class _Balance(HTMLParser):
+    """Tracks open elements of rendered HTML; collects stray, unclosed and cut-off tags."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag not in VOID_TAGS and tag in HTML_TAGS:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID_TAGS or tag not in HTML_TAGS:
+            return
+        if tag not in self.stack:
+            self.problems.append(f"stray </{tag}>")
+            return
+        while self.stack:
+            top = self.stack.pop()
+            if top == tag:
+                break
+            self.problems.append(f"<{top}> is not closed")
+
+
+@lru_cache(maxsize=1 << 14)
+def _malformed(source: str) -> str | None:
+    """What is wrong with the raw HTML of a Markdown text, or None when it is well formed."""
+    if not _raw_html(source):
+        return None
+    parser = _Balance()
+    parser.feed(render.to_html(source))
+    leftover = parser.rawdata.strip()
+    parser.close()
+    if leftover.startswith("<"):
+        return f"the tag {leftover[:20]!r} is never finished"
+    problems = parser.problems + [f"<{t}> is not closed" for t in parser.stack]
+    return problems[0] if problems else None
+
+
+@rule(
+    "LM006", "malformed-html", "warning", target="HTML (QTI, Moodle)",
+    fix="Close the element, remove the stray end tag, or escape the bracket (\\<) or use "
+    "backticks when the text is not meant as HTML.",
+)
+def malformed_html(ctx: ItemContext) -> Iterator[Hit]:
+    """## What it does
+    Finds raw HTML in a text field that does not balance: an end tag with no start tag
+    (`</p>` in running text), an element that is never closed (`<b>bold`), or a tag cut off
+    before its `>` (`<P` on a line of its own starts a raw HTML block in CommonMark).
+
+    ## Why is this bad?
+    Browsers and LMS editors repair such HTML each in their own way: the text after a stray
+    tag moves, vanishes, or turns bold for the rest of the page, and the exporters cannot
+    carry the author's intent (Moodle's multilang form must re-parse the HTML to place its
+    language spans).
+
+    ## Example
+    ```yaml
+    stem: Which call ends the epoch? </p> <b>Choose one
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which call ends the epoch? **Choose one.**
+    ```
+    """
+    if "<" not in ctx.joined:
+        return
+    for loc, text in ctx.all_fields():
+        if "<" not in text:
+            continue
+        why = _malformed(text)
+        if why:
+            yield Hit(loc, f"malformed raw HTML: {why}")
 
 
 MOODLE_NAME = 255
