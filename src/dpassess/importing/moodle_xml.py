@@ -262,6 +262,17 @@ class Skip(Exception):
     """A question the model cannot hold; the message is the reason."""
 
 
+def number(text: str, what: str) -> float:
+    """A finite float from an attribute or element, or Skip naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise Skip(f"{what} {text!r} is not a number") from None
+    if value != value or abs(value) == float("inf"):
+        raise Skip(f"{what} {text!r} is not a number")
+    return value
+
+
 class Builder:
     """Questions of one file -> items: languages, texts, key and weights, ids, topics, tags.
 
@@ -542,7 +553,7 @@ class _Reader:
         stem = self.field(q.find("questiontext"), "html", where)
         fmt = stem.format
         general = self.field(q.find("generalfeedback"), fmt, where)
-        points = self._number(self.value(q, "defaultgrade", "1"), "defaultgrade")
+        points = number(self.value(q, "defaultgrade", "1"), "defaultgrade")
         if not 0 < points <= 1000:
             raise Skip(f"defaultgrade {points:g}: an item is worth more than 0 and at most "
                        "1000 points")
@@ -564,7 +575,7 @@ class _Reader:
             return Question(**common, answers=self._truefalse(answers_el, fmt, where))
         answers = []
         for a in answers_el:
-            fraction = self._number(a.get("fraction", "0"), "fraction") / 100
+            fraction = number(a.get("fraction", "0"), "fraction") / 100
             answers.append(Answer(self.field(a, fmt, where), fraction,
                                   self.field(a.find("feedback"), fmt, where)))
         single = self.value(q, "single", "true") not in ("false", "", "0")
@@ -591,15 +602,6 @@ class _Reader:
         return [Answer(Text("true"), 1.0 if correct_true else 0.0, feedback["true"]),
                 Answer(Text("false"), 0.0 if correct_true else 1.0, feedback["false"])]
 
-    @staticmethod
-    def _number(text: str, what: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise Skip(f"{what} {text!r} is not a number") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise Skip(f"{what} {text!r} is not a number")
-        return value
 
 
 def check_size(data: bytes, name: str) -> None:

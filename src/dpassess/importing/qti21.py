@@ -30,6 +30,7 @@ from .moodle_xml import (
     clean_tag,
     inline_html,
     lang_code,
+    number,
     option_ids,
     title_markdown,
     valid_id,
@@ -332,13 +333,13 @@ class _ItemReader:
             if out.get("identifier") == "MAXSCORE":
                 value = _first(out, "defaultValue", "value")
                 if value is not None:
-                    return self._number(_text(value), "MAXSCORE")
+                    return number(_text(value), "MAXSCORE")
         for out in _children(root, "outcomeDeclaration"):
             if out.get("identifier") == "SCORE" and out.get("normalMaximum"):
-                return self._number(out.get("normalMaximum", ""), "SCORE normalMaximum")
+                return number(out.get("normalMaximum", ""), "SCORE normalMaximum")
         mapping = _first(decl, "mapping")
         if mapping is not None and mapping.get("upperBound"):
-            return self._number(mapping.get("upperBound", ""), "mapping upperBound")
+            return number(mapping.get("upperBound", ""), "mapping upperBound")
         return 1.0
 
     def _mapping(self, decl: etree._Element, to_ours: dict[str, str],
@@ -352,19 +353,10 @@ class _ItemReader:
             oid = to_ours.get(entry.get("mapKey", ""))
             if oid is None:
                 raise Skip(f"mapEntry for {entry.get('mapKey')!r}, which is not a choice")
-            out[oid] = self._number(entry.get("mappedValue", ""), "mappedValue") / points
-        default = self._number(mapping.get("defaultValue", "0"), "mapping defaultValue") / points
+            out[oid] = number(entry.get("mappedValue", ""), "mappedValue") / points
+        default = number(mapping.get("defaultValue", "0"), "mapping defaultValue") / points
         return out, default
 
-    @staticmethod
-    def _number(text: str, what: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise Skip(f"{what} {text!r} is not a number") from None
-        if value != value or abs(value) == float("inf"):
-            raise Skip(f"{what} {text!r} is not a number")
-        return value
 
     def _feedback(self, root: etree._Element,
                   to_ours: dict[str, str]) -> tuple[dict[str, str], str]:
