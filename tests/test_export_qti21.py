@@ -357,6 +357,24 @@ def test_local_images_are_packaged_and_listed_missing_ones_reported(tmp_path):
         ("missing-image", True)]
 
 
+def test_same_image_path_from_two_folders_is_not_swapped(tmp_path):
+    """Two items in different folders each show `fig.png`: the package keeps the first and
+    warns about the second instead of silently showing one item the other's figure."""
+    bank = write_bank(tmp_path / "bank", [], bank_config(langs=("en",)))
+    for sub in ("a", "b"):
+        (bank / sub).mkdir()
+        (bank / sub / "fig.png").write_bytes(f"PNG-{sub}".encode())
+    for sub in ("a", "b"):
+        one = write_bank(tmp_path / f"tmp-{sub}", [item("See ![f](fig.png)", id=f"item-{sub}")],
+                         bank_config(langs=("en",)))
+        (bank / sub / "q.yaml").write_bytes(next(one.glob("*-item-*.yaml")).read_bytes())
+    result = export(Collection.from_bank(load_bank(bank)), "en")
+    z = zipfile.ZipFile(io.BytesIO(result.data))
+    assert z.read("items/fig.png") == b"PNG-a"
+    assert [(w.item_id, "already packed" in w.message) for w in result.warnings] == [
+        ("item-b", True)]
+
+
 def test_unknown_language_is_a_usage_error(seed):
     with pytest.raises(UsageError, match="--lang fr"):
         export(seed, "fr")

@@ -184,19 +184,26 @@ class _ItemBuilder:
             rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
             path = posixpath.normpath(posixpath.join("items", rel))
             local = Path(source).parent / rel if source else None
-            if not path.startswith("items/") or path == item_path(self.item):
-                self.warn(f"text.{self.lang}", f"image {src!r} is outside the item's folder; "
-                          "not in the package")
+            if not path.startswith("items/") or path.endswith(".xml"):
+                self.warn(f"text.{self.lang}", f"image {src!r} is outside the item's folder "
+                          "or names an XML file; not in the package")
             elif local is None or not local.is_file():
                 self.warn(f"text.{self.lang}", f"image {src!r} not found"
                           + (f" at {local}" if local else "") + "; not in the package")
             else:
                 try:
-                    files[path] = local.read_bytes()
+                    data = local.read_bytes()
                 except OSError as exc:
                     self.warn(f"text.{self.lang}", f"image {src!r}: cannot read {local}: "
                               f"{exc.strerror or exc}; not in the package")
                     continue
+                if files.get(path, data) != data:
+                    # items from different folders name different files with the same path
+                    self.warn(f"text.{self.lang}", f"image {src!r}: another item's file is "
+                              f"already packed as {path}; rename one of them (not in the "
+                              "package)")
+                    continue
+                files[path] = data
                 if path not in found:
                     found.append(path)
         return found
