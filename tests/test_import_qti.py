@@ -71,3 +71,12 @@ def test_an_item_without_language_needs_lang():
     with pytest.raises(InputError, match=r"water\.xml: the item has no xml:lang; name its "
                                          r"language with --lang"):
         read(ITEM, "water.xml", None)
+
+
+def test_an_item_worth_zero_points_is_skipped_not_a_crash():
+    zero = ITEM.replace(b'upperBound="2"', b'upperBound="0"')
+    r = read(zero, "zero.xml", "en")
+    assert r.items == []
+    assert [str(s) for s in r.skipped] == [
+        "zero.xml: skipped: the item is worth 0 points; items are worth more than 0 and at "
+        "most 1000"]

@@ -329,6 +329,13 @@ class _ItemReader:
         return option_ids(len(qti_ids))
 
     def _points(self, root: etree._Element, decl: etree._Element) -> float:
+        points = self._declared_points(root, decl)
+        if not 0 < points <= 1000:
+            raise Skip(f"the item is worth {points:g} points; items are worth more than 0 "
+                       "and at most 1000")
+        return points
+
+    def _declared_points(self, root: etree._Element, decl: etree._Element) -> float:
         for out in _children(root, "outcomeDeclaration"):
             if out.get("identifier") == "MAXSCORE":
                 value = _first(out, "defaultValue", "value")
