@@ -148,16 +148,22 @@ def test_another_dpassess_version_invalidates(
 
 
 @pytest.mark.parametrize("garbage", [b"", b"not a pickle", b"\x80\x05K\x01.", os.urandom(200)])
-def test_corrupted_cache_files_are_ignored(bank: Path, tmp_path: Path, garbage: bytes) -> None:
+def test_corrupted_cache_files_are_ignored(
+    bank: Path, tmp_path: Path, garbage: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     first = cached_mod.lint_paths([bank], cfg, cache)
     files = [p for p in (tmp_path / "c").iterdir() if p.suffix in (".lint", ".items")]
     assert len(files) == 2
     for p in files:
         p.write_bytes(garbage)
+    spy = Spy(monkeypatch)
     assert cached_mod.lint_paths([bank], cfg, cache) == first
+    assert (spy.parsed, spy.checked) == (8, 8)  # a miss: everything parsed and checked again
     # and rewritten: the next run is a hit again
+    spy.reset()
     assert cached_mod.lint_paths([bank], cfg, cache) == first
+    assert (spy.parsed, spy.checked) == (0, 0)
 
 
 def test_unreadable_or_unwritable_cache_is_ignored(bank: Path, tmp_path: Path) -> None:
