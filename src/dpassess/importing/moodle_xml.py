@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 from pydantic import ValidationError
 
+from ..export._moodle import GRADE_TOLERANCE
 from ..model import Content, Item, ItemType, Option
 from ..model.item import MAX_TEXT
 from ..render import to_plain
@@ -32,7 +33,6 @@ MAX_FIELD = 5 * MAX_TEXT
 #: Topic of questions that come with no category.
 DEFAULT_TOPIC = "imported"
 #: Two fractions closer than this are the same grade (Moodle's `match_grade_options`).
-GRADE_TOLERANCE = 0.00001
 
 
 def php_trim(text: str) -> str:

@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 from markdown_it import MarkdownIt
 
 from ... import render
+from ...export._moodle import GRADE_TOLERANCE, GRADES, MAX_NAME
 from ...model import ItemType
 from ..context import ItemContext
 from ..registry import Hit, rule
@@ -53,11 +54,8 @@ def astral_character(ctx: ItemContext) -> Iterator[Hit]:
             )
 
 
-#: Grade fractions Moodle accepts (question_bank::fraction_options), as fractions of 1.
-MOODLE_FRACTIONS = (
-    1.0, 0.9, 0.8333333, 0.8, 0.75, 0.7, 0.6666667, 0.6, 0.5, 0.4, 0.3333333, 0.3, 0.25, 0.2,
-    0.1666667, 0.1428571, 0.125, 0.1111111, 0.1, 0.05, 0.0,
-)
+#: Grade fractions Moodle accepts (question_bank::fraction_options_full), shared with the exporter.
+MOODLE_FRACTIONS = tuple(float(g) for g in GRADES if g >= 0)
 
 
 @rule(
@@ -95,7 +93,7 @@ def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
     except ZeroDivisionError:  # no correct option: ST003
         return
     for oid, f in fractions.items():
-        if not any(abs(abs(f) - m) < 1e-5 for m in MOODLE_FRACTIONS):
+        if not any(abs(abs(f) - m) < GRADE_TOLERANCE for m in MOODLE_FRACTIONS):
             loc = ("weights", oid) if item.weights is not None else ("key",)
             yield Hit(loc, f"[Moodle] option {oid!r} earns {f * 100:.4g}%, which Moodle does not accept")
             return
@@ -310,7 +308,7 @@ def malformed_html(ctx: ItemContext) -> Iterator[Hit]:
             yield Hit(loc, f"malformed raw HTML: {why}")
 
 
-MOODLE_NAME = 255
+MOODLE_NAME = MAX_NAME
 
 
 @rule(
