@@ -17,6 +17,7 @@ import lxml.html
 from lxml.html import builder as E
 
 from ..export import EXPORTERS, MULTI, Collection
+from ..export._moodle import xml_safe
 from ..exporting import FORMAT_DIRS
 from ..io import atomic_write
 from ..render import to_html
@@ -104,7 +105,7 @@ def _fragments(markdown: str) -> list:
 
 def exam_html(form: Form, coll: Collection, lang: str) -> bytes:
     words = WORDS.get(lang, WORDS["en"])
-    title = coll.title_in(lang)
+    title, _ = xml_safe(coll.title_in(lang))  # lxml refuses control characters in text
     points = sum(fi.item.points for fi in form.items)
     entries = []
     for fi in form.items:
