@@ -30,7 +30,7 @@ from lxml import etree
 from conftest import ROOT, SEED_BANK
 from dpassess import UsageError, load_bank
 from dpassess.export import EXPORTERS, Collection
-from dpassess.export._xhtml import xml_safe
+from dpassess.export._xmlchars import xml_safe
 from dpassess.export.qti21 import EXPLANATION_ID, export
 from dpassess.model import Content, Item, ItemType, Option
 from dpassess.render import to_html, to_plain

@@ -17,7 +17,7 @@ import lxml.html
 from lxml.html import builder as E
 
 from ..export import EXPORTERS, MULTI, Collection
-from ..export._moodle import xml_safe
+from ..export._xmlchars import xml_safe
 from ..exporting import FORMAT_DIRS
 from ..io import atomic_write
 from ..render import to_html

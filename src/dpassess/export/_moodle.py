@@ -99,16 +99,6 @@ def category_path(collection: Collection, topic: str | None = None) -> str:
 #: `qformat_default::clean_question_name` shortens names past this many characters.
 MAX_NAME = 255
 
-# XML 1.0 Char production; anything else cannot be written to Moodle XML at all.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def xml_safe(text: str) -> tuple[str, str]:
-    """`text` without characters XML 1.0 cannot carry, and a note naming the ones removed."""
-    if _NOT_XML.search(text) is None:  # nearly always: one scan, no list
-        return text, ""
-    bad = sorted(set(_NOT_XML.findall(text)))
-    return _NOT_XML.sub("", text), ", ".join(f"U+{ord(c):04X}" for c in bad)
 
 
 # --- Moodle's multilang filter form ---------------------------------------------------------

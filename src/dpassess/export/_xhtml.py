@@ -106,15 +106,6 @@ def _uri(value: str) -> str | None:
     return None
 
 # Characters XML 1.0 cannot carry (C0 controls but tab/LF/CR, surrogates, U+FFFE/U+FFFF).
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def xml_safe(text: str) -> tuple[str, list[str]]:
-    """`text` without the characters XML 1.0 cannot hold, and those characters as U+XXXX."""
-    bad = _NOT_XML.findall(text)
-    if not bad:
-        return text, []
-    return _NOT_XML.sub("", text), sorted({f"U+{ord(c):04X}" for c in bad})
 
 
 # --- parsing -----------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from lxml import etree
 from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
-from ._moodle import ItemTexts, category_path, grades, name_html, xml_safe
+from ._moodle import ItemTexts, category_path, grades, name_html
+from ._xmlchars import xml_safe
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)

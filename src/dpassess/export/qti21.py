@@ -25,7 +25,8 @@ from ..errors import UsageError
 from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
-from ._xhtml import QTI_NS, XML_LANG, append_flow, xml_safe
+from ._xhtml import QTI_NS, XML_LANG, append_flow
+from ._xmlchars import xml_safe
 from ._zip import zip_bytes
 
 SUFFIX = ".zip"
@@ -126,7 +127,7 @@ class _ItemBuilder:
     def text(self, field: str, source: str) -> str:
         clean, removed = xml_safe(source)
         if removed:
-            self.warn(field, f"removed characters XML cannot carry: {', '.join(removed)}")
+            self.warn(field, f"removed characters XML cannot carry: {removed}")
         return clean
 
     def flow(self, parent: etree._Element, field: str, html: str) -> None:
