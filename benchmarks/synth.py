@@ -146,19 +146,25 @@ def real_item_data(n: int, rng: random.Random) -> dict:
                 },
                 "explanation": EXPLANATION[i].format(a=a),
             }
+    return record(n, kind, opts, key, {"id": text["id"], "en": text["en"]}, bloom="apply")
+
+
+def record(n: int, kind: str, opts: list[str], key: list[str] | str, text: dict,
+           *, bloom: str) -> dict:
+    """The item file's data around its text (true/false items leave their options implied)."""
     data = {
         "schema": 1,
         "id": f"item-{n:06d}",
         "type": kind,
         "topic": TOPICS[n % len(TOPICS)],
         "difficulty": ("easy", "medium", "hard")[n % 3],
-        "bloom": "apply",
+        "bloom": bloom,
         "points": 1,
         "tags": ["synthetic", f"t{n % 10}"],
         "status": "reviewed",
         "options": opts,
         "key": key,
-        "text": {"id": text["id"], "en": text["en"]},
+        "text": text,
     }
     if kind == "true_false":
         del data["options"]
@@ -189,23 +195,7 @@ def salad_item_data(n: int, rng: random.Random) -> dict:
             "explanation": sentence(rng, words, 20, 45) + ".",
         }
         text[lang] = block
-    data = {
-        "schema": 1,
-        "id": f"item-{n:06d}",
-        "type": kind,
-        "topic": TOPICS[n % len(TOPICS)],
-        "difficulty": ("easy", "medium", "hard")[n % 3],
-        "bloom": "understand",
-        "points": 1,
-        "tags": ["synthetic", f"t{n % 10}"],
-        "status": "reviewed",
-        "options": opts,
-        "key": key,
-        "text": text,
-    }
-    if kind == "true_false":
-        del data["options"]
-    return data
+    return record(n, kind, opts, key, text, bloom="understand")
 
 
 SEED_BANK = Path(__file__).resolve().parent.parent / "items" / "data-parallelism" / "bank.yaml"
