@@ -77,3 +77,22 @@ def test_model_yaml_model_round_trip(item):
     assert text.startswith("# yaml-language-server: $schema=")
     again = Item.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
     assert again == item
+
+
+def test_shared_fields_sets_keep_their_meaning():
+    """Items share one fields-set object per combination (memory); what each item reports as
+    set, dumps with exclude_unset and copies with update= must stay its own."""
+    import pickle
+
+    a = Item.model_validate(BASE)
+    b = Item.model_validate(BASE)
+    c = Item.model_validate({**BASE, "difficulty": "hard"})
+    assert a.model_fields_set == b.model_fields_set and "difficulty" not in a.model_fields_set
+    assert "difficulty" in c.model_fields_set
+    d = a.model_copy(update={"difficulty": "easy"})
+    assert "difficulty" in d.model_fields_set
+    assert "difficulty" not in a.model_fields_set and "difficulty" not in b.model_fields_set
+    assert "difficulty" not in a.model_dump(exclude_unset=True)
+    e = pickle.loads(pickle.dumps(c))
+    assert e == c and e.model_fields_set == c.model_fields_set
+    assert a.options[0].id is b.options[0].id  # option ids are interned

@@ -6,10 +6,18 @@ is escaped or rendered: that is each exporter's job.
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -22,15 +30,27 @@ ItemId = Annotated[
     StringConstraints(pattern=r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$", min_length=2, max_length=64),
 ]
 # Option ids are shared by every language; the key names them, never letters or positions.
+# (Ids, language codes, topics and tags repeat in every item: one interned string each, not one
+# per use, keeps a 100,000-item bank's memory down.)
 OptionId = Annotated[
-    str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$", max_length=32)
+    str,
+    StringConstraints(pattern=r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$", max_length=32),
+    AfterValidator(sys.intern),
 ]
 # A language code as Moodle's multilang filter and xml:lang expect it: `id`, `en`, `pt-BR`.
-LangCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(?:-[A-Z]{2})?$")]
-TopicPath = Annotated[
-    str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$")
+LangCode = Annotated[
+    str, StringConstraints(pattern=r"^[a-z]{2,3}(?:-[A-Z]{2})?$"), AfterValidator(sys.intern)
 ]
-Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64)]
+TopicPath = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$"),
+    AfterValidator(sys.intern),
+]
+Tag = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64),
+    AfterValidator(sys.intern),
+]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 RuleCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{1,4}[0-9]{3}$")]
 
@@ -64,8 +84,31 @@ class Status(StrEnum):
     retired = "retired"
 
 
+#: One shared set per distinct combination of fields set: pydantic keeps a set per model
+#: instance (about 30% of a loaded item's memory otherwise). Safe because the models are frozen:
+#: pydantic copies the set before changing it (`model_copy(update=...)`).
+_FIELDS_SET: dict[frozenset[str], set[str]] = {}
+
+
+def _shared_fields_set(fields: set[str]) -> set[str]:
+    key = frozenset(fields)
+    shared = _FIELDS_SET.get(key)
+    if shared is None:
+        shared = _FIELDS_SET[key] = set(key)
+    return shared
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def model_post_init(self, context: Any, /) -> None:
+        object.__setattr__(
+            self, "__pydantic_fields_set__", _shared_fields_set(self.__pydantic_fields_set__)
+        )
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:  # unpickled from a worker or cache
+        super().__setstate__(state)
+        self.model_post_init(None)
 
 
 class Option(_Strict):
