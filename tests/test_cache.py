@@ -95,6 +95,28 @@ def test_a_changed_item_is_parsed_and_checked_again_alone(
     assert (spy.loads, spy.parsed, spy.checked) == (1, 1, 1)
 
 
+def test_load_and_lint_parses_each_file_once_and_returns_the_banks(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dpassess build`'s path: the banks it exports are the loader's, whether their items were
+    parsed now or came from the cache, and an unchanged bank is not parsed or checked again."""
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+    expected_banks = load_banks([bank])
+    banks, findings = cached_mod.load_and_lint([bank], cfg, cache)
+    assert (spy.loads, spy.parsed, spy.checked) == (1, 8, 8)
+    assert findings == uncached(bank, cfg)
+    assert [(e.path, e.item) for e in banks[0].entries] == [
+        (e.path, e.item) for e in expected_banks[0].entries
+    ]
+    spy.reset()
+    banks2, findings2 = cached_mod.load_and_lint([bank], cfg, cache)
+    assert (spy.parsed, spy.checked) == (0, 0) and findings2 == findings
+    assert banks2[0].entries == banks[0].entries and banks2[0].config == banks[0].config
+    spy.reset()
+    assert cached_mod.load_and_lint([bank], cfg, None) == (expected_banks, findings)
+
+
 def test_added_and_removed_items_invalidate(bank: Path, tmp_path: Path) -> None:
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     cached_mod.lint_paths([bank], cfg, cache)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from .export import EXPORTERS, MULTI, Collection
 from .exporting import FORMAT_DIRS, Target, write_targets
-from .loader import load_banks
 
 
 @dataclass
@@ -40,17 +39,18 @@ def build(
     from .cache import Cache
     from .cache import cache_dir as default_cache_dir
     from .lint import failing, format_findings, load_config
-    from .lint.cached import lint_paths
+    from .lint.cached import load_and_lint
 
     report = BuildReport()
-    banks = load_banks([items])
+    config = load_config(items)
+    cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
+    # one parse of each changed file serves lint and the exports; unchanged items come from
+    # the lint cache
+    banks, findings = load_and_lint([items], config, cache)
     for bank in banks:
         report.lines.append(
             f"checked {bank.id}: {len(bank)} items, languages {', '.join(bank.languages)}"
         )
-    config = load_config(items)
-    cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
-    findings = lint_paths([items], config, cache)
     if findings:
         report.lines.append(format_findings(findings, "text").rstrip("\n"))
     if failing(findings, config.fail_on):

@@ -2,6 +2,8 @@
 
 Same findings and the same load errors as `lint_banks(load_banks(paths), config)`, which is what
 runs when no cache is given; the cache only saves work (see `dpassess.cache` for the keys).
+`load_and_lint` also returns the loaded banks (for `dpassess build`, which exports them), so a
+bank is parsed once per run, and not at all when its items are in the cache.
 """
 
 from __future__ import annotations
@@ -44,8 +46,32 @@ def lint_paths(
     jobs: int | None = None,
 ) -> list[Finding]:
     """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks."""
+    return _run(paths, config, cache, jobs=jobs, want_banks=False)[1]
+
+
+def load_and_lint(
+    paths: Iterable[str | os.PathLike[str]],
+    config: LintConfig,
+    cache: Cache | None = None,
+    *,
+    jobs: int | None = None,
+) -> tuple[list[Bank], list[Finding]]:
+    """`(load_banks(paths), lint_paths(paths, config, cache))`, parsing each file at most once:
+    items whose file is unchanged come from the cache."""
+    return _run(paths, config, cache, jobs=jobs, want_banks=True)
+
+
+def _run(
+    paths: Iterable[str | os.PathLike[str]],
+    config: LintConfig,
+    cache: Cache | None,
+    *,
+    jobs: int | None,
+    want_banks: bool,
+) -> tuple[list[Bank], list[Finding]]:
     if cache is None:
-        return lint_banks(load_banks(paths), config, jobs=jobs)
+        banks = load_banks(paths)
+        return banks, lint_banks(banks, config, jobs=jobs)
     roots: list[Path] = []
     seen: set[Path] = set()
     for p in paths:
@@ -56,6 +82,7 @@ def lint_paths(
 
     out: list[Finding] = []
     diags: list[Diagnostic] = []
+    banks: list[Bank] = []
     todo: list[tuple[Bank, str, bytes, bytes, dict, dict]] = []
     for root in roots:
         key_root = str(root)
@@ -69,6 +96,7 @@ def lint_paths(
             except BankLoadError as exc:
                 diags += exc.diagnostics
                 continue
+            banks.append(bank)
             out += lint_banks([bank], config, jobs=jobs)
             continue
         s = salt(bank_bytes, _settings(config, root))
@@ -78,9 +106,11 @@ def lint_paths(
             whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
         full = whole.digest()
         hit = cache.load(key_root, "lint", s)
-        if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == full:
-            out += hit[1]
-            continue
+        linted = isinstance(hit, tuple) and len(hit) == 2 and hit[0] == full
+        if linted:
+            out += hit[1]  # type: ignore[index]
+            if not want_banks:
+                continue
         stored = cache.load(key_root, "items", s)
         if not isinstance(stored, dict):
             stored = {}
@@ -96,7 +126,9 @@ def lint_paths(
         except BankLoadError as exc:
             diags += exc.diagnostics
             continue
-        todo.append((bank, key_root, s, full, known, digests))
+        banks.append(bank)
+        if not linted:
+            todo.append((bank, key_root, s, full, known, digests))
     if diags:
         raise BankLoadError(diags)
     for bank, key_root, s, full, known, digests in todo:
@@ -107,4 +139,4 @@ def lint_paths(
         cache.store(key_root, "items", s, items)
         cache.store(key_root, "lint", s, (full, found))
     out.sort(key=lambda f: f.sort_key)
-    return out
+    return banks, out
