@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +176,42 @@ def test_parallel_and_sequential_loads_agree(tmp_path):
 
     root = synth.write(tmp_path / "bank", 40)
     assert load_bank(root, jobs=2).items == load_bank(root, jobs=1).items
+
+
+_YAML_CASES = [
+    "a: 1", "a: &x [1, *x]", "x: &a {b: 1}\ny: *a", "<<: {a: 1}\nb: 2", "a: 2024-01-01",
+    "? [1]\n: 2", "1: a", "a: !!binary aGk=", "a: yes\nb: ~\nc: 1.5\nd: 0x1f\ne: '1'",
+    "- a\n- b: c", "a: !foo x", "a: {b: [c, {d: e}]}", "", "a: 1\n---\nb: 2", "a: 1\na: 2",
+    "&r [*r]", "a: [b, c", "a: !!set {x, y}",
+]
+
+
+def _outcome(load, text):  # type: ignore[no-untyped-def]
+    try:
+        return "ok", repr(load(text))
+    except Exception as exc:
+        return "error", type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("text", _YAML_CASES)
+def test_fast_yaml_construction_matches_pyyaml(text: str) -> None:
+    from dpassess.loader import load_yaml
+
+    assert _outcome(load_yaml, text) == _outcome(lambda t: yaml.load(t, Loader=yaml.CSafeLoader), text)
+
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+_data = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_data, st.booleans())
+def test_fast_yaml_construction_matches_pyyaml_on_any_data(data, flow: bool) -> None:  # type: ignore[no-untyped-def]
+    from dpassess.loader import load_yaml
+
+    text = yaml.safe_dump(data, allow_unicode=True, default_flow_style=flow)
+    assert load_yaml(text) == yaml.load(text, Loader=yaml.CSafeLoader)
