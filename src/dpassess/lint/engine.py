@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..model import Bank
+from ..model import Bank, LoadedItem
 from .config import LintConfig
 from .context import BankContext, ItemContext
 from .registry import Hit, Loc, Rule, Severity
@@ -78,49 +80,74 @@ def _item_result(ctx: ItemContext, item_rules: list[Rule], locate: Locator) -> I
     return found, hit_codes
 
 
+def _check(entries: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> list[ItemResult]:
+    """Item rules over `entries`, in order. Each item's context (and the text derived from it)
+    lives only while that item is checked."""
+    locate = Locator()
+    return [_item_result(ItemContext(e.item, e.path, bctx), item_rules, locate) for e in entries]
+
+
 # The pool's workers are forked with the bank already in memory: they read it from here.
-_WORK: tuple[list[ItemContext], list[Rule]] | None = None
+_WORK: tuple[list[LoadedItem], list[Rule], BankContext] | None = None
 
 
 def _item_chunk(bounds: tuple[int, int]) -> list[ItemResult]:
     assert _WORK is not None
-    contexts, item_rules = _WORK
-    locate = Locator()
-    return [_item_result(c, item_rules, locate) for c in contexts[bounds[0] : bounds[1]]]
+    entries, item_rules, bctx = _WORK
+    return _check(entries[bounds[0] : bounds[1]], item_rules, bctx)
 
 
-def _item_results(
-    todo: list[ItemContext], item_rules: list[Rule], bctx: BankContext, jobs: int | None
-) -> list[ItemResult]:
-    """Item rules over `todo`, in order; in forked worker processes when there are many items.
-
-    Each worker checks a contiguous chunk and results come back in chunk order, so findings do
-    not depend on scheduling (and are sorted afterwards anyway).
-    """
+def _jobs(n: int, jobs: int | None) -> int:
+    """Worker processes for `n` items (1: in this process)."""
     import multiprocessing
     import os
 
     if jobs is None:
-        jobs = min(os.cpu_count() or 1, 8) if len(todo) >= PARALLEL_MIN_ITEMS else 1
-    if jobs <= 1 or len(todo) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        locate = Locator()
-        return [_item_result(c, item_rules, locate) for c in todo]
+        jobs = min(os.cpu_count() or 1, 8) if n >= PARALLEL_MIN_ITEMS else 1
+    if jobs <= 1 or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return jobs
+
+
+def _item_results(
+    todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext, jobs: int
+) -> list[ItemResult]:
+    """Item rules over `todo`, in order; in `jobs` forked worker processes when above 1.
+
+    Each worker checks a contiguous chunk and results come back in chunk order, so findings do
+    not depend on scheduling (and are sorted afterwards anyway).
+    """
+    if jobs <= 1:
+        return _check(todo, item_rules, bctx)
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     global _WORK
-    if any(r.code == "TR007" for r in item_rules):
-        from .langid import _identifier
-
-        _identifier(bctx.guesser._langs)  # load the model once, before forking
     size = -(-len(todo) // (jobs * 4))
     bounds = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
-    _WORK = (todo, item_rules)
+    _WORK = (todo, item_rules, bctx)
+    # Frozen objects are not traversed by the workers' garbage collector, which would otherwise
+    # touch (and so copy) every page of the bank they inherit.
+    gc.freeze()
     try:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             return [r for chunk in pool.map(_item_chunk, bounds) for r in chunk]
     finally:
         _WORK = None
+        gc.unfreeze()
+
+
+def _preload_model(bctx: BankContext) -> threading.Thread:
+    """Load the language model in a thread (most of the load, decompression, runs without the
+    GIL) while this process runs the bank rules; joined before any worker is forked, so every
+    worker inherits it instead of loading its own."""
+    from .langid import _identifier
+
+    langs = bctx.guesser._langs
+    thread = threading.Thread(target=_identifier, args=(langs,), daemon=True)
+    thread.start()
+    return thread
 
 
 def lint_banks(
@@ -149,20 +176,29 @@ def lint_banks(
     locate = Locator()
     for bank in banks:
         bctx = BankContext(bank, config)
-        contexts = list(bctx.items())
-        todo = [c for c in contexts if c.path not in known]
-        fresh = dict(zip((c.path for c in todo), _item_results(todo, item_rules, bctx, jobs),
+        entries = bank.entries
+        todo = [e for e in entries if e.path not in known]
+        n_jobs = _jobs(len(todo), jobs)
+        loading = None
+        if n_jobs > 1 and any(r.code == "TR007" for r in item_rules):
+            loading = _preload_model(bctx)
+        # Bank rules first: they do not depend on the item rules' results, and they overlap
+        # the model load (the pool forks only after it).
+        bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+        if loading is not None:
+            loading.join()
+        fresh = dict(zip((e.path for e in todo), _item_results(todo, item_rules, bctx, n_jobs),
                          strict=True))
         used: dict[str, set[str]] = {}
-        suppressed = {c.item.id: {s.rule for s in c.item.suppress} for c in contexts}
-        for ctx in contexts:
-            found, hit_codes = known[ctx.path] if ctx.path in known else fresh[ctx.path]
+        suppressed = {e.item.id: {s.rule for s in e.item.suppress} for e in entries}
+        for e in entries:
+            found, hit_codes = known[e.path] if e.path in known else fresh[e.path]
             if record is not None:
-                record[ctx.path] = (found, hit_codes)
+                record[e.path] = (found, hit_codes)
             out.extend(found)
-            used[ctx.item.id] = set(hit_codes)
-        for r in bank_rules:
-            for hit in _run(r, bctx):
+            used[e.item.id] = set(hit_codes)
+        for r, hits in bank_hits:
+            for hit in hits:
                 if hit.item_id is not None and hit.item_id in used:
                     if r.code in suppressed[hit.item_id]:
                         used[hit.item_id].add(r.code)
@@ -170,12 +206,13 @@ def lint_banks(
                     out.append(_finding(r, bank.path_of(hit.item_id), hit, locate))
                 else:
                     out.append(_finding(r, bank.config_path or bank.root, hit, locate))
-        for ctx in contexts:
-            if not ctx.item.suppress:
+        for e in entries:
+            if not e.item.suppress:
                 continue
+            ctx = ItemContext(e.item, e.path, bctx)
             for r in meta_rules:
-                for hit in _run(r, ctx, used[ctx.item.id], ran):
-                    out.append(_finding(r, ctx.path, hit, locate))
+                for hit in _run(r, ctx, used[e.item.id], ran):
+                    out.append(_finding(r, e.path, hit, locate))
     out.sort(key=lambda f: f.sort_key)
     return out
 
