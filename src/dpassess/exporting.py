@@ -1,26 +1,33 @@
 """Writing exports to disk: file names, atomic writes. Shared by `export`, `build`, `assemble`.
 
-Several (format, language) files of one collection are independent: for a large collection they
-are computed in forked worker processes (one file per task, results collected in a fixed order),
-then every file is written, atomically, in a fixed order. The bytes do not depend on `jobs`
-(tests/test_perf_export.py checks that).
+Several (format, language) files of one collection are independent. `write_targets` streams each
+one straight to a temporary file beside its destination (`EXPORTERS[fmt].export(..., out=file)`:
+no file is ever held in memory whole); for a large collection the files are written by forked
+worker processes, which send back only their warnings. Once every file is complete, the
+temporary files are renamed in a fixed order; if any export fails, every temporary file is
+removed and nothing is written. The bytes do not depend on `jobs` (tests/test_perf_export.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import UsageError
 from .export import EXPORTERS, Collection, ExportResult, ExportWarning, check_lang
-from .io import atomic_write
+from .io import discard, replace_from_temp, temp_beside
 
 #: Folder under exports/ for each format.
 FORMAT_DIRS = {"qti21": "qti21", "moodle-xml": "moodle", "gift": "gift"}
 
 #: Collections this large (or larger) are exported in worker processes by default.
 PARALLEL_MIN_ITEMS = 1000
+
+#: Write buffer of each streamed file.
+_BUFFER = 1 << 16
 
 
 def file_name(collection: Collection, fmt: str, lang: str) -> str:
@@ -38,47 +45,72 @@ class Target:
 
 
 # The pool's workers are forked with the collection already in memory: they read it from here.
-_WORK: tuple[Collection, list[tuple[str, str]]] | None = None
+# Each task is (format, language, temporary file to write, or None to return the bytes).
+_WORK: tuple[Collection, list[tuple[str, str, Path | None, Path | None]]] | None = None
 
 
-def _export_one(index: int) -> ExportResult:
+def _run(collection: Collection, task: tuple[str, str, Path | None, Path | None]) -> ExportResult:
+    fmt, lang, tmp, target = task
+    if tmp is None:
+        return EXPORTERS[fmt].export(collection, lang)
+    try:
+        with open(tmp, "wb", buffering=_BUFFER) as fh:
+            warnings = EXPORTERS[fmt].export(collection, lang, fh).warnings
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+    return ExportResult(b"", warnings)
+
+
+def _run_one(index: int) -> ExportResult:
     assert _WORK is not None
-    collection, pairs = _WORK
-    fmt, lang = pairs[index]
-    return EXPORTERS[fmt].export(collection, lang)
+    collection, tasks = _WORK
+    return _run(collection, tasks[index])
+
+
+def _default_jobs(collection: Collection, tasks: int) -> int:
+    if len(collection.items) < PARALLEL_MIN_ITEMS:
+        return 1
+    return min(os.cpu_count() or 1, 8, tasks)
+
+
+def _run_all(collection: Collection, tasks: list[tuple[str, str, Path | None, Path | None]],
+             jobs: int | None) -> list[ExportResult]:
+    """Every task, in worker processes when `jobs` > 1; results in the given order. The first
+    failing task in that order raises, as in one process (after every task has ended)."""
+    import multiprocessing
+
+    if jobs is None:
+        jobs = _default_jobs(collection, len(tasks))
+    if jobs <= 1 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_run(collection, task) for task in tasks]
+    from concurrent.futures import ProcessPoolExecutor, wait
+
+    for fmt, *_ in tasks:
+        EXPORTERS[fmt]  # imports every format module once, before forking
+    global _WORK
+    _WORK = (collection, tasks)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
+            futures = [pool.submit(_run_one, i) for i in range(len(tasks))]
+            wait(futures)
+            return [f.result() for f in futures]
+    finally:
+        _WORK = None
 
 
 def export_pairs(
     collection: Collection, pairs: Sequence[tuple[str, str]], *, jobs: int | None = None
 ) -> list[ExportResult]:
-    """`EXPORTERS[fmt].export(collection, lang)` for each (fmt, lang), in the order given.
+    """`EXPORTERS[fmt].export(collection, lang)` for each (fmt, lang), in the order given, in
+    memory (`write_targets` streams to files instead).
 
     `jobs`: worker processes (default: one per core, at most one per pair, for collections of
     PARALLEL_MIN_ITEMS items or more; else 1). Workers are forked, so they share the items
     without pickling them; each computes whole files. The first failing pair in the given order
     raises, as in one process.
     """
-    import multiprocessing
-
-    pairs = list(pairs)
-    if jobs is None:
-        many = len(collection.items) >= PARALLEL_MIN_ITEMS
-        jobs = min(os.cpu_count() or 1, 8, len(pairs)) if many else 1
-    if jobs <= 1 or len(pairs) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [EXPORTERS[fmt].export(collection, lang) for fmt, lang in pairs]
-    from concurrent.futures import ProcessPoolExecutor
-
-    for fmt, _ in pairs:
-        EXPORTERS[fmt]  # imports every format module once, before forking
-    global _WORK
-    _WORK = (collection, pairs)
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(pairs)), mp_context=ctx) as pool:
-            futures = [pool.submit(_export_one, i) for i in range(len(pairs))]
-            return [f.result() for f in futures]
-    finally:
-        _WORK = None
+    return _run_all(collection, [(fmt, lang, None, None) for fmt, lang in pairs], jobs)
 
 
 def write_targets(
@@ -87,30 +119,61 @@ def write_targets(
     """Export `collection` for every target and write the files; per target, the paths written
     and its warnings (duplicates removed).
 
-    Every export is built in memory first, so a failing exporter writes nothing; then the files
-    are written atomically, target by target, language by language.
+    Each file is streamed to a temporary file in its destination folder (by worker processes
+    for a large collection: see `export_pairs` for `jobs`); when all are complete they are
+    renamed, target by target, language by language. A failing exporter writes nothing: every
+    temporary file is removed (and every folder this call created, when left empty).
     """
+    paths: list[Path] = []
     pairs: list[tuple[str, str]] = []
     for t in targets:
         exp = EXPORTERS[t.fmt]
         for lang in t.langs:
             check_lang(t.fmt, collection, lang, multi=exp.multi)
             pairs.append((t.fmt, lang))
-    results = iter(export_pairs(collection, pairs, jobs=jobs))
-    out: list[tuple[list[Path], list[ExportWarning]]] = []
-    for t in targets:
-        written: list[Path] = []
-        warnings: list[ExportWarning] = []
-        for lang in t.langs:
-            result = next(results)
             name = (t.names[lang] if t.names and lang in t.names
                     else file_name(collection, t.fmt, lang))
-            path = t.out_dir / name
-            atomic_write(path, result.data)
-            written.append(path)
-            warnings.extend(result.warnings)
-        out.append((written, _dedupe(warnings)))
-    return out
+            paths.append(t.out_dir / name)
+    created = _missing_dirs(paths)
+    temps: list[Path] = []
+    done = False
+    try:
+        for path in paths:
+            temps.append(temp_beside(path))
+        tasks = [(fmt, lang, tmp, path)
+                 for (fmt, lang), tmp, path in zip(pairs, temps, paths, strict=True)]
+        results = iter(_run_all(collection, tasks, jobs))
+        renames = iter(zip(temps, paths, strict=True))
+        out: list[tuple[list[Path], list[ExportWarning]]] = []
+        for t in targets:
+            written: list[Path] = []
+            warnings: list[ExportWarning] = []
+            for _ in t.langs:
+                tmp, path = next(renames)
+                warnings.extend(next(results).warnings)
+                replace_from_temp(tmp, path)
+                written.append(path)
+            out.append((written, _dedupe(warnings)))
+        done = True
+        return out
+    finally:
+        if not done:
+            for tmp in temps:
+                discard(tmp)
+            for folder in created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only when empty
+
+
+def _missing_dirs(paths: Sequence[Path]) -> list[Path]:
+    """The folders the paths need that do not exist yet, deepest first."""
+    missing: set[Path] = set()
+    for p in paths:
+        folder = p.parent
+        while not folder.exists() and folder != folder.parent:
+            missing.add(folder)
+            folder = folder.parent
+    return sorted(missing, key=lambda f: len(f.parts), reverse=True)
 
 
 def write_collection(
@@ -122,10 +185,8 @@ def write_collection(
     names: Mapping[str, str] | None = None,
     jobs: int | None = None,
 ) -> tuple[list[Path], list[ExportWarning]]:
-    """Export `collection` in each language and write the files; every file is written atomically.
-
-    All exports are built in memory first, so a failing exporter writes nothing.
-    """
+    """Export `collection` in each language and write the files (see `write_targets`): streamed
+    to temporary files, renamed when all are complete, so a failing exporter writes nothing."""
     return write_targets(collection, [Target(fmt, langs, out_dir, names)], jobs=jobs)[0]
 
 

@@ -36,3 +36,35 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def temp_beside(path: str | os.PathLike[str]) -> Path:
+    """An empty temporary file in `path`'s folder (created as needed), for `replace_from_temp`.
+
+    Raises UsageError naming `path` when it is a directory or cannot be written beside."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            raise UsageError(f"{target}: is a directory; give a file name to write")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+    return Path(tmp)
+
+
+def replace_from_temp(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Give `tmp` (from `temp_beside(path)`) the usual file mode and rename it to `path`, atomically.
+    Raises UsageError naming `path`; `tmp` is then left for the caller to `discard`."""
+    try:
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def discard(tmp: str | os.PathLike[str]) -> None:
+    """Remove a temporary file if it is still there."""
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)

@@ -7,6 +7,11 @@ not carry: nothing is dropped silently.
     from dpassess.export import EXPORTERS, Collection
     result = EXPORTERS["qti21"].export(Collection.from_bank(bank), "en")
     result.data, result.warnings
+
+Each entry point also streams: `export(collection, lang, out)` with `out` a binary file object
+(seekable for QTI's zip) writes the same bytes there item by item, never holding the whole file,
+and returns the warnings with empty `data`. If it raises, `out` holds part of a file: write to a
+temporary file (as `dpassess.exporting.write_targets` does) and discard it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from ..model import Bank, Item
 
@@ -86,7 +91,8 @@ class Exporter(Protocol):
     suffix: str  # file suffix of its output: ".zip", ".xml", ".txt"
     multi: bool  # whether `lang="multi"` (all languages in one file) is supported
 
-    def export(self, collection: Collection, lang: str) -> ExportResult: ...
+    def export(self, collection: Collection, lang: str, out: BinaryIO | None = None
+               ) -> ExportResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +100,7 @@ class FormatModule:
     name: str
     suffix: str
     multi: bool
-    export: Callable[[Collection, str], ExportResult]
+    export: Callable[..., ExportResult]  # (collection, lang, out=None)
 
 
 #: format name -> module path. Modules are imported on first use (the CLI lists names only).

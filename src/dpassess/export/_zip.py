@@ -1,7 +1,9 @@
-"""Files in memory -> the bytes of a reproducible zip: sorted entries, fixed time and permissions.
+"""Files -> a reproducible zip: fixed time and permissions, stored entries.
 
 Entries are stored, not deflated: deflate output differs between zlib builds (zlib, zlib-ng), so
 only stored entries give the same bytes on every machine. Git and LMS uploads compress anyway.
+`ZipStream` writes entries one by one to a seekable binary file, in the order given;
+`zip_bytes` is the whole zip in memory, entries in sorted order.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Mapping
+from typing import IO, BinaryIO
 
 #: The earliest time a zip can record (MS-DOS epoch).
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -16,14 +19,37 @@ _REGULAR_0644 = 0o100644 << 16
 _UNIX = 3
 
 
+def _info(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
+    info.compress_type = zipfile.ZIP_STORED
+    info.create_system = _UNIX
+    info.external_attr = _REGULAR_0644
+    return info
+
+
+class ZipStream:
+    """A zip written entry by entry to `out` (a seekable binary file); `close()` writes the
+    central directory. The bytes equal `zip_bytes` of the same entries in the same order."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.zf = zipfile.ZipFile(out, "w", zipfile.ZIP_STORED)
+
+    def add(self, name: str, data: bytes) -> None:
+        self.zf.writestr(_info(name), data)
+
+    def open(self, name: str) -> IO[bytes]:
+        """An entry to write in pieces (close it before adding the next one)."""
+        return self.zf.open(_info(name), "w")
+
+    def close(self) -> None:
+        self.zf.close()
+
+
 def zip_bytes(entries: Mapping[str, bytes]) -> bytes:
     """A zip holding `entries` (archive path -> content), in sorted order."""
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
-        for name in sorted(entries):
-            info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
-            info.compress_type = zipfile.ZIP_STORED
-            info.create_system = _UNIX
-            info.external_attr = _REGULAR_0644
-            zf.writestr(info, entries[name])
+    z = ZipStream(buf)
+    for name in sorted(entries):
+        z.add(name, entries[name])
+    z.close()
     return buf.getvalue()

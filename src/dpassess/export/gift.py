@@ -6,12 +6,17 @@ line per answer, `####` general feedback and `}`. Newlines inside texts are writ
 block never holds a blank line or a line starting with `//` (Moodle would split or drop them), and
 every GIFT special (`~ = # { } :` and the backslash) is escaped everywhere, HTML attributes
 included. See docs/export-moodle.md.
+
+`export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
+same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
+returns the warnings with empty data.
 """
 
 from __future__ import annotations
 
+import io
 import re
-from typing import assert_never
+from typing import BinaryIO, assert_never
 
 from ..model import Item, ItemType
 from . import Collection, ExportResult, ExportWarning
@@ -51,12 +56,30 @@ def rich(html: str, *, inherit: bool = True) -> str:
     return ("" if inherit and html[:1] not in ("[", "%") else "[html]") + escape(html)
 
 
+#: Blocks joined and written to the file at a time.
+_CHUNK = 256
+
+
 class _Writer:
-    def __init__(self, collection: Collection, lang: str) -> None:
+    """Writes blocks (lists of lines) to `out`, a blank line between blocks."""
+
+    def __init__(self, collection: Collection, lang: str, out: BinaryIO) -> None:
         self.collection = collection
         self.lang = lang
         self.warnings: list[ExportWarning] = []
-        self.blocks: list[list[str]] = []
+        self.out = out
+        self.pending: list[str] = []
+        self.started = False
+
+    def block(self, lines: list[str]) -> None:
+        self.pending.append(("\n\n" if self.started else "") + "\n".join(lines))
+        self.started = True
+        if len(self.pending) >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        self.out.write("".join(self.pending).encode("utf-8"))
+        self.pending.clear()
 
     def check(self, t: ItemTexts, html: str, where: str) -> str:
         # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
@@ -112,23 +135,29 @@ class _Writer:
                 lines.append("}")
             case _ as unreachable:
                 assert_never(unreachable)
-        self.blocks.append([f"// {comment}", *lines])
+        self.block([f"// {comment}", *lines])
         self.warnings.extend(t.warnings)
 
 
-def export(collection: Collection, lang: str) -> ExportResult:
-    """The collection as one GIFT file in `lang` (or every language: `multi`)."""
-    w = _Writer(collection, lang)
+def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+    """The collection as one GIFT file in `lang` (or every language: `multi`): its bytes, or
+    written to `out` (then `data` is empty)."""
+    if out is None:
+        buf = io.BytesIO()
+        warnings = export(collection, lang, buf).warnings
+        return ExportResult(buf.getvalue(), warnings)
+    fixed = [i.id for i in collection.items if not i.shuffle]
+    w = _Writer(collection, lang, out)
+    w.warnings.append(ExportWarning(
+        FORMAT, None, "shuffle",
+        "GIFT cannot set shuffling or answer numbering: Moodle applies the site defaults"
+        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else "")))
     topic = None
     for item in collection.items:
         if item.topic != topic:
             topic = item.topic
-            w.blocks.append([f"$CATEGORY: {category_path(collection, topic)}"])
+            w.block([f"$CATEGORY: {category_path(collection, topic)}"])
         w.question(item)
-    fixed = [i.id for i in collection.items if not i.shuffle]
-    w.warnings.insert(0, ExportWarning(
-        FORMAT, None, "shuffle",
-        "GIFT cannot set shuffling or answer numbering: Moodle applies the site defaults"
-        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else "")))
-    text = "\n\n".join("\n".join(block) for block in w.blocks) + "\n"
-    return ExportResult(text.encode("utf-8"), w.warnings)
+    w.pending.append("\n")
+    w.flush()
+    return ExportResult(b"", w.warnings)

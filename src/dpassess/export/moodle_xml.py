@@ -3,12 +3,19 @@
 A `category` question opens each topic (`$course$/top/<bank>/<topic path>`); single-choice and
 multiple-response items become `multichoice`, true/false items `truefalse`. Text fields are HTML in
 CDATA with `format="html"`. See docs/export-moodle.md for every field and what is not carried.
+
+`export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
+same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
+returns the warnings with empty data. Each batch of `<question>` elements is built under a
+`<quiz>` of its own and serialised without that wrapper's lines, which gives exactly the bytes
+(indentation included) of the whole tree serialised at once.
 """
 
 from __future__ import annotations
 
+import io
 import re
-from typing import assert_never
+from typing import BinaryIO, assert_never
 
 from lxml import etree
 
@@ -28,12 +35,32 @@ _MARKUP = re.compile("[&<>\"']")
 PENALTY = {"multichoice": "0.3333333", "truefalse": "1.0000000"}
 
 
+#: Questions serialised and written to the file at a time.
+_CHUNK = 256
+_HEAD = b"<?xml version='1.0' encoding='UTF-8'?>\n<quiz>\n"
+_OPEN, _CLOSE = b"<quiz>\n", b"</quiz>\n"
+
+
 class _Writer:
-    def __init__(self, collection: Collection, lang: str) -> None:
+    def __init__(self, collection: Collection, lang: str, out: BinaryIO) -> None:
         self.collection = collection
         self.lang = lang
         self.warnings: list[ExportWarning] = []
-        self.root = etree.Element("quiz")
+        self.out = out
+        self.root = etree.Element("quiz")  # the questions not written yet
+
+    def flush(self) -> None:
+        """Write the pending questions, as they sit in the whole file (indented under <quiz>)."""
+        if len(self.root):
+            data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
+                                  pretty_print=True)
+            assert data.startswith(_OPEN) and data.endswith(_CLOSE)
+            self.out.write(data[len(_OPEN):-len(_CLOSE)])
+            self.root = etree.Element("quiz")
+
+    def close(self) -> None:
+        self.flush()
+        self.out.write(_CLOSE)
 
     # --- text elements -------------------------------------------------------------------
     def _clean(self, text: str, item_id: str | None, where: str) -> str:
@@ -127,11 +154,19 @@ class _Writer:
             for tag in item.tags:
                 self.text(etree.SubElement(tags, "tag"), tag)
         self.warnings.extend(t.warnings)
+        if len(self.root) >= _CHUNK:
+            self.flush()
 
 
-def export(collection: Collection, lang: str) -> ExportResult:
-    """The collection as one Moodle XML file in `lang` (or every language: `multi`)."""
-    w = _Writer(collection, lang)
+def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+    """The collection as one Moodle XML file in `lang` (or every language: `multi`): its bytes,
+    or written to `out` (then `data` is empty)."""
+    if out is None:
+        buf = io.BytesIO()
+        warnings = export(collection, lang, buf).warnings
+        return ExportResult(buf.getvalue(), warnings)
+    out.write(_HEAD)
+    w = _Writer(collection, lang, out)
     w.category(category_path(collection), w.bank_title())
     seen: set[tuple[str, str]] = set()
     topic = None
@@ -141,5 +176,5 @@ def export(collection: Collection, lang: str) -> ExportResult:
             w.category(category_path(collection, topic))
         w.question(item, (item.topic, item.id) in seen)
         seen.add((item.topic, item.id))
-    data = etree.tostring(w.root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
-    return ExportResult(data, w.warnings)
+    w.close()
+    return ExportResult(b"", w.warnings)

@@ -11,12 +11,13 @@ Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xm
 from __future__ import annotations
 
 import copy
+import io
 import posixpath
 import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, BinaryIO, NamedTuple
 from urllib.parse import quote, unquote
 
 from lxml import etree
@@ -27,7 +28,7 @@ from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
 from ._xhtml import QTI_NS, XML_LANG, append_flow
 from ._xmlchars import xml_safe
-from ._zip import zip_bytes
+from ._zip import ZipStream
 
 SUFFIX = ".zip"
 MULTI = False
@@ -60,28 +61,72 @@ _L = f"{{{LOM_NS}}}"
 _M = f"{{{QTIM_NS}}}"
 
 
-def export(collection: Collection, lang: str) -> ExportResult:
-    """The package for `collection` in `lang`, and a warning for anything it does not carry."""
+def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+    """The package for `collection` in `lang`, and a warning for anything it does not carry:
+    its bytes, or written to `out` (a seekable binary file; `data` is then empty)."""
     check_lang(FORMAT, collection, lang, multi=MULTI)
-    warnings: list[ExportWarning] = []
-    files: dict[str, bytes] = {}
+    if out is None:
+        buf = io.BytesIO()
+        warnings = export(collection, lang, buf).warnings
+        return ExportResult(buf.getvalue(), warnings)
+    items = collection.items
+    notes: dict[int, list[ExportWarning]] = {}  # item index -> its warnings, once known
     exported: list[Item] = []
-    media: dict[str, list[str]] = {}  # item id -> package paths of the images it shows
-    for item in collection.items:
+    by_path: dict[str, int] = {}  # item file -> index of the item written there (the last one)
+    for i, item in enumerate(items):
         if lang not in item.text:
-            warnings.append(ExportWarning(FORMAT, item.id, "text", f"no {lang!r} text; not exported"))
+            notes[i] = [ExportWarning(FORMAT, item.id, "text", f"no {lang!r} text; not exported")]
             continue
-        builder = _ItemBuilder(item, lang)
-        root = builder.build()
-        media[item.id] = builder.pack_images(root, collection.paths.get(item.id), files)
-        files[item_path(item)] = _xml(root)
-        warnings.extend(builder.warnings)
         exported.append(item)
+        by_path[item_path(item)] = i
     if not exported:
         raise UsageError(f"{collection.id}: no item has {lang!r} text; nothing to export")
-    files[test_path(collection)] = _xml(_test(collection, lang, exported))
-    files["imsmanifest.xml"] = _xml(_manifest(collection, lang, exported, media))
-    return ExportResult(zip_bytes(files), warnings)
+    # The manifest comes first in the package (entries are in sorted order) and lists each
+    # item's images, so the items that may show one are built first, in item order, to find
+    # them (their image files are kept to be packed); so are items whose file a later item
+    # replaces (same id), for their warnings. Every other item is built once, when written.
+    images: dict[str, bytes] = {}
+    media: dict[str, list[str]] = {}  # item id -> package paths of the images it shows
+    for i, item in enumerate(items):
+        if i in notes:
+            continue
+        if by_path[item_path(item)] != i or _may_show_images(item, lang):
+            builder = _ItemBuilder(item, lang)
+            media[item.id] = builder.pack_images(builder.build(), collection.paths.get(item.id),
+                                                 images)
+            notes[i] = builder.warnings
+        else:
+            media.pop(item.id, None)  # as the last item of an id says: none
+    package = ZipStream(out)
+    with package.open("imsmanifest.xml") as fh:
+        _write_manifest(fh, collection, lang, exported, media)
+    for path in sorted([*by_path, *images]):
+        if path in images:
+            package.add(path, images[path])
+            continue
+        i = by_path[path]
+        builder = _ItemBuilder(items[i], lang)
+        package.add(path, _xml(builder.build()))
+        notes.setdefault(i, builder.warnings)
+    package.add(test_path(collection), _xml(_test(collection, lang, exported)))
+    package.close()
+    return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
+
+
+# What an image needs in a source: `![` (Markdown) or `<img` (HTML), or a character XML cannot
+# carry, which `xml_safe` removes before rendering (`!\x01[` becomes `![`).
+_MAY_SHOW_IMAGE = re.compile(
+    "!\\[|<img|[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.IGNORECASE)
+
+
+def _may_show_images(item: Item, lang: str) -> bool:
+    """False when no text of the item can render an image (True may be a false alarm)."""
+    content = item.text[lang]
+    search = _MAY_SHOW_IMAGE.search
+    return (search(content.stem) is not None
+            or search(content.explanation or "") is not None
+            or any(search(t) for t in content.feedback.values())
+            or any(search(item.option_text(lang, o.id)) for o in item.options))
 
 
 def item_identifier(item: Item, lang: str) -> str:
@@ -415,8 +460,12 @@ def _plain(markdown: str) -> str:
 _MANIFEST_NSMAP = {None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS, "xsi": XSI_NS}
 
 
-def _manifest(collection: Collection, lang: str, items: Sequence[Item],
-              media: dict[str, list[str]]) -> etree._Element:
+def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
+                    media: dict[str, list[str]]) -> None:
+    """Write the manifest to `out`: its head (metadata and the test's resource), then the
+    items' resources a few hundred at a time, each batch serialised under a manifest of its own
+    (same namespaces, same depth) and written without that wrapper's lines: exactly the bytes
+    of the whole tree serialised at once."""
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
@@ -438,7 +487,12 @@ def _manifest(collection: Collection, lang: str, items: Sequence[Item],
     _sub(test, _C + "file", {"href": test_href})
     for item in items:
         _sub(test, _C + "dependency", {"identifierref": item_identifier(item, lang)})
+    head = _xml(root)
+    assert head.endswith(_RESOURCES_END)
+    out.write(head[:-len(_RESOURCES_END)])
+    del root, test, head
 
+    batch = _resources_wrapper()
     for item in items:
         href = item_path(item)
         content = item.text[lang]
@@ -456,10 +510,37 @@ def _manifest(collection: Collection, lang: str, items: Sequence[Item],
         for word, keyword in zip(keywords, general[3:], strict=True):
             keyword[0].text = word
         res[1].set("href", href)
-        resources.append(res)
+        batch.append(res)
         for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
             _sub(res, _C + "file", {"href": quote(path)})
-    return root
+        if len(batch) >= _BATCH:
+            _write_resources(out, batch)
+            batch = _resources_wrapper()
+    _write_resources(out, batch)
+    out.write(_RESOURCES_END)
+
+
+#: Item resources (and Moodle questions) serialised and written at a time.
+_BATCH = 256
+_RESOURCES_END = b"  </resources>\n</manifest>\n"
+_RESOURCES_START = b"<resources>\n"
+
+
+def _resources_wrapper() -> etree._Element:
+    """An empty `<resources>` inside a manifest with the real one's namespaces."""
+    return _sub(etree.Element(_C + "manifest", nsmap=_MANIFEST_NSMAP), _C + "resources")
+
+
+def _write_resources(out: IO[bytes], resources: etree._Element) -> None:
+    """Write the resources in `resources` (from `_resources_wrapper`) as they sit in the
+    manifest: two levels deep, indented by libxml2 as in the whole tree."""
+    if not len(resources):
+        return
+    data = etree.tostring(resources.getparent(), encoding="UTF-8", xml_declaration=False,
+                          pretty_print=True)
+    start = data.index(_RESOURCES_START) + len(_RESOURCES_START)
+    assert data.endswith(_RESOURCES_END)
+    out.write(data[start:-len(_RESOURCES_END)])
 
 
 @lru_cache(maxsize=1024)

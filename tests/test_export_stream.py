@@ -1,0 +1,204 @@
+"""Streaming exports: the bytes written to a file are the bytes returned in memory, whatever the
+batch size, and `write_targets` writes nothing (no file, no temporary file, no new folder) when
+one exporter fails."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SEED_BANK
+from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning, gift, moodle_xml, qti21
+from dpassess.export._zip import zip_bytes
+from dpassess.exporting import FORMAT_DIRS, Target, write_collection, write_targets
+from dpassess.loader import load_bank
+from dpassess.model import Content, Item, Option
+from strategies import items
+
+PAIRS = [(fmt, lang) for fmt in EXPORTERS
+         for lang in ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else []))]
+
+
+@contextlib.contextmanager
+def _batches(size: int):
+    """Every exporter serialises `size` questions/resources at a time."""
+    saved = (moodle_xml._CHUNK, gift._CHUNK, qti21._BATCH)
+    moodle_xml._CHUNK = gift._CHUNK = qti21._BATCH = size
+    try:
+        yield
+    finally:
+        moodle_xml._CHUNK, gift._CHUNK, qti21._BATCH = saved
+
+
+def _collection(its: list[Item]) -> Collection:
+    return Collection(id="c", title={"id": "Koleksi", "en": "A & <collection>"},
+                      languages=("id", "en"), items=its, category="c", default_language="id")
+
+
+def _streamed(collection: Collection, fmt: str, lang: str, tmp: Path) -> tuple[bytes, list]:
+    path = tmp / f"{fmt}-{lang}"
+    with open(path, "wb") as fh:
+        result = EXPORTERS[fmt].export(collection, lang, fh)
+    assert result.data == b""
+    return path.read_bytes(), result.warnings
+
+
+def _reference_qti(collection: Collection, lang: str) -> tuple[bytes, list[ExportWarning]]:
+    """The package as it was built before streaming: every file in memory, then zipped in
+    sorted order (the manifest serialised as one tree)."""
+    files: dict[str, bytes] = {}
+    warnings: list[ExportWarning] = []
+    exported, media = [], {}
+    for it in collection.items:
+        if lang not in it.text:
+            warnings.append(ExportWarning("qti21", it.id, "text", f"no {lang!r} text; not exported"))
+            continue
+        builder = qti21._ItemBuilder(it, lang)
+        root = builder.build()
+        media[it.id] = builder.pack_images(root, collection.paths.get(it.id), files)
+        files[qti21.item_path(it)] = qti21._xml(root)
+        warnings.extend(builder.warnings)
+        exported.append(it)
+    files[qti21.test_path(collection)] = qti21._xml(qti21._test(collection, lang, exported))
+    manifest = io.BytesIO()
+    with _batches(10**9):
+        qti21._write_manifest(manifest, collection, lang, exported, media)
+    files["imsmanifest.xml"] = manifest.getvalue()
+    return zip_bytes(files), warnings
+
+
+@pytest.fixture(scope="module")
+def seed() -> Collection:
+    return Collection.from_bank(load_bank(SEED_BANK))
+
+
+@pytest.mark.parametrize(("fmt", "lang"), PAIRS)
+def test_seed_bank_streamed_equals_returned(seed, tmp_path, fmt, lang):
+    whole = EXPORTERS[fmt].export(seed, lang)
+    assert _streamed(seed, fmt, lang, tmp_path) == (whole.data, whole.warnings)
+    with _batches(1):
+        assert EXPORTERS[fmt].export(seed, lang) == whole
+    if fmt == "qti21":
+        assert _reference_qti(seed, lang) == (whole.data, whole.warnings)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(st.lists(items(), min_size=1, max_size=5))
+def test_generated_items_streamed_equals_returned_whatever_the_batch(tmp_path_factory, its):
+    # ids may repeat: the package then holds the last item of an id, as it always did
+    collection = _collection(its)
+    tmp = tmp_path_factory.mktemp("s")
+    for fmt, lang in PAIRS:
+        with _batches(10**9):  # one tree for the whole file, as before streaming
+            whole = EXPORTERS[fmt].export(collection, lang)
+        with _batches(2):
+            assert _streamed(collection, fmt, lang, tmp) == (whole.data, whole.warnings), fmt
+        if fmt == "qti21":
+            assert _reference_qti(collection, lang) == (whole.data, whole.warnings)
+
+
+def _image_item(item_id: str, stem: str, langs=("en",)) -> Item:
+    options = {"a": "Alpha", "b": "Beta"}
+    return Item(id=item_id, type="single_choice", topic="t", options=[Option(id="a"),
+                Option(id="b")], key=("a",),
+                text={la: Content(stem=stem, options=options, feedback={"b": "See ![g](g.png)"})
+                      for la in langs})
+
+
+def test_qti_images_missing_languages_and_repeated_ids_as_before(tmp_path):
+    """Items that show images are built before the manifest (which lists them); an item whose
+    file a later one replaces keeps its warnings; the entries stay in sorted order."""
+    (tmp_path / "fig.png").write_bytes(b"PNG-fig")
+    (tmp_path / "g.png").write_bytes(b"PNG-g")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fig.png").write_bytes(b"PNG-other")
+    its = [
+        _image_item("zz", "Plain"),
+        _image_item("aa", "See ![f](fig.png) and <IMG src='missing.png'>"),
+        _image_item("only-id", "Teks", langs=("id",)),
+        _image_item("aa", "Again, no image\x01"),
+        _image_item("mm", "!\x01[f](fig.png) and ![f](../x.xml)"),
+        _image_item("nn", "![f](fig.png)"),
+    ]
+    paths = {"zz": tmp_path / "a.yaml", "aa": tmp_path / "b.yaml", "mm": tmp_path / "c.yaml",
+             "nn": tmp_path / "sub" / "d.yaml"}
+    collection = Collection(id="c", title={"en": "C"}, languages=("id", "en"), items=its,
+                            category="c", paths={k: str(v) for k, v in paths.items()})
+    result = EXPORTERS["qti21"].export(collection, "en")
+    assert (result.data, result.warnings) == _reference_qti(collection, "en")
+    assert any("already packed" in w.message for w in result.warnings)
+    assert _streamed(collection, "qti21", "en", tmp_path) == (result.data, result.warnings)
+
+
+_FRAGMENTS = ["!", "[", "]", "(f.png)", "<", "img", "IMG", " src='f.png'>", "\x01", "x", "\n",
+              "`", "\\", " "]
+
+
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=10).map("".join),
+       st.sampled_from(["stem", "option", "feedback", "explanation"]))
+def test_qti_image_screen_never_misses_an_image(text, where):
+    text = text or "x"
+    stem = text if where == "stem" else "Q"
+    options = {"a": text if where == "option" else "A", "b": "B"}
+    it = Item(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
+              key=("a",), text={"en": Content(
+                  stem=stem, options=options,
+                  feedback={"b": text} if where == "feedback" else {},
+                  explanation=text if where == "explanation" else None)})
+    root = qti21._ItemBuilder(it, "en").build()
+    if next(root.iter(qti21._Q + "img"), None) is not None:
+        assert qti21._may_show_images(it, "en")
+
+
+# --- write_targets: all or nothing ---------------------------------------------------------
+
+
+def _targets(collection: Collection, out: Path) -> list[Target]:
+    return [Target(fmt, [*collection.languages, *([MULTI] if EXPORTERS[fmt].multi else [])],
+                   out / FORMAT_DIRS[fmt]) for fmt in EXPORTERS]
+
+
+def _all_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_exporter_writes_nothing(seed, tmp_path, monkeypatch, jobs):
+    def broken(collection, lang, out=None):
+        if out is not None:
+            out.write(b"half a file")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(moodle_xml, "export", broken)
+    (tmp_path / "out" / "gift").mkdir(parents=True)
+    (tmp_path / "out" / "gift" / "data-parallelism-en.txt").write_bytes(b"previous")
+    before = _all_files(tmp_path)
+    with pytest.raises(RuntimeError, match="boom"):
+        write_targets(seed, _targets(seed, tmp_path / "out"), jobs=jobs)
+    # the earlier file is untouched; no temporary file, no new folder (qti21/, moodle/) is left
+    assert _all_files(tmp_path) == before
+    assert (tmp_path / "out" / "gift" / "data-parallelism-en.txt").read_bytes() == b"previous"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_written_files_equal_the_exports_in_memory(seed, tmp_path, jobs):
+    result = write_targets(seed, _targets(seed, tmp_path), jobs=jobs)
+    written = [p for paths, _ in result for p in paths]
+    assert [p.read_bytes() for p in written] == [EXPORTERS[f].export(seed, la).data
+                                                 for f, la in PAIRS]
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
+    from dpassess.errors import UsageError
+
+    (tmp_path / "data-parallelism-id.txt").mkdir()
+    with pytest.raises(UsageError, match="is a directory"):
+        write_collection(seed, "gift", ["en", "id"], tmp_path)
+    assert _all_files(tmp_path) == ["data-parallelism-id.txt"]
