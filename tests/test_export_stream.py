@@ -7,17 +7,31 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from typing import assert_never
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from conftest import SEED_BANK
-from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning, gift, moodle_xml, qti21
+from dpassess.export import (
+    EXPORTERS,
+    MULTI,
+    Collection,
+    ExportResult,
+    ExportWarning,
+    gift,
+    moodle_xml,
+    qti21,
+)
+from dpassess.export import MULTI as ALL_LANGUAGES
+from dpassess.export._moodle import ItemTexts, category_path, grades, name_html
+from dpassess.export._xmlchars import xml_safe
 from dpassess.export._zip import zip_bytes
 from dpassess.exporting import FORMAT_DIRS, Target, write_collection, write_targets
 from dpassess.loader import load_bank
-from dpassess.model import Content, Item, Option
+from dpassess.model import Content, Item, ItemType, Option
 from strategies import items
 
 PAIRS = [(fmt, lang) for fmt in EXPORTERS
@@ -72,6 +86,127 @@ def _reference_qti(collection: Collection, lang: str) -> tuple[bytes, list[Expor
     return zip_bytes(files), warnings
 
 
+# --- the Moodle XML tree writer, as the oracle of the text writer -----------------------------
+
+
+class _TreeWriter:
+    def __init__(self, collection: Collection, lang: str) -> None:
+        self.collection = collection
+        self.lang = lang
+        self.warnings: list[ExportWarning] = []
+        self.root = etree.Element("quiz")
+
+    # --- text elements -------------------------------------------------------------------
+    def _clean(self, text: str, item_id: str | None, where: str) -> str:
+        text, removed = xml_safe(text)
+        if removed:
+            self.warnings.append(ExportWarning(
+                moodle_xml.FORMAT, item_id, where, f"removed characters XML cannot carry: {removed}"))
+        return text
+
+    def text(self, parent: etree._Element, value: str, item_id: str | None = None,
+             where: str = "") -> None:
+        """`<text>` holding `value`, in CDATA when it has markup characters (Moodle's `xml_escape`).
+
+        A value containing `]]>` cannot sit in one CDATA section; it is written as escaped text,
+        which every XML parser reads back identically.
+        """
+        value = self._clean(value, item_id, where)
+        el = etree.SubElement(parent, "text")
+        cdata = moodle_xml._MARKUP.search(value) is not None and "]]>" not in value
+        el.text = etree.CDATA(value) if cdata else value
+
+    def formatted(self, parent: etree._Element, tag: str, value: str, item_id: str | None,
+                  where: str, fmt: str = "html", **attrib: str) -> etree._Element:
+        el = etree.SubElement(parent, tag, attrib)
+        el.set("format", fmt)
+        self.text(el, value, item_id, where)
+        return el
+
+    # --- questions ------------------------------------------------------------------------
+    def category(self, path: str, info: str = "") -> None:
+        q = etree.SubElement(self.root, "question", type="category")
+        cat = etree.SubElement(q, "category")
+        self.text(cat, path)
+        self.formatted(q, "info", info, None, "title")
+
+    def bank_title(self) -> str:
+        if self.lang != ALL_LANGUAGES:
+            return name_html(self.collection.title_in(self.lang))
+        titles = [(la, name_html(self.collection.title_in(la))) for la in self.collection.languages]
+        if len({t for _, t in titles}) == 1:
+            return titles[0][1]
+        return "".join(f'<span lang="{la}" class="multilang">{t}</span>' for la, t in titles)
+
+    def question(self, item: Item, duplicate: bool) -> None:
+        t = ItemTexts(moodle_xml.FORMAT, self.collection, item, self.lang)
+        match item.type:
+            case ItemType.single_choice | ItemType.multiple_response:
+                qtype = "multichoice"
+            case ItemType.true_false:
+                qtype = "truefalse"
+            case _ as unreachable:
+                assert_never(unreachable)
+        q = etree.SubElement(self.root, "question", type=qtype)
+        name = etree.SubElement(q, "name")
+        self.text(name, t.name(), item.id, "title")
+        self.formatted(q, "questiontext", t.stem(), item.id, f"text.{self.lang}.stem")
+        self.formatted(q, "generalfeedback", t.explanation(), item.id,
+                       f"text.{self.lang}.explanation")
+        etree.SubElement(q, "defaultgrade").text = f"{item.points:.7f}"
+        etree.SubElement(q, "penalty").text = moodle_xml.PENALTY[qtype]
+        etree.SubElement(q, "hidden").text = "0"
+        etree.SubElement(q, "idnumber").text = item.id
+        if duplicate:
+            t.warn("id", "another question in this category has the same id: Moodle silently "
+                         "drops the second idnumber")
+        g = grades(item, t.warn)
+        if qtype == "multichoice":
+            single = item.type is ItemType.single_choice
+            etree.SubElement(q, "single").text = "true" if single else "false"
+            etree.SubElement(q, "shuffleanswers").text = "true" if item.shuffle else "false"
+            etree.SubElement(q, "answernumbering").text = "abc"
+            etree.SubElement(q, "showstandardinstruction").text = "0"
+            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+                self.formatted(q, tag, "", item.id, tag)
+            t.check_locked()
+            for oid in item.option_ids:
+                a = self.formatted(q, "answer", t.option(oid), item.id,
+                                   f"text.{self.lang}.options.{oid}", fraction=g.percent(oid))
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
+        else:
+            t.check_true_false_words()
+            for oid in item.option_ids:  # ("true", "false"): Moodle matches these exact words
+                a = etree.SubElement(q, "answer", fraction=g.percent(oid))
+                a.set("format", "moodle_auto_format")
+                self.text(a, oid)
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
+        if item.tags:
+            tags = etree.SubElement(q, "tags")
+            for tag in item.tags:
+                self.text(etree.SubElement(tags, "tag"), tag)
+        self.warnings.extend(t.warnings)
+
+
+def _moodle_tree(collection: Collection, lang: str) -> ExportResult:
+    """The Moodle XML file as it was written before the text writer (commit 1f45f99): an lxml
+    `<quiz>` tree serialised at once. The oracle of the text writer."""
+    w = _TreeWriter(collection, lang)
+    w.category(category_path(collection), w.bank_title())
+    seen: set[tuple[str, str]] = set()
+    topic = None
+    for item in collection.items:
+        if item.topic != topic:
+            topic = item.topic
+            w.category(category_path(collection, topic))
+        w.question(item, (item.topic, item.id) in seen)
+        seen.add((item.topic, item.id))
+    data = etree.tostring(w.root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return ExportResult(data, w.warnings)
+
+
 @pytest.fixture(scope="module")
 def seed() -> Collection:
     return Collection.from_bank(load_bank(SEED_BANK))
@@ -85,6 +220,8 @@ def test_seed_bank_streamed_equals_returned(seed, tmp_path, fmt, lang):
         assert EXPORTERS[fmt].export(seed, lang) == whole
     if fmt == "qti21":
         assert _reference_qti(seed, lang) == (whole.data, whole.warnings)
+    if fmt == "moodle-xml":
+        assert _moodle_tree(seed, lang) == whole
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -101,6 +238,8 @@ def test_generated_items_streamed_equals_returned_whatever_the_batch(tmp_path_fa
             assert _streamed(collection, fmt, lang, tmp) == (whole.data, whole.warnings), fmt
         if fmt == "qti21":
             assert _reference_qti(collection, lang) == (whole.data, whole.warnings)
+        if fmt == "moodle-xml":
+            assert _moodle_tree(collection, lang) == whole
 
 
 def _image_item(item_id: str, stem: str, langs=("en",)) -> Item:
@@ -202,3 +341,13 @@ def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
     with pytest.raises(UsageError, match="is a directory"):
         write_collection(seed, "gift", ["en", "id"], tmp_path)
     assert _all_files(tmp_path) == ["data-parallelism-id.txt"]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab <>&\"'\r\n\t]]>é漢😀\x01\ufffe\ud800")), max_size=12))
+def test_moodle_text_element_as_lxml_writes_it(value):
+    writer = moodle_xml._Writer(_collection([]), "en", io.BytesIO())
+    tree = _TreeWriter(_collection([]), "en")
+    parent = etree.SubElement(tree.root, "x")
+    tree.text(parent, value, "it", "f")
+    expected = etree.tostring(parent[0], encoding="UTF-8").decode()
+    assert (writer.text(value, "it", "f"), writer.warnings) == (expected, tree.warnings)
