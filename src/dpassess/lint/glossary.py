@@ -8,6 +8,7 @@ contain. `mask` blanks accepted terms so that wording rules do not read `All-red
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..model import BankConfig, GlossaryTerm
 
@@ -15,18 +16,59 @@ from ..model import BankConfig, GlossaryTerm
 _SUFFIX = r"(?:s|es|ed|d|ing)?"
 
 
-def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> re.Pattern[str] | None:
+class _Terms:
+    """Whole-word matches of glossary forms, each match tagged with its term's index.
+
+    `full` is the exact pattern (named group `t<index>` per term, whole words, optional
+    suffix). A pattern starting with a lookbehind is tried at every position of the text;
+    `lead`, the bare alternation of the forms, starts with a literal, so the regex engine
+    skips in C to the few positions where a form starts, and `full` is only tried there.
+    Every match of `full` starts with a match of `lead`, so the matches are exactly
+    `full.finditer`'s.
+    """
+
+    __slots__ = ("full", "lead")
+
+    def __init__(self, full: re.Pattern[str], lead: re.Pattern[str]) -> None:
+        self.full = full
+        self.lead = lead
+
+    def finditer(self, low: str) -> Iterator[re.Match[str]]:
+        search, match = self.lead.search, self.full.match
+        m = search(low)
+        while m is not None:
+            hit = match(low, m.start())
+            if hit is None:
+                m = search(low, m.start() + 1)
+            else:
+                yield hit
+                m = search(low, hit.end())
+
+    def search(self, low: str) -> re.Match[str] | None:
+        return next(self.finditer(low), None)
+
+    def sub(self, repl: str, low: str) -> str:
+        return self.full.sub(repl, low)
+
+
+def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> _Terms | None:
     groups = [(i, forms) for i, forms in groups if forms]
     if not groups:
         return None
     groups.sort(key=lambda g: -max(len(f) for f in g[1]))
-    parts = []
+    parts, bodies = [], []
     for i, forms in groups:
         alts = sorted({f.lower() for f in forms}, key=lambda f: (-len(f), f))
         body = "|".join(r"[\s-]+".join(map(re.escape, f.split())) for f in alts)
         parts.append(f"(?P<t{i}>{body})")
+        bodies.append(body)
     # Compiled case-sensitive and matched against lower-cased text: twice as fast as re.I.
-    return re.compile(rf"(?<![\w])(?:{'|'.join(parts)}){suffix}(?![\w])")
+    full = re.compile(rf"(?<![\w])(?:{'|'.join(parts)}){suffix}(?![\w])")
+    return _Terms(full, re.compile("|".join(bodies)))
+
+
+#: Memoised lookups kept at most (then the memo starts again): a bound on its memory.
+MEMO_MAX = 1 << 16
 
 
 class Glossary:
@@ -37,8 +79,8 @@ class Glossary:
         self.terms: tuple[GlossaryTerm, ...] = config.glossary
         langs = set(config.languages) | {self.language}
         self._source = _group_pattern([(i, (t.term,)) for i, t in enumerate(self.terms)], _SUFFIX)
-        self._accepted: dict[str, re.Pattern[str] | None] = {}
-        self._wrong: dict[str, re.Pattern[str] | None] = {}
+        self._accepted: dict[str, _Terms | None] = {}
+        self._wrong: dict[str, _Terms | None] = {}
         for lang in langs:
             if lang == self.language:
                 self._accepted[lang] = self._source
@@ -59,6 +101,8 @@ class Glossary:
         try:
             return self._memo[key]
         except KeyError:
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()
             value = self._memo[key] = compute()
             return value
 
@@ -101,7 +145,7 @@ class Glossary:
         return self._cached("m", lang, text, lambda: _blank(pat, text))  # type: ignore[return-value]
 
 
-def _blank(pat: re.Pattern[str], text: str) -> str:
+def _blank(pat: _Terms, text: str) -> str:
     low = text.lower()
     if len(low) != len(text):  # a character whose lower case is longer: keep offsets simple
         return pat.sub(" ", low)
@@ -117,5 +161,5 @@ def _blank(pat: re.Pattern[str], text: str) -> str:
     return "".join(out)
 
 
-def _indices(pat: re.Pattern[str], text: str) -> list[int]:
+def _indices(pat: _Terms, text: str) -> list[int]:
     return [int(m.lastgroup[1:]) for m in pat.finditer(text) if m.lastgroup]

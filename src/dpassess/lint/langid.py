@@ -9,13 +9,23 @@ and every distinct string is identified once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from .words import STOPWORDS
 
+T = TypeVar("T")
+
+#: Texts of fewer words are not identified (too little to go on).
+MIN_WORDS = 3
+
 # Punctuation -> space, so that `str.split` (C speed) yields words for the screen.
 _PUNCT = str.maketrans({c: " " for c in ".,;:!?()[]{}\"'`*_<>/\\|=+#~“”‘’«»…"})
+#: The same for ASCII text as bytes (`bytes.translate` is a table lookup a byte), with the
+#: separators \x1c-\x1f, which `str.split` splits on and `bytes.split` does not.
+_SPLIT_B = bytes(c for c in range(128) if c in _PUNCT or c in range(0x1C, 0x20))
+_PUNCT_B = bytes.maketrans(_SPLIT_B, b" " * len(_SPLIT_B))
 
 
 @lru_cache(maxsize=8)
@@ -46,6 +56,8 @@ class LanguageGuesser:
             rest = frozenset().union(*(STOPWORDS.get(x, frozenset()) for x in self._langs if x != lang))
             self._own[lang] = mine - rest
             self._others[lang] = rest - mine
+        self._own_b = {k: frozenset(w.encode() for w in v) for k, v in self._own.items()}
+        self._others_b = {k: frozenset(w.encode() for w in v) for k, v in self._others.items()}
 
     def screen_text(self, text: str, lang: str) -> tuple[int, bool]:
         """(number of words, settled by the screen) for raw text, without a regex pass."""
@@ -62,6 +74,30 @@ class LanguageGuesser:
         s = set(ws)
         mine = len(s & own)
         return mine >= 1 and mine >= 3 * len(s & self._others[self.base(lang)])
+
+    def unsettled(self, fields: Iterable[tuple[T, str]], lang: str) -> Iterator[tuple[T, str]]:
+        """The `(key, text)` pairs of `fields` that have at least `min_words` words and that
+        the screen does not settle as `lang` (what `screen_text` tells, for many texts at
+        once)."""
+        base = self.base(lang)
+        own, others = self._own.get(base), self._others.get(base, frozenset())
+        own_b, others_b = self._own_b.get(base), self._others_b.get(base, frozenset())
+        punct, punct_b = _PUNCT, _PUNCT_B
+        for key, text in fields:
+            if text.isascii():  # the same words as bytes, split without a dict lookup a char
+                ws = text.lower().encode("ascii").translate(punct_b).split()
+                mine_set, other_set = own_b, others_b
+            else:
+                ws = text.lower().translate(punct).split()
+                mine_set, other_set = own, others
+            if len(ws) < MIN_WORDS:
+                continue
+            if mine_set:
+                s = set(ws)
+                mine = len(s & mine_set)
+                if mine >= 1 and mine >= 3 * len(s & other_set):
+                    continue
+            yield key, text
 
     @staticmethod
     def base(lang: str) -> str:

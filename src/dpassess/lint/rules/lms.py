@@ -42,7 +42,7 @@ def astral_character(ctx: ItemContext) -> Iterator[Hit]:
     stem: What is the gradient of $x^T A x$?
     ```
     """
-    if not _ASTRAL.search(ctx.joined):
+    if ctx.joined.isascii() or not _ASTRAL.search(ctx.joined):
         return
     for loc, text in ctx.all_fields():
         m = _ASTRAL.search(text)

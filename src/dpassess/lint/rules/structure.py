@@ -315,7 +315,10 @@ def _letter_patterns() -> dict[str, re.Pattern[str]]:
 
 
 _LETTERS = _letter_patterns()
-_LONE_CAPITAL = re.compile(r"\b[A-F]\b")
+#: What every letter reference contains: a capital A-F with neither a word character nor a
+#: hyphen on either side. Starting with the letter class, the scan skips ahead in C; the
+#: reference patterns run only on fields that have one.
+_LONE_CAPITAL = re.compile(r"[A-F](?<![\w-][A-F])(?![\w-])")
 
 
 @rule(
@@ -348,10 +351,10 @@ def letter_reference(ctx: ItemContext) -> Iterator[Hit]:
     symbols = set(ctx.item.symbols)
     for lang in ctx.item.text:
         pat = _LETTERS.get(lang.split("-")[0])
-        if pat is None or not pat.search(ctx.joined):
+        if pat is None:
             continue
         for loc, text in ctx.fields(lang):
-            if loc[2] in ("title", "stem"):
+            if loc[2] in ("title", "stem") or not _LONE_CAPITAL.search(text):
                 continue
             for m in pat.finditer(text):
                 letters = {g for g in m.groups() if g}

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from .. import langid
 from ..context import ItemContext
 from ..registry import Hit, Loc, rule
 from ..text import _CODE, _IMG, _MATH, plain, quote, without_code, words
@@ -309,7 +310,7 @@ def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
                 )
 
 
-MIN_WORDS = 3
+MIN_WORDS = langid.MIN_WORDS
 #: Words given to the classifier: its cost grows with the text, its accuracy stops growing.
 MAX_PROBE = 24
 CONFIDENCE = 0.8
@@ -356,10 +357,9 @@ def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
     for lang in ctx.item.text:
         base = guesser.base(lang)
         checked = False
-        for loc, text in ctx.fields(lang):
-            n, settled = guesser.screen_text(text, lang)
-            if n < MIN_WORDS or settled:
-                continue  # too short, or its function words settle it (see docs/lint.md)
+        # Fields too short, or whose function words settle their language, are skipped (see
+        # docs/lint.md); the others are identified.
+        for loc, text in guesser.unsettled(ctx.fields(lang), lang):
             probe = _identifiable(ctx, lang, text)
             if probe is None:
                 continue
