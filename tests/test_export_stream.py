@@ -62,6 +62,53 @@ def _streamed(collection: Collection, fmt: str, lang: str, tmp: Path) -> tuple[b
     return path.read_bytes(), result.warnings
 
 
+# --- the QTI item tree, as it was built before the text writer: the oracle of `_ItemBuilder.xml`
+
+
+def _qti_item_tree(it: Item, lang: str) -> tuple[etree._Element, list[ExportWarning]]:
+    """The assessmentItem tree and warnings of commit 1f45f99's `_ItemBuilder.build`."""
+    from dpassess.export._xhtml import XML_LANG, append_flow
+    from dpassess.render import to_html, to_inline_html, to_plain
+
+    b = qti21._ItemBuilder(it, lang)
+
+    def flow(parent: etree._Element, field: str, html: str) -> None:
+        notes: set[str] = set()
+        append_flow(parent, html, notes)
+        qti21._keep_as_is(parent)
+        for note in sorted(notes):
+            b.warn(field, note)
+
+    content = it.text[lang]
+    multiple = it.type is ItemType.multiple_response
+    title = to_plain(b.text(f"text.{lang}.title", it.title(lang))) or it.id
+    feedback_ids = tuple(o.id for o in it.options if content.feedback.get(o.id))
+    shape = qti21._Shape(
+        multiple, it.points, it.shuffle, tuple((o.id, o.locked) for o in it.options),
+        tuple(it.key), tuple(it.fractions().items()) if multiple else (),
+        bool(content.explanation), feedback_ids)
+    root = qti21._skeleton(shape).__deepcopy__(None)
+    root.set("identifier", qti21.item_identifier(it, lang))
+    root.set("title", title)
+    root.set(XML_LANG, lang)
+    body = root[4]
+    flow(body[0], f"text.{lang}.stem", to_html(b.text(f"text.{lang}.stem", content.stem)))
+    for option, choice in zip(it.options, body[1], strict=True):
+        field = f"text.{lang}.options.{option.id}"
+        flow(choice, field, to_inline_html(b.text(field, it.option_text(lang, option.id))))
+    for oid, modal in zip(feedback_ids, root[6:], strict=False):
+        field = f"text.{lang}.feedback.{oid}"
+        div = modal[0]
+        flow(div, field, to_html(b.text(field, content.feedback[oid])))
+        if qti21._canvas_keeps_part(div):
+            b.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+                   "the package carries all of it")
+    if content.explanation:
+        field = f"text.{lang}.explanation"
+        flow(root[-1][0], field, to_html(b.text(field, content.explanation)))
+    return root, b.warnings
+
+
 def _reference_qti(collection: Collection, lang: str) -> tuple[bytes, list[ExportWarning]]:
     """The package as it was built before streaming: every file in memory, then zipped in
     sorted order (the manifest serialised as one tree)."""
@@ -73,7 +120,7 @@ def _reference_qti(collection: Collection, lang: str) -> tuple[bytes, list[Expor
             warnings.append(ExportWarning("qti21", it.id, "text", f"no {lang!r} text; not exported"))
             continue
         builder = qti21._ItemBuilder(it, lang)
-        root = builder.build()
+        root, builder.warnings = _qti_item_tree(it, lang)
         media[it.id] = builder.pack_images(root, collection.paths.get(it.id), files)
         files[qti21.item_path(it)] = qti21._xml(root)
         warnings.extend(builder.warnings)
@@ -290,7 +337,7 @@ def test_qti_image_screen_never_misses_an_image(text, where):
                   stem=stem, options=options,
                   feedback={"b": text} if where == "feedback" else {},
                   explanation=text if where == "explanation" else None)})
-    root = qti21._ItemBuilder(it, "en").build()
+    root, _ = _qti_item_tree(it, "en")
     if next(root.iter(qti21._Q + "img"), None) is not None:
         assert qti21._may_show_images(it, "en")
 
@@ -351,3 +398,28 @@ def test_moodle_text_element_as_lxml_writes_it(value):
     tree.text(parent, value, "it", "f")
     expected = etree.tostring(parent[0], encoding="UTF-8").decode()
     assert (writer.text(value, "it", "f"), writer.warnings) == (expected, tree.warnings)
+
+
+_HTML = ["<p>", "</p>", "<br>", "<b>", "</b>", "<table><tr><td>", "&nbsp;", "&amp;", "x", " ",
+         "\n", "<!-- c -->", "<span lang='en'>", "<span lang='1'>", "</span>", "<img src='a b.png'>",
+         "\r", "é", '"', "<div>", "<ul><li>", "<foo>", "]]>", "*e*", "`c`", "\t", "\x01", "&",
+         "<", ">", "1. ", "- "]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_HTML), max_size=12).map("".join),
+       st.sampled_from(["stem", "option", "feedback", "explanation", "title"]),
+       st.sampled_from(["single_choice", "multiple_response"]))
+def test_qti_item_text_equals_the_tree(text, where, kind):
+    text = text if text.strip() else "x"
+    options = {"a": text if where == "option" else "A", "b": "B"}
+    it = Item(id="it", type=kind, topic="t", options=[Option(id="a"), Option(id="b")],
+              key=("a",), text={"en": Content(
+                  title=text if where == "title" else None,
+                  stem=text if where == "stem" else "Q", options=options,
+                  feedback={"a": text, "b": "fb"} if where == "feedback" else {},
+                  explanation=text if where == "explanation" else None)})
+    builder = qti21._ItemBuilder(it, "en")
+    data = builder.xml()
+    root, warnings = _qti_item_tree(it, "en")
+    assert (data, builder.warnings) == (qti21._xml(root), warnings)

@@ -92,8 +92,8 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if by_path[item_path(item)] != i or _may_show_images(item, lang):
             builder = _ItemBuilder(item, lang)
-            media[item.id] = builder.pack_images(builder.build(), collection.paths.get(item.id),
-                                                 images)
+            root = etree.fromstring(builder.xml())
+            media[item.id] = builder.pack_images(root, collection.paths.get(item.id), images)
             notes[i] = builder.warnings
         else:
             media.pop(item.id, None)  # as the last item of an id says: none
@@ -106,7 +106,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         i = by_path[path]
         builder = _ItemBuilder(items[i], lang)
-        package.add(path, _xml(builder.build()))
+        package.add(path, builder.xml())
         notes.setdefault(i, builder.warnings)
     package.add(test_path(collection), _xml(_test(collection, lang, exported)))
     package.close()
@@ -175,48 +175,46 @@ class _ItemBuilder:
             self.warn(field, f"removed characters XML cannot carry: {removed}")
         return clean
 
-    def flow(self, parent: etree._Element, field: str, html: str) -> None:
+    def flow(self, field: str, html: str, *, option_feedback: bool = False) -> str:
+        """The XML of the content `html` gives a flow container (see `_flow_xml`)."""
         notes: set[str] = set()
-        append_flow(parent, html, notes)
-        _keep_as_is(parent)
+        xml, canvas_part = _flow_xml(html, notes)
         for note in sorted(notes):
             self.warn(field, note)
+        if canvas_part and option_feedback:
+            self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+                      "the package carries all of it")
+        return xml
 
-    def build(self) -> etree._Element:
+    def xml(self) -> bytes:
+        """The item's file: its shape's template (`_template`) filled in."""
         item, lang, content = self.item, self.lang, self.content
         multiple = item.type is ItemType.multiple_response
         title = to_plain(self.text(f"text.{lang}.title", item.title(lang))) or item.id
         feedback_ids = tuple(o.id for o in item.options if content.feedback.get(o.id))
-        # Everything but the identifiers, the title and the texts depends on a few properties
-        # shared by many items: that skeleton is built once per shape and copied (lxml copies a
-        # subtree several times faster than it builds one element by element).
         shape = _Shape(
             multiple, item.points, item.shuffle, tuple((o.id, o.locked) for o in item.options),
             tuple(item.key), tuple(item.fractions().items()) if multiple else (),
             bool(content.explanation), feedback_ids)
-        root = _skeleton(shape).__deepcopy__(None)
-        root.set("identifier", item_identifier(item, lang))
-        root.set("title", title)
-        root.set(XML_LANG, lang)
-        body = root[4]
-        self.flow(body[0], f"text.{lang}.stem",
-                  to_html(self.text(f"text.{lang}.stem", content.stem)))
-        for option, choice in zip(item.options, body[1], strict=True):
+        values = [_attr(item_identifier(item, lang)), _attr(title), _attr(lang),
+                  self.flow(f"text.{lang}.stem",
+                            to_html(self.text(f"text.{lang}.stem", content.stem)))]
+        for option in item.options:
             field = f"text.{lang}.options.{option.id}"
             source = self.text(field, item.option_text(lang, option.id))
-            self.flow(choice, field, to_inline_html(source))
-        # feedback: per option, then the explanation (root[6:] are their modalFeedback elements)
-        for oid, modal in zip(feedback_ids, root[6:], strict=False):
+            values.append(self.flow(field, to_inline_html(source)))
+        for oid in feedback_ids:
             field = f"text.{lang}.feedback.{oid}"
-            div = modal[0]
-            self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
-            if _canvas_keeps_part(div):
-                self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
-                          "the package carries all of it")
+            values.append(self.flow(field, to_html(self.text(field, content.feedback[oid])),
+                                    option_feedback=True))
         if content.explanation:
             field = f"text.{lang}.explanation"
-            self.flow(root[-1][0], field, to_html(self.text(field, content.explanation)))
-        return root
+            values.append(self.flow(field, to_html(self.text(field, content.explanation))))
+        pieces, slots = _template(shape)
+        out = [pieces[0]]
+        for slot, piece in zip(slots, pieces[1:], strict=True):
+            out += (values[slot], piece)
+        return "".join(out).encode("utf-8")
 
     def pack_images(self, root: etree._Element, source: str | None,
                     files: dict[str, bytes]) -> list[str]:
@@ -340,6 +338,69 @@ def _skeleton(shape: _Shape) -> etree._Element:
     if shape.explanation:
         _sub(_modal(root, EXPLANATION_ID), _Q + "div")
     return root
+
+
+# --- an item's file as text ---------------------------------------------------------------------
+#
+# An item's file is its shape's skeleton serialised once (`_template`), with the identifier, title
+# and language attributes and each flow container's content put in as text, escaped as libxml2
+# escapes them. The containers hold text in the skeleton (`_keep_as_is`), so libxml2 writes their
+# content unindented, exactly as `_flow_xml` writes it: the bytes are those of the whole tree
+# serialised at once (tests/test_export_stream.py checks it against the tree on generated items).
+
+_SLOT = "\ue000{}\ue000"  # a private-use character never appears in a skeleton
+_SLOT_RE = re.compile("\ue000([0-9]+)\ue000")
+
+
+@lru_cache(maxsize=1024)
+def _template(shape: _Shape) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The file of an item of `shape` as text pieces, and which value goes between each two:
+    0 identifier, 1 title, 2 language, 3 the stem, then each option, each option feedback and
+    the explanation (as `_ItemBuilder.xml` lists them)."""
+    root = _skeleton(shape).__deepcopy__(None)
+    root.set("identifier", _SLOT.format(0))
+    root.set("title", _SLOT.format(1))
+    root.set(XML_LANG, _SLOT.format(2))
+    body = root[4]
+    containers = [body[0], *body[1], *(modal[0] for modal in root[6:])]
+    for n, container in enumerate(containers, 3):
+        container.text = _SLOT.format(n)
+    parts = _SLOT_RE.split(_xml(root).decode("utf-8"))
+    return tuple(parts[0::2]), tuple(int(n) for n in parts[1::2])
+
+
+_ATTR_SPECIAL = re.compile('[&<>"\r\n\t]')
+
+
+def _attr(value: str) -> str:
+    """An attribute value as libxml2 writes it."""
+    if _ATTR_SPECIAL.search(value) is None:
+        return value
+    return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("\r", "&#13;").replace("\n", "&#10;")
+            .replace("\t", "&#9;"))
+
+
+_PLAIN_FLOW = re.compile(r"[^<>&\r]*")
+_DIV_OPEN = f'<div xmlns="{QTI_NS}">'
+
+
+def _flow_xml(html: str, notes: set[str]) -> tuple[str, bool]:
+    """The XML `append_flow(container, html)` puts in a flow container that holds text (so
+    libxml2 does not indent it), and whether Canvas would keep only part of it as option
+    feedback (`_canvas_keeps_part`). Plain text and one plain paragraph are written directly,
+    as `append_flow` appends them; anything else is parsed and checked into an element."""
+    if _PLAIN_FLOW.fullmatch(html):
+        return html, False  # nothing to escape: no markup, entity or carriage return
+    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN_FLOW.fullmatch(
+            html, 3, len(html) - 4):
+        return (html if len(html) > 7 else "<p/>"), False
+    div = etree.Element(_Q + "div", nsmap={None: QTI_NS})
+    div.text = ""
+    append_flow(div, html, notes)
+    xml = etree.tostring(div, encoding="unicode")
+    assert xml.startswith(_DIV_OPEN) and xml.endswith("</div>")
+    return xml[len(_DIV_OPEN):-len("</div>")], _canvas_keeps_part(div)
 
 
 def _modal(root: etree._Element, identifier: str) -> etree._Element:
