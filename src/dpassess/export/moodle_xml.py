@@ -24,7 +24,7 @@ from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
 from ._moodle import ItemTexts, category_path, grades, name_html
-from ._xmlchars import xml_safe
+from ._xmlchars import escape_text, xml_safe
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -41,18 +41,9 @@ _CHUNK = 256
 _HEAD = b"<?xml version='1.0' encoding='UTF-8'?>\n<quiz>\n"
 _CLOSE = b"</quiz>\n"
 
-_ESCAPE = re.compile("[&<>\r]")
 _EMPTY_FEEDBACK = tuple(  # correct, partially correct, incorrect: Moodle's defaults are empty
     f'    <{tag} format="html">\n      <text></text>\n    </{tag}>\n'
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"))
-
-
-def escape(text: str) -> str:
-    """Text content as libxml2 writes it."""
-    if _ESCAPE.search(text) is None:
-        return text
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\r", "&#13;"))
 
 
 class _Writer:
@@ -96,7 +87,7 @@ class _Writer:
         value = self._clean(value, item_id, where)
         if _MARKUP.search(value) is not None and "]]>" not in value:
             return f"<text><![CDATA[{value}]]></text>"
-        return f"<text>{escape(value)}</text>"
+        return f"<text>{escape_text(value)}</text>"
 
     def formatted(self, indent: str, tag: str, value: str, item_id: str | None,
                   where: str) -> str:
@@ -135,7 +126,7 @@ class _Writer:
                                 f"text.{lang}.explanation"),
                  f"    <defaultgrade>{item.points:.7f}</defaultgrade>\n"
                  f"    <penalty>{PENALTY[qtype]}</penalty>\n    <hidden>0</hidden>\n"
-                 f"    <idnumber>{escape(item.id)}</idnumber>\n"]
+                 f"    <idnumber>{escape_text(item.id)}</idnumber>\n"]
         if duplicate:
             t.warn("id", "another question in this category has the same id: Moodle silently "
                          "drops the second idnumber")

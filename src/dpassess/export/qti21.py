@@ -27,7 +27,7 @@ from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
 from ._xhtml import QTI_NS, XML_LANG, append_flow
-from ._xmlchars import xml_safe
+from ._xmlchars import escape_attr, escape_text, xml_safe
 from ._zip import ZipStream
 
 SUFFIX = ".zip"
@@ -196,7 +196,7 @@ class _ItemBuilder:
             multiple, item.points, item.shuffle, tuple((o.id, o.locked) for o in item.options),
             tuple(item.key), tuple(item.fractions().items()) if multiple else (),
             bool(content.explanation), feedback_ids)
-        values = [_attr(item_identifier(item, lang)), _attr(title), _attr(lang),
+        values = [escape_attr(item_identifier(item, lang)), escape_attr(title), escape_attr(lang),
                   self.flow(f"text.{lang}.stem",
                             to_html(self.text(f"text.{lang}.stem", content.stem)))]
         for option in item.options:
@@ -369,18 +369,6 @@ def _template(shape: _Shape) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(parts[0::2]), tuple(int(n) for n in parts[1::2])
 
 
-_ATTR_SPECIAL = re.compile('[&<>"\r\n\t]')
-
-
-def _attr(value: str) -> str:
-    """An attribute value as libxml2 writes it."""
-    if _ATTR_SPECIAL.search(value) is None:
-        return value
-    return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("\r", "&#13;").replace("\n", "&#10;")
-            .replace("\t", "&#9;"))
-
-
 _PLAIN_FLOW = re.compile(r"[^<>&\r]*")
 _DIV_OPEN = f'<div xmlns="{QTI_NS}">'
 
@@ -523,10 +511,11 @@ _MANIFEST_NSMAP = {None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS
 
 def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
                     media: dict[str, list[str]]) -> None:
-    """Write the manifest to `out`: its head (metadata and the test's resource), then the
-    items' resources a few hundred at a time, each batch serialised under a manifest of its own
-    (same namespaces, same depth) and written without that wrapper's lines: exactly the bytes
-    of the whole tree serialised at once."""
+    """Write the manifest to `out`: its head (metadata and the test's resource) serialised as a
+    tree, then the items' resources as text, a few hundred at a time: each shape's resource is
+    serialised once, at its depth in the manifest, into a template (`_resource_template`); the
+    few with images are serialised one by one. Exactly the bytes of the whole tree serialised
+    at once (tests/test_export_stream.py compares them with it)."""
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
@@ -553,38 +542,41 @@ def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Se
     out.write(head[:-len(_RESOURCES_END)])
     del root, test, head
 
-    batch = _resources_wrapper()
-    for item in items:
+    pending: list[str] = []
+    for n, item in enumerate(items, 1):
         href = item_path(item)
         content = item.text[lang]
         has_feedback = bool(content.explanation) or any(content.feedback.values())
         keywords = (*item.tags, item.topic)
-        res = _resource_skeleton(
-            collection.category, lang, has_feedback, len(keywords), item.status.value,
-            item.difficulty.value if item.difficulty is not None else None,
-        ).__deepcopy__(None)
-        res.set("identifier", item_identifier(item, lang))
-        res.set("href", href)
-        general = res[0][1][0]
-        general[0][1].text = item.id
-        general[1][0].text = _plain(item.title(lang)) or item.id
-        for word, keyword in zip(keywords, general[3:], strict=True):
-            keyword[0].text = word
-        res[1].set("href", href)
-        batch.append(res)
-        for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
-            _sub(res, _C + "file", {"href": quote(path)})
-        if len(batch) >= _BATCH:
-            _write_resources(out, batch)
+        shape = (collection.category, lang, has_feedback, len(keywords), item.status.value,
+                 item.difficulty.value if item.difficulty is not None else None)
+        values = (item_identifier(item, lang), href, item.id,
+                  _plain(item.title(lang)) or item.id, *keywords)
+        files = media.get(item.id)
+        if files:  # the few items with images: one tree (its <file> list varies)
             batch = _resources_wrapper()
-    _write_resources(out, batch)
+            res = _resource(shape, values)
+            batch.append(res)
+            for path in files:  # Canvas imports every listed <file>, images too
+                _sub(res, _C + "file", {"href": quote(path)})
+            pending.append(_resources_xml(batch))
+        else:
+            pieces, slots = _resource_template(shape)
+            texts = (escape_attr(values[0]), escape_attr(href), *map(escape_text, values[2:]))
+            pending.append(pieces[0])
+            for slot, piece in zip(slots, pieces[1:], strict=True):
+                pending += (texts[slot], piece)
+        if n % _BATCH == 0:
+            out.write("".join(pending).encode("utf-8"))
+            pending.clear()
+    out.write("".join(pending).encode("utf-8"))
     out.write(_RESOURCES_END)
 
 
-#: Item resources (and Moodle questions) serialised and written at a time.
+#: Item resources written at a time.
 _BATCH = 256
 _RESOURCES_END = b"  </resources>\n</manifest>\n"
-_RESOURCES_START = b"<resources>\n"
+_RESOURCES_START = "<resources>\n"
 
 
 def _resources_wrapper() -> etree._Element:
@@ -592,16 +584,37 @@ def _resources_wrapper() -> etree._Element:
     return _sub(etree.Element(_C + "manifest", nsmap=_MANIFEST_NSMAP), _C + "resources")
 
 
-def _write_resources(out: IO[bytes], resources: etree._Element) -> None:
-    """Write the resources in `resources` (from `_resources_wrapper`) as they sit in the
-    manifest: two levels deep, indented by libxml2 as in the whole tree."""
-    if not len(resources):
-        return
-    data = etree.tostring(resources.getparent(), encoding="UTF-8", xml_declaration=False,
-                          pretty_print=True)
-    start = data.index(_RESOURCES_START) + len(_RESOURCES_START)
-    assert data.endswith(_RESOURCES_END)
-    out.write(data[start:-len(_RESOURCES_END)])
+def _resources_xml(resources: etree._Element) -> str:
+    """The resources in `resources` (from `_resources_wrapper`) as they sit in the manifest:
+    two levels deep, indented by libxml2 as in the whole tree."""
+    data = etree.tostring(resources.getparent(), encoding="unicode", pretty_print=True)
+    end = _RESOURCES_END.decode()
+    assert data.endswith(end)
+    return data[data.index(_RESOURCES_START) + len(_RESOURCES_START):-len(end)]
+
+
+def _resource(shape: tuple, values: Sequence[str]) -> etree._Element:
+    """An item's resource: identifier, href, entry, title, then the keywords (`values`)."""
+    res = _resource_skeleton(*shape).__deepcopy__(None)
+    res.set("identifier", values[0])
+    res.set("href", values[1])
+    general = res[0][1][0]
+    general[0][1].text = values[2]
+    general[1][0].text = values[3]
+    for word, keyword in zip(values[4:], general[3:], strict=True):
+        keyword[0].text = word
+    res[1].set("href", values[1])
+    return res
+
+
+@lru_cache(maxsize=1024)
+def _resource_template(shape: tuple) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The text of a resource of `shape` (without images) as pieces, and which value of
+    `_resource`'s goes between each two."""
+    batch = _resources_wrapper()
+    batch.append(_resource(shape, [_SLOT.format(n) for n in range(4 + shape[3])]))
+    parts = _SLOT_RE.split(_resources_xml(batch))
+    return tuple(parts[0::2]), tuple(int(n) for n in parts[1::2])
 
 
 @lru_cache(maxsize=1024)
