@@ -17,13 +17,17 @@ _TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
 _EMPH = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)|^\s*(?:#+|>|[-+*]|\d+[.)])\s+", re.M)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _SPACE = re.compile(r"\s+")
+#: What `_EMPH` strips at the start of a line: the only use of these characters in `plain`.
+_LINE_MARK = re.compile(r"^\s*(?:#+|>|[-+*]|\d+[.)])\s+", re.M)
 
 
 @lru_cache(maxsize=1 << 18)
 def plain(source: str) -> str:
     """Visible text of a Markdown string: code spans keep their content, markup goes."""
-    if not any(c in source for c in "`$\\[<*_#>-+0123456789"):
-        return _SPACE.sub(" ", source).strip()
+    if not any(c in source for c in "`[<*_") and not _LINE_MARK.search(source):
+        # No code span, image, link, tag, emphasis or line-start marker: every substitution
+        # below would leave the text as it is. `str.split` splits on exactly what `\s` matches.
+        return " ".join(source.split())
     text = _CODE.sub(lambda m: m.group(2).strip(), source)
     text = _IMG.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)

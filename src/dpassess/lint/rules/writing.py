@@ -120,7 +120,7 @@ def absolute_terms(v: LangView, oid: str) -> list[str]:
     pat = _ABSOLUTE.get(_base(v.lang))
     if pat is None or oid not in v.options or not pat.search(v.options[oid]):
         return []
-    return [m.group(0).lower() for m in pat.finditer(v.ctx.bank.glossary.mask(v.options[oid], v.lang))]
+    return [m.group(0).lower() for m in pat.finditer(v.bank.glossary.mask(v.options[oid], v.lang))]
 
 
 @rule(
