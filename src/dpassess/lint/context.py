@@ -96,6 +96,7 @@ class ItemContext:
         self.config = bank.config
         self._views: dict[str, LangView] = {}
         self._maps: dict[str, dict[Loc, str]] = {}
+        self._wrong: dict[str, bool] = {}
 
     @property
     def choice(self) -> bool:
@@ -170,6 +171,14 @@ class ItemContext:
                 if other is not None:
                     out.append((ref, lang, sub, other, text))
         return out
+
+    def may_be_wrong(self, lang: str) -> bool:
+        """Whether a declared wrong rendering of `lang` occurs anywhere in the item (any
+        language): when not, `glossary.wrong(field, lang)` is empty for every field."""
+        hit = self._wrong.get(lang)
+        if hit is None:
+            hit = self._wrong[lang] = self.bank.glossary.any_wrong(self.joined, lang)
+        return hit
 
     @cached_property
     def joined(self) -> str:

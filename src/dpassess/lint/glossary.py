@@ -27,11 +27,19 @@ class _Terms:
     `full.finditer`'s.
     """
 
-    __slots__ = ("full", "lead")
+    __slots__ = ("full", "lead", "needles")
 
-    def __init__(self, full: re.Pattern[str], lead: re.Pattern[str]) -> None:
+    def __init__(self, full: re.Pattern[str], lead: re.Pattern[str], forms: list[str]) -> None:
         self.full = full
         self.lead = lead
+        # The longest word of each form: a text without any of them holds no form (a few
+        # substring tests, cheaper than the scan, for whole items).
+        split = [f.split() for f in forms]
+        if any(not ws for ws in split):  # an empty form: anything may match
+            self.needles: tuple[str, ...] = ("",)
+        else:
+            longest = {max(ws, key=len) for ws in split}
+            self.needles = tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
 
     def finditer(self, low: str) -> Iterator[re.Match[str]]:
         search, match = self.lead.search, self.full.match
@@ -45,6 +53,8 @@ class _Terms:
                 m = search(low, hit.end())
 
     def search(self, low: str) -> re.Match[str] | None:
+        if not any(n in low for n in self.needles):
+            return None
         return next(self.finditer(low), None)
 
     def sub(self, repl: str, low: str) -> str:
@@ -56,15 +66,16 @@ def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> _T
     if not groups:
         return None
     groups.sort(key=lambda g: -max(len(f) for f in g[1]))
-    parts, bodies = [], []
+    parts, bodies, every = [], [], []
     for i, forms in groups:
         alts = sorted({f.lower() for f in forms}, key=lambda f: (-len(f), f))
+        every += alts
         body = "|".join(r"[\s-]+".join(map(re.escape, f.split())) for f in alts)
         parts.append(f"(?P<t{i}>{body})")
         bodies.append(body)
     # Compiled case-sensitive and matched against lower-cased text: twice as fast as re.I.
     full = re.compile(rf"(?<![\w])(?:{'|'.join(parts)}){suffix}(?![\w])")
-    return _Terms(full, re.compile("|".join(bodies)))
+    return _Terms(full, re.compile("|".join(bodies)), every)
 
 
 #: Memoised lookups kept at most (then the memo starts again): a bound on its memory.

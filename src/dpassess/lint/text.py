@@ -65,6 +65,24 @@ def norm(text: str) -> str:
     return " ".join(words(plain(text)))
 
 
+_DIGITS = re.compile(r"\d+")
+_NOT_DIGIT = bytes(c for c in range(256) if not 0x30 <= c <= 0x39)
+_NO_NUMBERS: frozenset[str] = frozenset()
+
+
+def has_digit(text: str) -> bool:
+    r"""Whether `text` has a character `\d` matches (ASCII text: a byte delete, not a scan of
+    the regex's Unicode category per character)."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _NOT_DIGIT))
+    return _DIGITS.search(text) is not None
+
+
+def numbers(text: str) -> frozenset[str]:
+    """The runs of digits in `text`."""
+    return frozenset(_DIGITS.findall(text)) if has_digit(text) else _NO_NUMBERS
+
+
 def quote(text: str, limit: int = 60) -> str:
     """A short quoted excerpt for messages."""
     t = " ".join(text.split())

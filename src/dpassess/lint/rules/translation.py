@@ -10,7 +10,7 @@ from functools import lru_cache
 from .. import langid
 from ..context import ItemContext
 from ..registry import Hit, Loc, rule
-from ..text import _CODE, _IMG, _MATH, plain, quote, without_code, words
+from ..text import _CODE, _IMG, _MATH, has_digit, numbers, plain, quote, without_code, words
 
 
 def _fields(ctx: ItemContext, lang: str) -> dict[Loc, str]:
@@ -69,9 +69,6 @@ def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
                 yield Hit(loc, f"{_label(sub)} is written in {other!r} but not in {lang!r}")
 
 
-_DIGITS = re.compile(r"\d+")
-
-
 @rule(
     "TR002", "numbers-differ", "warning",
     fix="Use the same numbers in every language (digits, not words).",
@@ -98,10 +95,12 @@ def numbers_differ(ctx: ItemContext) -> Iterator[Hit]:
     id: {stem: Dengan 8 GPU dan batch 32 ...}
     ```
     """
-    if not _DIGITS.search(ctx.joined):
+    if not has_digit(ctx.joined):
         return
     for ref, lang, sub, a, b in _pairs(ctx):
-        na, nb = set(_DIGITS.findall(a)), set(_DIGITS.findall(b))
+        if a == b:
+            continue
+        na, nb = numbers(a), numbers(b)
         if na != nb:
             diff = sorted(na ^ nb, key=lambda s: (len(s), s))
             yield Hit(
@@ -248,7 +247,9 @@ def glossary_not_kept(ctx: ItemContext) -> Iterator[Hit]:
             used = g.used(src[sub])
             if not used:
                 continue
-            missing = used - g.accepted(text, lang) - {i for i, _ in g.wrong(text, lang)}
+            missing = used - g.accepted(text, lang)
+            if missing and ctx.may_be_wrong(lang):
+                missing -= {i for i, _ in g.wrong(text, lang)}
             for i in sorted(missing):
                 term = g.terms[i]
                 forms = term.accepted(lang)
@@ -288,7 +289,7 @@ def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     g = ctx.bank.glossary
-    if not g or not any(g.any_wrong(ctx.joined, lang) for lang in ctx.item.text):
+    if not g or not any(ctx.may_be_wrong(lang) for lang in ctx.item.text):
         return
     src = _fields(ctx, g.language) if g.language in ctx.item.text else {}
     for lang in ctx.item.text:
