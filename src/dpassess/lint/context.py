@@ -96,6 +96,7 @@ class ItemContext:
         self.config = bank.config
         self._views: dict[str, LangView] = {}
         self._maps: dict[str, dict[Loc, str]] = {}
+        self._fields: dict[str, list[tuple[Loc, str]]] = {}
         self._wrong: dict[str, bool] = {}
 
     @property
@@ -117,24 +118,27 @@ class ItemContext:
         """Drop the derived text once the item is checked."""
         self._views.clear()
         self._maps.clear()
+        self._fields.clear()
 
     def views(self) -> Iterator[LangView]:
         for lang in self.item.text:
             yield self.view(lang)
 
-    def fields(self, lang: str) -> Iterator[tuple[Loc, str]]:
-        """Every text field of one language with its path in the item file."""
-        c = self.item.text[lang]
-        base: Loc = ("text", lang)
-        if c.title is not None:
-            yield (*base, "title"), c.title
-        yield (*base, "stem"), c.stem
-        for oid, t in c.options.items():
-            yield (*base, "options", oid), t
-        for oid, t in c.feedback.items():
-            yield (*base, "feedback", oid), t
-        if c.explanation is not None:
-            yield (*base, "explanation"), c.explanation
+    def fields(self, lang: str) -> list[tuple[Loc, str]]:
+        """Every text field of one language with its path in the item file (built once)."""
+        f = self._fields.get(lang)
+        if f is None:
+            c = self.item.text[lang]
+            f = []
+            if c.title is not None:
+                f.append((("text", lang, "title"), c.title))
+            f.append((("text", lang, "stem"), c.stem))
+            f += [(("text", lang, "options", oid), t) for oid, t in c.options.items()]
+            f += [(("text", lang, "feedback", oid), t) for oid, t in c.feedback.items()]
+            if c.explanation is not None:
+                f.append((("text", lang, "explanation"), c.explanation))
+            self._fields[lang] = f
+        return f
 
     def all_fields(self) -> Iterator[tuple[Loc, str]]:
         for lang in self.item.text:

@@ -85,7 +85,7 @@ class LanguageGuesser:
         punct, punct_b = _PUNCT, _PUNCT_B
         for key, text in fields:
             if text.isascii():  # the same words as bytes, split without a dict lookup a char
-                ws = text.lower().encode("ascii").translate(punct_b).split()
+                ws = text.encode("ascii").lower().translate(punct_b).split()
                 mine_set, other_set = own_b, others_b
             else:
                 ws = text.lower().translate(punct).split()
@@ -93,9 +93,8 @@ class LanguageGuesser:
             if len(ws) < MIN_WORDS:
                 continue
             if mine_set:
-                s = set(ws)
-                mine = len(s & mine_set)
-                if mine >= 1 and mine >= 3 * len(s & other_set):
+                mine = len(mine_set.intersection(ws))
+                if mine >= 1 and mine >= 3 * len(other_set.intersection(ws)):
                     continue
             yield key, text
 

@@ -205,10 +205,14 @@ def negative_stem(ctx: ItemContext) -> Iterator[Hit]:
         pat = _NEG.get(_base(lang))
         if pat is None:
             continue
-        spans = [m.span() for m in _EMPHASIS.finditer(c.stem)]
+        spans = None  # emphasis, found only once a negative word is
         for m in pat.finditer(c.stem):
             word = m.group(1)
-            if (len(word) > 1 and word.isupper()) or any(a <= m.start() < b for a, b in spans):
+            if len(word) > 1 and word.isupper():
+                continue
+            if spans is None:
+                spans = [e.span() for e in _EMPHASIS.finditer(c.stem)]
+            if any(a <= m.start() < b for a, b in spans):
                 continue
             yield Hit(("text", lang, "stem"), f"negative word {word!r} in the stem is not emphasised")
             break
