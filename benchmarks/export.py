@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/export.py [N] [--repeat R] [--formats qti21,gift]
 
 Without --formats, two more rows: every file `dpassess build` writes (3 formats x id, en, multi
-where carried) in one process, and in a process pool (`dpassess.exporting.export_pairs`).
+where carried), streamed to a temporary folder by `dpassess.exporting.write_targets` in one
+process, and in a process pool (the workers write the files; nothing comes back but warnings).
 
 Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
 baseline, timed in the same run on the same items, is the floor any XML exporter pays: lxml
@@ -19,6 +20,7 @@ import gc
 import os
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -106,14 +108,20 @@ def main(argv: list[str]) -> int:
                   f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
                   f"  ({len(result.warnings)} warnings)")
     if "--formats" not in opts:
-        from dpassess.exporting import export_pairs
+        from dpassess.exporting import Target, write_targets
 
         # every file `dpassess build` writes for the bank, in one process and in a process pool
-        pairs = [(fmt, lang) for fmt in EXPORTERS
-                 for lang in ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else []))]
+        langs = {fmt: ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else [])) for fmt in EXPORTERS}
+        pairs = [(fmt, lang) for fmt in EXPORTERS for lang in langs[fmt]]
         jobs = min(os.cpu_count() or 1, 8, len(pairs))
-        seq, _ = best(lambda: export_pairs(collection, pairs, jobs=1), repeat)
-        par, _ = best(lambda: export_pairs(collection, pairs, jobs=jobs), repeat)
+
+        def write_all(jobs: int) -> None:
+            with tempfile.TemporaryDirectory() as tmp:
+                write_targets(collection, [Target(fmt, langs[fmt], Path(tmp) / fmt.replace("-", ""))
+                                           for fmt in EXPORTERS], jobs=jobs)
+
+        seq, _ = best(lambda: write_all(1), repeat)
+        par, _ = best(lambda: write_all(jobs), repeat)
         print(f"{f'all {len(pairs)} files, 1 process':34} {seq:7.2f} s {n / seq:9.0f} items/s"
               f" {seq / base:5.2f}x")
         print(f"{f'all {len(pairs)} files, {jobs} processes':34} {par:7.2f} s {n / par:9.0f} items/s"
