@@ -10,6 +10,11 @@ import re
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+def not_xml(text: str) -> bool:
+    """Whether `text` has a character XML 1.0 cannot carry."""
+    return _NOT_XML.search(text) is not None
+
+
 def xml_safe(text: str) -> tuple[str, str]:
     """`text` without characters XML 1.0 cannot carry, and a note naming the ones removed
     (`"U+0001, U+FFFE"`; empty when nothing was removed)."""

@@ -27,7 +27,7 @@ from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
 from ._xhtml import QTI_NS, XML_LANG, append_flow
-from ._xmlchars import escape_attr, escape_text, xml_safe
+from ._xmlchars import escape_attr, escape_text, not_xml, xml_safe
 from ._zip import ZipStream
 
 SUFFIX = ".zip"
@@ -113,20 +113,19 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
 
 
-# What an image needs in a source: `![` (Markdown) or `<img` (HTML), or a character XML cannot
-# carry, which `xml_safe` removes before rendering (`!\x01[` becomes `![`).
-_MAY_SHOW_IMAGE = re.compile(
-    "!\\[|<img|[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.IGNORECASE)
+_IMG_TAG = re.compile("<img", re.IGNORECASE)
 
 
 def _may_show_images(item: Item, lang: str) -> bool:
-    """False when no text of the item can render an image (True may be a false alarm)."""
+    """False when no text of the item can render an image (True may be a false alarm). An
+    image needs `![` (Markdown) or `<img` (HTML) in a source, or a character XML cannot carry,
+    which `xml_safe` removes before rendering (`!\\x01[` becomes `![`). The texts are joined by
+    newlines, which cannot make either sequence."""
     content = item.text[lang]
-    search = _MAY_SHOW_IMAGE.search
-    return (search(content.stem) is not None
-            or search(content.explanation or "") is not None
-            or any(search(t) for t in content.feedback.values())
-            or any(search(item.option_text(lang, o.id)) for o in item.options))
+    text = "\n".join([content.stem, content.explanation or "", *content.feedback.values(),
+                      *(item.option_text(lang, o.id) for o in item.options)])
+    return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
+            or not_xml(text))
 
 
 def item_identifier(item: Item, lang: str) -> str:
