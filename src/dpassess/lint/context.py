@@ -7,6 +7,7 @@ guesser, the settings); `ItemContext` gives per-language views of one item whose
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -64,14 +65,32 @@ class LangView:
         # The item and bank, not `ctx`: no reference cycle, so a view is freed with its item.
         self.item = ctx.item
         self.bank = ctx.bank
+        self.option_ids = ctx.option_ids
         self.lang = lang
         self.content = content
+        self._any: dict[re.Pattern[str], bool] = {}
 
     @cached_property
     def options(self) -> dict[str, str]:
         """Plain text of each option, in authoring order (true/false: the language's words)."""
-        item = self.item
-        return {oid: plain(item.option_text(self.lang, oid)) for oid in item.option_ids}
+        item, own = self.item, self.content.options
+        return {
+            oid: plain(own[oid] if oid in own else item.option_text(self.lang, oid))
+            for oid in self.option_ids
+        }
+
+    @cached_property
+    def options_text(self) -> str:
+        """The plain options, one per line: a pattern that finds nothing here (a whole-word
+        pattern: a line break is not a word character) finds nothing in any option."""
+        return "\n".join(self.options.values())
+
+    def any_option(self, pattern: re.Pattern[str]) -> bool:
+        """Whether `pattern` matches in the plain options (memoised per view and pattern)."""
+        hit = self._any.get(pattern)
+        if hit is None:
+            hit = self._any[pattern] = pattern.search(self.options_text) is not None
+        return hit
 
     @cached_property
     def option_words(self) -> dict[str, tuple[str, ...]]:
@@ -104,9 +123,14 @@ class ItemContext:
         """Single choice: one key among distractors (the length and cue rules apply)."""
         return self.item.type is ItemType.single_choice
 
-    @property
+    @cached_property
+    def option_ids(self) -> tuple[str, ...]:
+        return self.item.option_ids
+
+    @cached_property
     def distractors(self) -> list[str]:
-        return [o for o in self.item.option_ids if o not in self.item.key]
+        key = self.item.key
+        return [o for o in self.option_ids if o not in key]
 
     def view(self, lang: str) -> LangView:
         v = self._views.get(lang)

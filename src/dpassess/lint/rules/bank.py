@@ -28,7 +28,7 @@ def _choice_items(bctx: BankContext) -> list[ItemContext]:
             item.type is ItemType.single_choice
             and len(item.options) >= 3
             and len(item.key) == 1
-            and item.key[0] in item.option_ids
+            and item.key[0] in ctx.option_ids
         ):
             out.append(ctx)
     return out
@@ -55,15 +55,15 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     Keep one file; list a variant that must not share a form with it under `enemies`.
     """
     seen: dict[tuple[str, str, tuple[str, ...]], str] = {}
-    for ctx in bctx.items():
-        for lang, c in ctx.item.text.items():
+    for item in bctx.bank:
+        for lang, c in item.text.items():
             stem = norm(c.stem)
             if not stem:
                 continue
-            key = (lang, stem, tuple(sorted(norm(t) for t in c.options.values())))
-            first = seen.setdefault(key, ctx.item.id)
-            if first != ctx.item.id:
-                yield Hit(("text", lang, "stem"), f"duplicates item {first!r} ({lang!r})", item_id=ctx.item.id)
+            key = (lang, stem, tuple(sorted(map(norm, c.options.values()))))
+            first = seen.setdefault(key, item.id)
+            if first != item.id:
+                yield Hit(("text", lang, "stem"), f"duplicates item {first!r} ({lang!r})", item_id=item.id)
                 break
 
 
@@ -94,28 +94,27 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     """
     # Each stem is indexed by its content-word multiset and by that multiset minus each word,
     # as sums of word hashes (O(words) per stem); candidates are confirmed on the words.
-    index: dict[tuple[str, int], str] = {}
-    stems: dict[tuple[str, str], Counter[str]] = {}
-    for ctx in bctx.items():
-        item = ctx.item
+    index: dict[str, dict[int, str]] = defaultdict(dict)
+    stems: dict[tuple[str, str], list[str]] = {}
+    for item in bctx.bank:
         for lang, c in item.text.items():
             stop = STOPWORDS.get(lang.split("-")[0], frozenset())
             ws = [w for w in norm(c.stem).split() if w not in stop]
             if len(ws) < MIN_STEM_WORDS:
                 continue
-            hs = [hash(w) for w in ws]
+            hs = list(map(hash, ws))
             full = sum(hs)
             keys = [full, *(full - h for h in set(hs))]
-            mine = Counter(ws)
-            stems[(lang, item.id)] = mine
+            stems[(lang, item.id)] = ws
+            seen = index[lang]
             other = None
             for k in keys:
-                o = index.get((lang, k))
-                if o is not None and o != item.id and _one_word_apart(mine, stems[(lang, o)]):
+                o = seen.get(k)
+                if o is not None and o != item.id and _one_word_apart(ws, stems[(lang, o)]):
                     other = o
                     break
             for k in keys:
-                index.setdefault((lang, k), item.id)
+                seen.setdefault(k, item.id)
             if other is None:
                 continue
             if other in item.enemies or item.id in bctx.bank.get(other).enemies:
@@ -128,8 +127,9 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
             break
 
 
-def _one_word_apart(a: Counter[str], b: Counter[str]) -> bool:
+def _one_word_apart(ws: list[str], others: list[str]) -> bool:
     """Same words, or one word changed, added or removed."""
+    a, b = Counter(ws), Counter(others)
     extra, missing = sum((a - b).values()), sum((b - a).values())
     return extra <= 1 and missing <= 1
 
@@ -193,7 +193,7 @@ def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
     """
     by_k: dict[int, list[int]] = defaultdict(list)
     for ctx in _choice_items(bctx):
-        by_k[len(ctx.item.options)].append(ctx.item.option_ids.index(ctx.item.key[0]))
+        by_k[len(ctx.item.options)].append(ctx.option_ids.index(ctx.item.key[0]))
     for k, pos in sorted(by_k.items()):
         n = len(pos)
         if n < 2 * k:
@@ -233,7 +233,7 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
     Eight items with keys such as C A D B B D A C.
     """
     items = _choice_items(bctx)
-    pos = [ctx.item.option_ids.index(ctx.item.key[0]) for ctx in items]
+    pos = [ctx.option_ids.index(ctx.item.key[0]) for ctx in items]
     ks = [len(ctx.item.options) for ctx in items]
     n = len(pos)
     if n < 5:
@@ -350,7 +350,7 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
             if lang not in ctx.item.text:
                 continue
             v = ctx.view(lang)
-            opts = list(ctx.item.option_ids)
+            opts = list(ctx.option_ids)
             kept = [o for o in opts if not absolute_terms(v, o)] or opts
             longest = max(len(v.options[o]) for o in kept)
             top = [o for o in kept if len(v.options[o]) == longest]

@@ -103,7 +103,7 @@ def all_none_of_the_above(ctx: ItemContext) -> Iterator[Hit]:
     """
     for v in ctx.views():
         pat = _ALL_NONE.get(_base(v.lang))
-        if pat is None or not pat.search("\n".join(v.options.values())):
+        if pat is None or not v.any_option(pat):
             continue
         mask = ctx.bank.glossary.mask
         for oid, text in v.options.items():
@@ -118,7 +118,7 @@ _ABSOLUTE = {lang: phrase_pattern(p) for lang, p in ABSOLUTE.items()}
 def absolute_terms(v: LangView, oid: str) -> list[str]:
     """Absolute terms in an option (glossary terms masked)."""
     pat = _ABSOLUTE.get(_base(v.lang))
-    if pat is None or oid not in v.options or not pat.search(v.options[oid]):
+    if pat is None or not v.any_option(pat) or oid not in v.options or not pat.search(v.options[oid]):
         return []
     return [m.group(0).lower() for m in pat.finditer(v.bank.glossary.mask(v.options[oid], v.lang))]
 
