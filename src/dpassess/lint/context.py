@@ -117,6 +117,7 @@ class ItemContext:
         self._maps: dict[str, dict[Loc, str]] = {}
         self._fields: dict[str, list[tuple[Loc, str]]] = {}
         self._wrong: dict[str, bool] = {}
+        self._terms: dict[str, dict[Loc, frozenset[int]]] = {}
 
     @property
     def choice(self) -> bool:
@@ -143,6 +144,7 @@ class ItemContext:
         self._views.clear()
         self._maps.clear()
         self._fields.clear()
+        self._terms.clear()
 
     def views(self) -> Iterator[LangView]:
         for lang in self.item.text:
@@ -199,6 +201,16 @@ class ItemContext:
                 if other is not None:
                     out.append((ref, lang, sub, other, text))
         return out
+
+    def terms(self, lang: str) -> dict[Loc, frozenset[int]]:
+        """Glossary terms each field of `lang` renders in an accepted form (in the glossary
+        language: the terms it uses), keyed like `field_map`; one scan per language."""
+        t = self._terms.get(lang)
+        if t is None:
+            fields = self.field_map(lang)
+            found = self.bank.glossary.accepted_fields(list(fields.values()), lang)
+            t = self._terms[lang] = dict(zip(fields, found, strict=True))
+        return t
 
     def may_be_wrong(self, lang: str) -> bool:
         """Whether a declared wrong rendering of `lang` occurs anywhere in the item (any

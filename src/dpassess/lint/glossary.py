@@ -8,6 +8,7 @@ contain. `mask` blanks accepted terms so that wording rules do not read `All-red
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from ..model import BankConfig, GlossaryTerm
@@ -103,6 +104,8 @@ class Glossary:
                 [(i, t.wrong.get(lang, ())) for i, t in enumerate(self.terms)], ""
             )
         self._memo: dict[tuple[str, str, str], object] = {}
+        forms = [f for t in self.terms for fs in (t.render | t.wrong).values() for f in fs]
+        self._nul = any("\0" in f for f in (*forms, *(t.term for t in self.terms)))
 
     def __bool__(self) -> bool:
         return bool(self.terms)
@@ -130,6 +133,44 @@ class Glossary:
         if pat is None:
             return frozenset()
         return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text.lower())))  # type: ignore[return-value]
+
+    def accepted_fields(self, texts: list[str], lang: str) -> list[frozenset[int]]:
+        """`accepted(text, lang)` for each of `texts` (in the glossary language: `used`).
+
+        Texts not in the memo are scanned at once, joined by NUL: no form or separator matches
+        a NUL, which, like a text's ends, is neither a word character nor cased, so every match
+        falls in one text and is the match a scan of that text alone finds."""
+        pat = self._accepted.get(lang)
+        if pat is None:
+            return [frozenset()] * len(texts)
+        memo = self._memo
+        out: list[frozenset[int]] = []
+        todo: list[int] = []
+        for k, t in enumerate(texts):
+            hit = memo.get(("a", lang, t))
+            if hit is None:
+                todo.append(k)
+            out.append(hit)  # type: ignore[arg-type]
+        if not todo:
+            return out
+        if self._nul or any("\0" in texts[k] for k in todo):
+            for k in todo:
+                out[k] = self.accepted(texts[k], lang)
+            return out
+        lows = [texts[k].lower() for k in todo]
+        ends, end = [], -1
+        for t in lows:  # where each text's NUL (or the end) is
+            end += len(t) + 1
+            ends.append(end)
+        found: list[set[int]] = [set() for _ in todo]
+        for m in pat.finditer("\0".join(lows)):
+            if m.lastgroup:
+                found[bisect_right(ends, m.start())].add(int(m.lastgroup[1:]))
+        if len(memo) + len(todo) > MEMO_MAX:
+            memo.clear()
+        for k, f in zip(todo, found, strict=True):
+            out[k] = memo["a", lang, texts[k]] = frozenset(f)
+        return out
 
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
         """(term index, matched text) for each declared wrong rendering in `text`."""

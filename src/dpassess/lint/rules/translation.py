@@ -237,17 +237,15 @@ def glossary_not_kept(ctx: ItemContext) -> Iterator[Hit]:
     g = ctx.bank.glossary
     if not g or g.language not in ctx.item.text:
         return
-    src = _fields(ctx, g.language)
+    src = ctx.terms(g.language)
     for lang in ctx.item.text:
         if lang == g.language:
             continue
         for sub, text in _fields(ctx, lang).items():
-            if sub not in src:
-                continue
-            used = g.used(src[sub])
+            used = src.get(sub)
             if not used:
                 continue
-            missing = used - g.accepted(text, lang)
+            missing = used - ctx.terms(lang)[sub]
             if missing and ctx.may_be_wrong(lang):
                 missing -= {i for i, _ in g.wrong(text, lang)}
             for i in sorted(missing):
@@ -291,13 +289,15 @@ def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
     g = ctx.bank.glossary
     if not g or not any(ctx.may_be_wrong(lang) for lang in ctx.item.text):
         return
-    src = _fields(ctx, g.language) if g.language in ctx.item.text else {}
+    src = ctx.terms(g.language) if g.language in ctx.item.text else {}
     for lang in ctx.item.text:
+        if not ctx.may_be_wrong(lang):
+            continue  # no wrong rendering of `lang` anywhere in the item
         for sub, text in _fields(ctx, lang).items():
             hits = g.wrong(text, lang)
             if not hits:
                 continue
-            used = g.used(src[sub]) if lang != g.language and sub in src else None
+            used = src[sub] if lang != g.language and sub in src else None
             for i, found in hits:
                 if used is not None and i not in used:
                     continue
