@@ -6,10 +6,12 @@ import gc
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..model import Bank, LoadedItem
 from .config import LintConfig
 from .context import BankContext, ItemContext
+from .langid import ModelDeferred
 from .registry import Hit, Loc, Rule, Severity
 from .where import Locator
 
@@ -55,6 +57,8 @@ def _run(rule: Rule, *args: object) -> list[Hit]:
     """The rule's hits; a rule that fails reports the failure as its own finding."""
     try:
         return list(rule.check(*args))
+    except ModelDeferred:
+        raise
     except Exception as exc:  # a bug in a rule must not hide every other finding
         return [Hit((), f"internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
                         "(please report this)")]
@@ -66,21 +70,38 @@ PARALLEL_MIN_ITEMS = 2000
 #: What one item's item rules produced: its findings and the suppressed codes that fired.
 ItemResult = tuple[list[Finding], set[str]]
 
+#: An item result still missing some rules (their index in the rule list, and where their
+#: findings go in the list), deferred by a worker because they needed the language model.
+Partial = tuple[list[Finding], set[str], list[tuple[int, int]]]
 
-def _item_result(ctx: ItemContext, item_rules: list[Rule], locate: Locator) -> ItemResult:
+
+def _apply(
+    r: Rule, ctx: ItemContext, off: set[str], hit_codes: set[str],
+    locate: Locator,
+) -> list[Finding]:
+    new = []
+    for hit in _run(r, ctx):
+        if r.code in off:
+            hit_codes.add(r.code)
+        else:
+            new.append(_finding(r, ctx.path, hit, locate))
+    return new
+
+
+def _item_result(ctx: ItemContext, item_rules: list[Rule], locate: Locator) -> Partial:
     off = {s.rule for s in ctx.item.suppress}
     found: list[Finding] = []
     hit_codes: set[str] = set()
-    for r in item_rules:
-        for hit in _run(r, ctx):
-            if r.code in off:
-                hit_codes.add(r.code)
-            else:
-                found.append(_finding(r, ctx.path, hit, locate))
-    return found, hit_codes
+    deferred: list[tuple[int, int]] = []
+    for i, r in enumerate(item_rules):
+        try:
+            found += _apply(r, ctx, off, hit_codes, locate)
+        except ModelDeferred:
+            deferred.append((i, len(found)))
+    return found, hit_codes, deferred
 
 
-def _check(entries: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> list[ItemResult]:
+def _check(entries: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> list[Partial]:
     """Item rules over `entries`, in order. Each item's context (and the text derived from it)
     lives only while that item is checked."""
     locate = Locator()
@@ -92,11 +113,26 @@ def _check(entries: list[LoadedItem], item_rules: list[Rule], bctx: BankContext)
     return out
 
 
+def _complete(
+    e: LoadedItem, part: Partial, item_rules: list[Rule], bctx: BankContext, locate: Locator
+) -> ItemResult:
+    """The item result with its deferred rules run here, their findings where they would
+    have been."""
+    found, hit_codes, deferred = part
+    if deferred:
+        ctx = ItemContext(e.item, e.path, bctx)
+        off = {s.rule for s in e.item.suppress}
+        for i, at in reversed(deferred):
+            found[at:at] = _apply(item_rules[i], ctx, off, hit_codes, locate)
+        ctx.release()
+    return found, hit_codes
+
+
 # The pool's workers are forked with the bank already in memory: they read it from here.
 _WORK: tuple[list[LoadedItem], list[Rule], BankContext] | None = None
 
 
-def _item_chunk(bounds: tuple[int, int]) -> list[ItemResult]:
+def _item_chunk(bounds: tuple[int, int]) -> list[Partial]:
     assert _WORK is not None
     entries, item_rules, bctx = _WORK
     return _check(entries[bounds[0] : bounds[1]], item_rules, bctx)
@@ -114,41 +150,68 @@ def _jobs(n: int, jobs: int | None) -> int:
     return jobs
 
 
-def _item_results(
-    todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext, jobs: int
-) -> list[ItemResult]:
-    """Item rules over `todo`, in order; in `jobs` forked worker processes when above 1.
+class _ItemChecks:
+    """The item rules over `todo`, in order: in this process when `collect` is called, or in
+    `jobs` forked worker processes started at once (so that this process can run the bank
+    rules meanwhile).
 
     Each worker checks a contiguous chunk and results come back in chunk order, so findings do
-    not depend on scheduling (and are sorted afterwards anyway).
+    not depend on scheduling (and are sorted afterwards anyway). Workers do not load the
+    language model (each would, 0.5-0.7 s): a rule that needs it is deferred, and this process
+    loads the model in a thread as soon as a chunk reports one (while the other chunks run),
+    then runs the deferred rules of those items.
     """
-    if jobs <= 1:
-        return _check(todo, item_rules, bctx)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
-    global _WORK
-    size = -(-len(todo) // (jobs * 4))
-    bounds = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
-    _WORK = (todo, item_rules, bctx)
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            return [r for chunk in pool.map(_item_chunk, bounds) for r in chunk]
-    finally:
-        _WORK = None
+    def __init__(self, todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext, jobs: int) -> None:
+        self.todo, self.item_rules, self.bctx = todo, item_rules, bctx
+        self.pool: Any = None
+        if jobs <= 1:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
+        global _WORK
+        size = -(-len(todo) // (jobs * 4))
+        bounds = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
+        guesser = bctx.guesser
+        _WORK = (todo, item_rules, bctx)
+        guesser.defer = True
+        try:
+            # All workers are forked by the first submit, before the pool starts any thread.
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+            self.futures = [self.pool.submit(_item_chunk, b) for b in bounds]
+        finally:
+            _WORK = None
+            guesser.defer = False
 
-def _preload_model(bctx: BankContext) -> threading.Thread:
-    """Load the language model in a thread (most of the load, decompression, runs without the
-    GIL) while this process runs the bank rules; joined before any worker is forked, so every
-    worker inherits it instead of loading its own."""
-    from .langid import _identifier
+    def collect(self) -> list[ItemResult]:
+        locate = Locator()
+        if self.pool is None:
+            parts = _check(self.todo, self.item_rules, self.bctx)
+            return [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in zip(self.todo, parts, strict=True)]
+        parts: list[Partial] = []
+        loading = None
+        for f in self.futures:
+            chunk = f.result()
+            if loading is None and any(p[2] for p in chunk):
+                loading = self._load_model()
+            parts += chunk
+        self.close()
+        if loading is not None:
+            loading.join()
+        return [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in zip(self.todo, parts, strict=True)]
 
-    langs = bctx.guesser._langs
-    thread = threading.Thread(target=_identifier, args=(langs,), daemon=True)
-    thread.start()
-    return thread
+    def _load_model(self) -> threading.Thread:
+        from .langid import _identifier
+
+        thread = threading.Thread(target=_identifier, args=(self.bctx.guesser._langs,), daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
 
 
 def lint_banks(
@@ -199,17 +262,14 @@ def _lint(
         bctx = BankContext(bank, config)
         entries = bank.entries
         todo = [e for e in entries if e.path not in known]
-        n_jobs = _jobs(len(todo), jobs)
-        loading = None
-        if n_jobs > 1 and any(r.code == "TR007" for r in item_rules):
-            loading = _preload_model(bctx)
-        # Bank rules first: they do not depend on the item rules' results, and they overlap
-        # the model load (the pool forks only after it).
-        bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
-        if loading is not None:
-            loading.join()
-        fresh = dict(zip((e.path for e in todo), _item_results(todo, item_rules, bctx, n_jobs),
-                         strict=True))
+        checks = _ItemChecks(todo, item_rules, bctx, _jobs(len(todo), jobs))
+        try:
+            # Bank rules do not depend on the item rules' results: they run while the workers
+            # (if any) check the items.
+            bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+            fresh = dict(zip((e.path for e in todo), checks.collect(), strict=True))
+        finally:
+            checks.close()
         used: dict[str, set[str]] = {}
         suppressed = {e.item.id: {s.rule for s in e.item.suppress} for e in entries}
         for e in entries:

@@ -28,6 +28,15 @@ _SPLIT_B = bytes(c for c in range(128) if c in _PUNCT or c in range(0x1C, 0x20))
 _PUNCT_B = bytes.maketrans(_SPLIT_B, b" " * len(_SPLIT_B))
 
 
+class ModelDeferred(Exception):
+    """Raised instead of loading the model by a guesser that defers (in lint's forked workers,
+    which would each load it): the rule runs again, with the model, in the parent."""
+
+
+#: Language sets whose model is loaded in this process.
+_LOADED: set[tuple[str, ...]] = set()
+
+
 @lru_cache(maxsize=8)
 def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
     """The identifier restricted to the languages of `langs` it knows, and those languages."""
@@ -35,10 +44,15 @@ def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
 
     ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     known = tuple(lang for lang in langs if lang in set(ident.labels))
+    _LOADED.add(langs)
     if len(known) < 2:
         return None, known
     ident.set_languages(list(known))
     return ident, known
+
+
+def loaded(langs: tuple[str, ...]) -> bool:
+    return langs in _LOADED
 
 
 class LanguageGuesser:
@@ -47,6 +61,8 @@ class LanguageGuesser:
     def __init__(self, languages: tuple[str, ...]) -> None:
         # `pt-BR` -> `pt`: the model knows base languages.
         self._langs = tuple(sorted({lang.split("-")[0] for lang in languages}))
+        #: Raise ModelDeferred instead of loading the model (see lint's engine).
+        self.defer = False
         self._memo: dict[str, tuple[str | None, float]] = {}
         # Function words only one of the bank's languages has, for the screen.
         self._own: dict[str, frozenset[str]] = {}
@@ -110,7 +126,7 @@ class LanguageGuesser:
             if len(self._langs) < 2:
                 hit = (None, 0.0)
             else:
-                ident, _ = _identifier(self._langs)
+                ident, _ = self._model()
                 if ident is None:
                     hit = (None, 0.0)
                 else:
@@ -122,4 +138,9 @@ class LanguageGuesser:
     def knows(self, lang: str) -> bool:
         if len(self._langs) < 2:
             return False
-        return self.base(lang) in _identifier(self._langs)[1]
+        return self.base(lang) in self._model()[1]
+
+    def _model(self) -> tuple[Any, tuple[str, ...]]:
+        if self.defer and self._langs not in _LOADED:
+            raise ModelDeferred
+        return _identifier(self._langs)

@@ -1,0 +1,128 @@
+"""Lint's fast paths give exactly the results of the plain computations they replace (never their
+speed): the worker pool with the language model deferred, the pre-scans, the batched glossary
+scan, the function-word screen on bytes."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from dpassess.lint import LintConfig, langid, lint_banks
+from dpassess.lint.glossary import Glossary, _indices
+from dpassess.lint.langid import _PUNCT, LanguageGuesser
+from dpassess.lint.rules.structure import _LETTERS, _LONE_CAPITAL
+from dpassess.lint.text import _CODE, _EMPH, _IMG, _LINK, _SPACE, _TAG, has_digit, numbers, plain
+from dpassess.model import BankConfig
+from test_lint_rules import BASE, build, merge
+
+ENGLISH = "Correct. The averaged gradients give every replica exactly the same update at each step."
+
+
+def _case(n: int) -> dict[str, Any]:
+    """n items; every third has English feedback under Indonesian (TR007), every fifth
+    suppresses TR007."""
+    items = []
+    for i in range(n):
+        patch: dict[str, Any] = {}
+        if i % 3 == 0:
+            patch = {"text": {"id": {"feedback": {"b": f"{ENGLISH} ({i})"}}}}
+        if i % 5 == 0:
+            patch["suppress"] = [{"rule": "TR007", "reason": "test"}]
+        items.append(patch)
+    return {"items": items}
+
+
+def test_workers_defer_the_language_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = build(_case(24))
+    # Nothing loaded yet in this process: the workers defer TR007 and this process runs it.
+    monkeypatch.setattr(langid, "_LOADED", set())
+    langid._identifier.cache_clear()
+    par = lint_banks([bank], LintConfig(), jobs=2)
+    seq = lint_banks([bank], LintConfig(), jobs=1)
+    assert par == seq
+    assert sum(f.code == "TR007" for f in seq) == 6  # 8 items with English feedback, 2 suppressed
+    # suppressions used on items 0 and 15 (deferred in the workers too), unused on 5, 10, 20
+    assert sorted(f.path for f in seq if f.code == "SP001") == [
+        "case/05-item-5.yaml", "case/10-item-10.yaml", "case/20-item-20.yaml"
+    ]
+
+
+def _old_plain(source: str) -> str:
+    text = _CODE.sub(lambda m: m.group(2).strip(), source)
+    text = _IMG.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _TAG.sub(" ", text)
+    text = _EMPH.sub(" ", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def _strings(alphabet: str, n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(n)]
+
+
+def test_plain_fast_path_is_the_regex_chain() -> None:
+    for s in _strings("ab AB1 2\n\t\x1c\x85\u00a0\u2003`$\\[]()<>*_#-+.)!x9", 30000, 1):
+        assert plain.__wrapped__(s) == _old_plain(s), repr(s)
+
+
+def test_digits() -> None:
+    for s in _strings("a 1\u0661\u00b2.,٣x", 20000, 2):
+        assert has_digit(s) == (re.search(r"\d", s) is not None), repr(s)
+        assert numbers(s) == set(re.findall(r"\d+", s)), repr(s)
+
+
+def test_lone_capital_gate_never_hides_a_letter_reference() -> None:
+    for s in _strings("AB(F) -x\n_andorpt", 40000, 3):
+        for pat in _LETTERS.values():
+            if pat.search(s):
+                assert _LONE_CAPITAL.search(s), repr(s)
+
+
+def test_screen_on_bytes_is_the_screen_on_text() -> None:
+    g = LanguageGuesser(("id", "en"))
+    texts = [
+        *_strings("ab y dan the \x1c\x1f.,'/-Ü’", 20000, 4),
+        "dan yang the", "the of and dan", "Dengan 5 GPU dan batch per GPU", "a/b/c dan",
+    ]
+    for lang in ("id", "en"):
+        got = [t for _, t in g.unsettled(((i, t) for i, t in enumerate(texts)), lang)]
+        want = [t for t in texts if (lambda n, s: n >= 3 and not s)(*g.screen_text(t, lang))]
+        assert got == want
+    assert any(k >= 128 for k in _PUNCT)  # non-ASCII text takes the str path
+
+
+GLOSSARY = [
+    {"term": "all-reduce", "keep": True, "wrong": {"id": ["semua pengurangan", "semua-pengurangan"]}},
+    {"term": "broadcast", "keep": True, "wrong": {"id": ["siaran"]}},
+    {"term": "data parallelism", "render": {"id": ["paralelisme data"]}},
+    {"term": "GPU", "keep": True},
+    {"term": "reduce", "keep": True},
+]
+
+
+def test_glossary_scans_match_plain_finditer() -> None:
+    config = BankConfig.model_validate(merge(BASE["bank"], {"glossary": GLOSSARY}))
+    g = Glossary(config)
+    words = ["all", "reduce", "all-reduce", "gpus", "semua", "pengurangan", "siaran", "data",
+             "parallelism", "paralelisme", "broadcasted", "xgpu", "-", " ", "\n", "Σ", "İ"]
+    rng = random.Random(5)
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(3000)]
+    for lang in ("en", "id"):
+        pat = g._accepted[lang]
+        assert pat is not None
+        for t in texts:
+            low = t.lower()
+            assert [m.span() for m in pat.finditer(low)] == [m.span() for m in pat.full.finditer(low)]
+            assert frozenset(_indices(pat, low)) == g.accepted(t, lang)
+        for i in range(0, len(texts), 7):
+            group = texts[i : i + 7]
+            assert g.accepted_fields(group, lang) == [g.accepted(t, lang) for t in group]
+        wrong = g._wrong.get(lang)
+        if wrong is not None:
+            for t in texts:
+                low = t.lower()
+                assert (wrong.search(low) is None) == (wrong.full.search(low) is None)
