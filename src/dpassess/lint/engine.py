@@ -13,6 +13,7 @@ from .config import LintConfig
 from .context import BankContext, ItemContext
 from .langid import ModelDeferred
 from .registry import Hit, Loc, Rule, Severity
+from .text import clear_memos
 from .where import Locator
 
 
@@ -238,6 +239,7 @@ def lint_banks(
     try:
         return _lint(banks, config, jobs, known, record)
     finally:
+        clear_memos()  # bounded, but not kept once lint is done
         if enabled:
             gc.enable()
 

@@ -17,6 +17,9 @@ from .words import STOPWORDS
 
 T = TypeVar("T")
 
+#: Guesses kept at most (then the memo starts again): a bound on its memory.
+MEMO_MAX = 1 << 16
+
 #: Texts of fewer words are not identified (too little to go on).
 MIN_WORDS = 3
 
@@ -132,6 +135,8 @@ class LanguageGuesser:
                 else:
                     lang, p = ident.classify(text)
                     hit = (str(lang), float(p))
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()
             self._memo[text] = hit
         return hit
 
