@@ -315,9 +315,9 @@ class ItemTexts:
         self.warnings.append(ExportWarning(self.fmt, self.item.id, where, message))
 
     def _field(self, where: str, render: Callable[[str], str]) -> str:
-        if len(self.langs) == 1:
-            return render(self.langs[0])
         per_lang = tuple((la, render(la)) for la in self.langs)
+        if len(per_lang) == 1:
+            return per_lang[0][1]
         html, problems = multilang(per_lang)
         for p in sorted(problems):
             self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])

@@ -6,12 +6,9 @@ CDATA with `format="html"`. See docs/export-moodle.md for every field and what i
 
 `export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
 same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
-returns the warnings with empty data.
-
-The XML is written as text, exactly as libxml2 (lxml) serialises the `<quiz>` tree with
-`pretty_print=True` and UTF-8: two spaces per level, a `<text>` on one line, text escaped as
-libxml2 escapes it (`&` `<` `>` and CR), CDATA written as is. That is several times faster than
-building the tree; tests/test_export_stream.py checks it against the tree on generated items.
+returns the warnings with empty data. Each batch of `<question>` elements is built under a
+`<quiz>` of its own and serialised without that wrapper's lines, which gives exactly the bytes
+(indentation included) of the whole tree serialised at once.
 """
 
 from __future__ import annotations
@@ -20,11 +17,13 @@ import io
 import re
 from typing import BinaryIO, assert_never
 
+from lxml import etree
+
 from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
 from ._moodle import ItemTexts, category_path, grades, name_html
-from ._xmlchars import escape_text, xml_safe
+from ._xmlchars import xml_safe
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -36,14 +35,10 @@ _MARKUP = re.compile("[&<>\"']")
 PENALTY = {"multichoice": "0.3333333", "truefalse": "1.0000000"}
 
 
-#: Questions joined and written to the file at a time.
+#: Questions serialised and written to the file at a time.
 _CHUNK = 256
 _HEAD = b"<?xml version='1.0' encoding='UTF-8'?>\n<quiz>\n"
-_CLOSE = b"</quiz>\n"
-
-_EMPTY_FEEDBACK = tuple(  # correct, partially correct, incorrect: Moodle's defaults are empty
-    f'    <{tag} format="html">\n      <text></text>\n    </{tag}>\n'
-    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"))
+_OPEN, _CLOSE = b"<quiz>\n", b"</quiz>\n"
 
 
 class _Writer:
@@ -52,23 +47,20 @@ class _Writer:
         self.lang = lang
         self.warnings: list[ExportWarning] = []
         self.out = out
-        self.parts: list[str] = []  # the questions not written yet
-        self.pending = 0
+        self.root = etree.Element("quiz")  # the questions not written yet
 
     def flush(self) -> None:
-        self.out.write("".join(self.parts).encode("utf-8"))
-        self.parts.clear()
-        self.pending = 0
+        """Write the pending questions, as they sit in the whole file (indented under <quiz>)."""
+        if len(self.root):
+            data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
+                                  pretty_print=True)
+            assert data.startswith(_OPEN) and data.endswith(_CLOSE)
+            self.out.write(data[len(_OPEN):-len(_CLOSE)])
+            self.root = etree.Element("quiz")
 
     def close(self) -> None:
         self.flush()
         self.out.write(_CLOSE)
-
-    def add(self, question: list[str]) -> None:
-        self.parts += question
-        self.pending += 1
-        if self.pending >= _CHUNK:
-            self.flush()
 
     # --- text elements -------------------------------------------------------------------
     def _clean(self, text: str, item_id: str | None, where: str) -> str:
@@ -78,28 +70,31 @@ class _Writer:
                 FORMAT, item_id, where, f"removed characters XML cannot carry: {removed}"))
         return text
 
-    def text(self, value: str, item_id: str | None = None, where: str = "") -> str:
+    def text(self, parent: etree._Element, value: str, item_id: str | None = None,
+             where: str = "") -> None:
         """`<text>` holding `value`, in CDATA when it has markup characters (Moodle's `xml_escape`).
 
         A value containing `]]>` cannot sit in one CDATA section; it is written as escaped text,
         which every XML parser reads back identically.
         """
         value = self._clean(value, item_id, where)
-        if _MARKUP.search(value) is not None and "]]>" not in value:
-            return f"<text><![CDATA[{value}]]></text>"
-        return f"<text>{escape_text(value)}</text>"
+        el = etree.SubElement(parent, "text")
+        cdata = _MARKUP.search(value) is not None and "]]>" not in value
+        el.text = etree.CDATA(value) if cdata else value
 
-    def formatted(self, indent: str, tag: str, value: str, item_id: str | None,
-                  where: str) -> str:
-        """`<tag format="html">` holding a `<text>`, at `indent`."""
-        text = self.text(value, item_id, where)
-        return f'{indent}<{tag} format="html">\n{indent}  {text}\n{indent}</{tag}>\n'
+    def formatted(self, parent: etree._Element, tag: str, value: str, item_id: str | None,
+                  where: str, fmt: str = "html", **attrib: str) -> etree._Element:
+        el = etree.SubElement(parent, tag, attrib)
+        el.set("format", fmt)
+        self.text(el, value, item_id, where)
+        return el
 
     # --- questions ------------------------------------------------------------------------
     def category(self, path: str, info: str = "") -> None:
-        self.add(['  <question type="category">\n    <category>\n      ', self.text(path),
-                  "\n    </category>\n", self.formatted("    ", "info", info, None, "title"),
-                  "  </question>\n"])
+        q = etree.SubElement(self.root, "question", type="category")
+        cat = etree.SubElement(q, "category")
+        self.text(cat, path)
+        self.formatted(q, "info", info, None, "title")
 
     def bank_title(self) -> str:
         if self.lang != ALL_LANGUAGES:
@@ -111,7 +106,6 @@ class _Writer:
 
     def question(self, item: Item, duplicate: bool) -> None:
         t = ItemTexts(FORMAT, self.collection, item, self.lang)
-        lang = self.lang
         match item.type:
             case ItemType.single_choice | ItemType.multiple_response:
                 qtype = "multichoice"
@@ -119,46 +113,49 @@ class _Writer:
                 qtype = "truefalse"
             case _ as unreachable:
                 assert_never(unreachable)
-        parts = [f'  <question type="{qtype}">\n    <name>\n      ',
-                 self.text(t.name(), item.id, "title"), "\n    </name>\n",
-                 self.formatted("    ", "questiontext", t.stem(), item.id, f"text.{lang}.stem"),
-                 self.formatted("    ", "generalfeedback", t.explanation(), item.id,
-                                f"text.{lang}.explanation"),
-                 f"    <defaultgrade>{item.points:.7f}</defaultgrade>\n"
-                 f"    <penalty>{PENALTY[qtype]}</penalty>\n    <hidden>0</hidden>\n"
-                 f"    <idnumber>{escape_text(item.id)}</idnumber>\n"]
+        q = etree.SubElement(self.root, "question", type=qtype)
+        name = etree.SubElement(q, "name")
+        self.text(name, t.name(), item.id, "title")
+        self.formatted(q, "questiontext", t.stem(), item.id, f"text.{self.lang}.stem")
+        self.formatted(q, "generalfeedback", t.explanation(), item.id,
+                       f"text.{self.lang}.explanation")
+        etree.SubElement(q, "defaultgrade").text = f"{item.points:.7f}"
+        etree.SubElement(q, "penalty").text = PENALTY[qtype]
+        etree.SubElement(q, "hidden").text = "0"
+        etree.SubElement(q, "idnumber").text = item.id
         if duplicate:
             t.warn("id", "another question in this category has the same id: Moodle silently "
                          "drops the second idnumber")
         g = grades(item, t.warn)
         if qtype == "multichoice":
             single = item.type is ItemType.single_choice
-            parts.append(f"    <single>{'true' if single else 'false'}</single>\n"
-                         f"    <shuffleanswers>{'true' if item.shuffle else 'false'}"
-                         "</shuffleanswers>\n    <answernumbering>abc</answernumbering>\n"
-                         "    <showstandardinstruction>0</showstandardinstruction>\n")
-            parts += _EMPTY_FEEDBACK
+            etree.SubElement(q, "single").text = "true" if single else "false"
+            etree.SubElement(q, "shuffleanswers").text = "true" if item.shuffle else "false"
+            etree.SubElement(q, "answernumbering").text = "abc"
+            etree.SubElement(q, "showstandardinstruction").text = "0"
+            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+                self.formatted(q, tag, "", item.id, tag)
             t.check_locked()
-            fmt = "html"
+            for oid in item.option_ids:
+                a = self.formatted(q, "answer", t.option(oid), item.id,
+                                   f"text.{self.lang}.options.{oid}", fraction=g.percent(oid))
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
         else:
             t.check_true_false_words()
-            fmt = "moodle_auto_format"
-        for oid in item.option_ids:  # true/false: ("true", "false"), the words Moodle matches
-            where = f"text.{lang}.options.{oid}"
-            text = (self.text(t.option(oid), item.id, where) if qtype == "multichoice"
-                    else self.text(oid))
-            parts += [f'    <answer fraction="{g.percent(oid)}" format="{fmt}">\n      ', text,
-                      "\n", self.formatted("      ", "feedback", t.feedback(oid), item.id,
-                                            f"text.{lang}.feedback.{oid}"),
-                      "    </answer>\n"]
+            for oid in item.option_ids:  # ("true", "false"): Moodle matches these exact words
+                a = etree.SubElement(q, "answer", fraction=g.percent(oid))
+                a.set("format", "moodle_auto_format")
+                self.text(a, oid)
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
         if item.tags:
-            parts.append("    <tags>\n")
+            tags = etree.SubElement(q, "tags")
             for tag in item.tags:
-                parts += ["      <tag>\n        ", self.text(tag), "\n      </tag>\n"]
-            parts.append("    </tags>\n")
-        parts.append("  </question>\n")
-        self.add(parts)
+                self.text(etree.SubElement(tags, "tag"), tag)
         self.warnings.extend(t.warnings)
+        if len(self.root) >= _CHUNK:
+            self.flush()
 
 
 def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:

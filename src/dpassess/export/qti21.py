@@ -27,7 +27,7 @@ from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
 from ._xhtml import QTI_NS, XML_LANG, append_flow
-from ._xmlchars import escape_attr, escape_text, not_xml, xml_safe
+from ._xmlchars import xml_safe
 from ._zip import ZipStream
 
 SUFFIX = ".zip"
@@ -92,8 +92,8 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if by_path[item_path(item)] != i or _may_show_images(item, lang):
             builder = _ItemBuilder(item, lang)
-            root = etree.fromstring(builder.xml())
-            media[item.id] = builder.pack_images(root, collection.paths.get(item.id), images)
+            media[item.id] = builder.pack_images(builder.build(), collection.paths.get(item.id),
+                                                 images)
             notes[i] = builder.warnings
         else:
             media.pop(item.id, None)  # as the last item of an id says: none
@@ -106,26 +106,27 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         i = by_path[path]
         builder = _ItemBuilder(items[i], lang)
-        package.add(path, builder.xml())
+        package.add(path, _xml(builder.build()))
         notes.setdefault(i, builder.warnings)
     package.add(test_path(collection), _xml(_test(collection, lang, exported)))
     package.close()
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
 
 
-_IMG_TAG = re.compile("<img", re.IGNORECASE)
+# What an image needs in a source: `![` (Markdown) or `<img` (HTML), or a character XML cannot
+# carry, which `xml_safe` removes before rendering (`!\x01[` becomes `![`).
+_MAY_SHOW_IMAGE = re.compile(
+    "!\\[|<img|[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.IGNORECASE)
 
 
 def _may_show_images(item: Item, lang: str) -> bool:
-    """False when no text of the item can render an image (True may be a false alarm). An
-    image needs `![` (Markdown) or `<img` (HTML) in a source, or a character XML cannot carry,
-    which `xml_safe` removes before rendering (`!\\x01[` becomes `![`). The texts are joined by
-    newlines, which cannot make either sequence."""
+    """False when no text of the item can render an image (True may be a false alarm)."""
     content = item.text[lang]
-    text = "\n".join([content.stem, content.explanation or "", *content.feedback.values(),
-                      *(item.option_text(lang, o.id) for o in item.options)])
-    return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
-            or not_xml(text))
+    search = _MAY_SHOW_IMAGE.search
+    return (search(content.stem) is not None
+            or search(content.explanation or "") is not None
+            or any(search(t) for t in content.feedback.values())
+            or any(search(item.option_text(lang, o.id)) for o in item.options))
 
 
 def item_identifier(item: Item, lang: str) -> str:
@@ -174,46 +175,48 @@ class _ItemBuilder:
             self.warn(field, f"removed characters XML cannot carry: {removed}")
         return clean
 
-    def flow(self, field: str, html: str, *, option_feedback: bool = False) -> str:
-        """The XML of the content `html` gives a flow container (see `_flow_xml`)."""
+    def flow(self, parent: etree._Element, field: str, html: str) -> None:
         notes: set[str] = set()
-        xml, canvas_part = _flow_xml(html, notes)
+        append_flow(parent, html, notes)
+        _keep_as_is(parent)
         for note in sorted(notes):
             self.warn(field, note)
-        if canvas_part and option_feedback:
-            self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
-                      "the package carries all of it")
-        return xml
 
-    def xml(self) -> bytes:
-        """The item's file: its shape's template (`_template`) filled in."""
+    def build(self) -> etree._Element:
         item, lang, content = self.item, self.lang, self.content
         multiple = item.type is ItemType.multiple_response
         title = to_plain(self.text(f"text.{lang}.title", item.title(lang))) or item.id
         feedback_ids = tuple(o.id for o in item.options if content.feedback.get(o.id))
+        # Everything but the identifiers, the title and the texts depends on a few properties
+        # shared by many items: that skeleton is built once per shape and copied (lxml copies a
+        # subtree several times faster than it builds one element by element).
         shape = _Shape(
             multiple, item.points, item.shuffle, tuple((o.id, o.locked) for o in item.options),
             tuple(item.key), tuple(item.fractions().items()) if multiple else (),
             bool(content.explanation), feedback_ids)
-        values = [escape_attr(item_identifier(item, lang)), escape_attr(title), escape_attr(lang),
-                  self.flow(f"text.{lang}.stem",
-                            to_html(self.text(f"text.{lang}.stem", content.stem)))]
-        for option in item.options:
+        root = _skeleton(shape).__deepcopy__(None)
+        root.set("identifier", item_identifier(item, lang))
+        root.set("title", title)
+        root.set(XML_LANG, lang)
+        body = root[4]
+        self.flow(body[0], f"text.{lang}.stem",
+                  to_html(self.text(f"text.{lang}.stem", content.stem)))
+        for option, choice in zip(item.options, body[1], strict=True):
             field = f"text.{lang}.options.{option.id}"
             source = self.text(field, item.option_text(lang, option.id))
-            values.append(self.flow(field, to_inline_html(source)))
-        for oid in feedback_ids:
+            self.flow(choice, field, to_inline_html(source))
+        # feedback: per option, then the explanation (root[6:] are their modalFeedback elements)
+        for oid, modal in zip(feedback_ids, root[6:], strict=False):
             field = f"text.{lang}.feedback.{oid}"
-            values.append(self.flow(field, to_html(self.text(field, content.feedback[oid])),
-                                    option_feedback=True))
+            div = modal[0]
+            self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
+            if _canvas_keeps_part(div):
+                self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+                          "the package carries all of it")
         if content.explanation:
             field = f"text.{lang}.explanation"
-            values.append(self.flow(field, to_html(self.text(field, content.explanation))))
-        pieces, slots = _template(shape)
-        out = [pieces[0]]
-        for slot, piece in zip(slots, pieces[1:], strict=True):
-            out += (values[slot], piece)
-        return "".join(out).encode("utf-8")
+            self.flow(root[-1][0], field, to_html(self.text(field, content.explanation)))
+        return root
 
     def pack_images(self, root: etree._Element, source: str | None,
                     files: dict[str, bytes]) -> list[str]:
@@ -339,57 +342,6 @@ def _skeleton(shape: _Shape) -> etree._Element:
     return root
 
 
-# --- an item's file as text ---------------------------------------------------------------------
-#
-# An item's file is its shape's skeleton serialised once (`_template`), with the identifier, title
-# and language attributes and each flow container's content put in as text, escaped as libxml2
-# escapes them. The containers hold text in the skeleton (`_keep_as_is`), so libxml2 writes their
-# content unindented, exactly as `_flow_xml` writes it: the bytes are those of the whole tree
-# serialised at once (tests/test_export_stream.py checks it against the tree on generated items).
-
-_SLOT = "\ue000{}\ue000"  # a private-use character never appears in a skeleton
-_SLOT_RE = re.compile("\ue000([0-9]+)\ue000")
-
-
-@lru_cache(maxsize=1024)
-def _template(shape: _Shape) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The file of an item of `shape` as text pieces, and which value goes between each two:
-    0 identifier, 1 title, 2 language, 3 the stem, then each option, each option feedback and
-    the explanation (as `_ItemBuilder.xml` lists them)."""
-    root = _skeleton(shape).__deepcopy__(None)
-    root.set("identifier", _SLOT.format(0))
-    root.set("title", _SLOT.format(1))
-    root.set(XML_LANG, _SLOT.format(2))
-    body = root[4]
-    containers = [body[0], *body[1], *(modal[0] for modal in root[6:])]
-    for n, container in enumerate(containers, 3):
-        container.text = _SLOT.format(n)
-    parts = _SLOT_RE.split(_xml(root).decode("utf-8"))
-    return tuple(parts[0::2]), tuple(int(n) for n in parts[1::2])
-
-
-_PLAIN_FLOW = re.compile(r"[^<>&\r]*")
-_DIV_OPEN = f'<div xmlns="{QTI_NS}">'
-
-
-def _flow_xml(html: str, notes: set[str]) -> tuple[str, bool]:
-    """The XML `append_flow(container, html)` puts in a flow container that holds text (so
-    libxml2 does not indent it), and whether Canvas would keep only part of it as option
-    feedback (`_canvas_keeps_part`). Plain text and one plain paragraph are written directly,
-    as `append_flow` appends them; anything else is parsed and checked into an element."""
-    if _PLAIN_FLOW.fullmatch(html):
-        return html, False  # nothing to escape: no markup, entity or carriage return
-    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN_FLOW.fullmatch(
-            html, 3, len(html) - 4):
-        return (html if len(html) > 7 else "<p/>"), False
-    div = etree.Element(_Q + "div", nsmap={None: QTI_NS})
-    div.text = ""
-    append_flow(div, html, notes)
-    xml = etree.tostring(div, encoding="unicode")
-    assert xml.startswith(_DIV_OPEN) and xml.endswith("</div>")
-    return xml[len(_DIV_OPEN):-len("</div>")], _canvas_keeps_part(div)
-
-
 def _modal(root: etree._Element, identifier: str) -> etree._Element:
     return _keep_as_is(_sub(root, _Q + "modalFeedback", {
         "outcomeIdentifier": "FEEDBACK", "identifier": identifier, "showHide": "show"}))
@@ -510,11 +462,10 @@ _MANIFEST_NSMAP = {None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS
 
 def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
                     media: dict[str, list[str]]) -> None:
-    """Write the manifest to `out`: its head (metadata and the test's resource) serialised as a
-    tree, then the items' resources as text, a few hundred at a time: each shape's resource is
-    serialised once, at its depth in the manifest, into a template (`_resource_template`); the
-    few with images are serialised one by one. Exactly the bytes of the whole tree serialised
-    at once (tests/test_export_stream.py compares them with it)."""
+    """Write the manifest to `out`: its head (metadata and the test's resource), then the
+    items' resources a few hundred at a time, each batch serialised under a manifest of its own
+    (same namespaces, same depth) and written without that wrapper's lines: exactly the bytes
+    of the whole tree serialised at once."""
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
@@ -541,41 +492,38 @@ def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Se
     out.write(head[:-len(_RESOURCES_END)])
     del root, test, head
 
-    pending: list[str] = []
-    for n, item in enumerate(items, 1):
+    batch = _resources_wrapper()
+    for item in items:
         href = item_path(item)
         content = item.text[lang]
         has_feedback = bool(content.explanation) or any(content.feedback.values())
         keywords = (*item.tags, item.topic)
-        shape = (collection.category, lang, has_feedback, len(keywords), item.status.value,
-                 item.difficulty.value if item.difficulty is not None else None)
-        values = (item_identifier(item, lang), href, item.id,
-                  _plain(item.title(lang)) or item.id, *keywords)
-        files = media.get(item.id)
-        if files:  # the few items with images: one tree (its <file> list varies)
+        res = _resource_skeleton(
+            collection.category, lang, has_feedback, len(keywords), item.status.value,
+            item.difficulty.value if item.difficulty is not None else None,
+        ).__deepcopy__(None)
+        res.set("identifier", item_identifier(item, lang))
+        res.set("href", href)
+        general = res[0][1][0]
+        general[0][1].text = item.id
+        general[1][0].text = _plain(item.title(lang)) or item.id
+        for word, keyword in zip(keywords, general[3:], strict=True):
+            keyword[0].text = word
+        res[1].set("href", href)
+        batch.append(res)
+        for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
+            _sub(res, _C + "file", {"href": quote(path)})
+        if len(batch) >= _BATCH:
+            _write_resources(out, batch)
             batch = _resources_wrapper()
-            res = _resource(shape, values)
-            batch.append(res)
-            for path in files:  # Canvas imports every listed <file>, images too
-                _sub(res, _C + "file", {"href": quote(path)})
-            pending.append(_resources_xml(batch))
-        else:
-            pieces, slots = _resource_template(shape)
-            texts = (escape_attr(values[0]), escape_attr(href), *map(escape_text, values[2:]))
-            pending.append(pieces[0])
-            for slot, piece in zip(slots, pieces[1:], strict=True):
-                pending += (texts[slot], piece)
-        if n % _BATCH == 0:
-            out.write("".join(pending).encode("utf-8"))
-            pending.clear()
-    out.write("".join(pending).encode("utf-8"))
+    _write_resources(out, batch)
     out.write(_RESOURCES_END)
 
 
-#: Item resources written at a time.
+#: Item resources (and Moodle questions) serialised and written at a time.
 _BATCH = 256
 _RESOURCES_END = b"  </resources>\n</manifest>\n"
-_RESOURCES_START = "<resources>\n"
+_RESOURCES_START = b"<resources>\n"
 
 
 def _resources_wrapper() -> etree._Element:
@@ -583,37 +531,16 @@ def _resources_wrapper() -> etree._Element:
     return _sub(etree.Element(_C + "manifest", nsmap=_MANIFEST_NSMAP), _C + "resources")
 
 
-def _resources_xml(resources: etree._Element) -> str:
-    """The resources in `resources` (from `_resources_wrapper`) as they sit in the manifest:
-    two levels deep, indented by libxml2 as in the whole tree."""
-    data = etree.tostring(resources.getparent(), encoding="unicode", pretty_print=True)
-    end = _RESOURCES_END.decode()
-    assert data.endswith(end)
-    return data[data.index(_RESOURCES_START) + len(_RESOURCES_START):-len(end)]
-
-
-def _resource(shape: tuple, values: Sequence[str]) -> etree._Element:
-    """An item's resource: identifier, href, entry, title, then the keywords (`values`)."""
-    res = _resource_skeleton(*shape).__deepcopy__(None)
-    res.set("identifier", values[0])
-    res.set("href", values[1])
-    general = res[0][1][0]
-    general[0][1].text = values[2]
-    general[1][0].text = values[3]
-    for word, keyword in zip(values[4:], general[3:], strict=True):
-        keyword[0].text = word
-    res[1].set("href", values[1])
-    return res
-
-
-@lru_cache(maxsize=1024)
-def _resource_template(shape: tuple) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The text of a resource of `shape` (without images) as pieces, and which value of
-    `_resource`'s goes between each two."""
-    batch = _resources_wrapper()
-    batch.append(_resource(shape, [_SLOT.format(n) for n in range(4 + shape[3])]))
-    parts = _SLOT_RE.split(_resources_xml(batch))
-    return tuple(parts[0::2]), tuple(int(n) for n in parts[1::2])
+def _write_resources(out: IO[bytes], resources: etree._Element) -> None:
+    """Write the resources in `resources` (from `_resources_wrapper`) as they sit in the
+    manifest: two levels deep, indented by libxml2 as in the whole tree."""
+    if not len(resources):
+        return
+    data = etree.tostring(resources.getparent(), encoding="UTF-8", xml_declaration=False,
+                          pretty_print=True)
+    start = data.index(_RESOURCES_START) + len(_RESOURCES_START)
+    assert data.endswith(_RESOURCES_END)
+    out.write(data[start:-len(_RESOURCES_END)])
 
 
 @lru_cache(maxsize=1024)
