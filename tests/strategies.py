@@ -1,7 +1,9 @@
 """Hypothesis strategies for valid items and banks, shared by every test module.
 
 Text is deliberately hostile: XML and GIFT specials, `]]>`, quotes, backslashes, `//` at a line
-start, Markdown, non-Latin scripts and 4-byte characters.
+start, Markdown, non-Latin scripts and 4-byte characters; stems, feedback and explanations may
+hold several lines or paragraphs. (Control characters are left to example tests: XML cannot hold
+them, so exporters drop them with a warning and no round trip can keep them.)
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ def line_text(draw, min_words: int = 1, max_words: int = 8) -> str:
 
 
 @st.composite
+def block_text(draw, max_words: int = 8) -> str:
+    """One line, or up to three paragraphs / lines (Markdown blocks: Moodle's multilang and the
+    QTI XHTML must carry the structure)."""
+    parts = draw(st.lists(line_text(max_words=max_words), min_size=1, max_size=3))
+    seps = [draw(st.sampled_from(["\n\n", "\n"])) for _ in parts[1:]]
+    return parts[0] + "".join(sep + p for sep, p in zip(seps, parts[1:], strict=True))
+
+
+@st.composite
 def items(draw, langs: tuple[str, ...] = LANGS, types=tuple(ItemType)) -> Item:
     kind = draw(st.sampled_from(types))
     if kind is ItemType.true_false:
@@ -60,13 +71,13 @@ def items(draw, langs: tuple[str, ...] = LANGS, types=tuple(ItemType)) -> Item:
     text = {}
     for lang in langs:
         opts = {oid: draw(line_text()) for oid in option_ids}
-        fb = {oid: draw(line_text()) for oid in draw(st.sets(st.sampled_from(option_ids)))}
+        fb = {oid: draw(block_text()) for oid in draw(st.sets(st.sampled_from(option_ids)))}
         text[lang] = Content(
             title=draw(st.none() | line_text(max_words=4)),
-            stem=draw(line_text(max_words=12)),
+            stem=draw(block_text(max_words=12)),
             options=opts,
             feedback=fb,
-            explanation=draw(st.none() | line_text()),
+            explanation=draw(st.none() | block_text()),
         )
     return Item(
         id=draw(item_slug),
