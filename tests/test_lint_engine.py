@@ -14,7 +14,20 @@ from dpassess.lint import LintConfig, langid, lint_banks
 from dpassess.lint.glossary import Glossary, _indices
 from dpassess.lint.langid import _PUNCT, LanguageGuesser
 from dpassess.lint.rules.structure import _LETTERS, _LONE_CAPITAL
-from dpassess.lint.text import _CODE, _EMPH, _IMG, _LINK, _SPACE, _TAG, has_digit, numbers, plain
+from dpassess.lint.text import (
+    _CODE,
+    _EMPH,
+    _IMG,
+    _LINK,
+    _SPACE,
+    _TAG,
+    Phrases,
+    has_digit,
+    numbers,
+    phrase_pattern,
+    plain,
+)
+from dpassess.lint.words import ABSOLUTE, ALL_NONE
 from dpassess.model import BankConfig
 from test_lint_rules import BASE, build, merge
 
@@ -126,3 +139,16 @@ def test_glossary_scans_match_plain_finditer() -> None:
             for t in texts:
                 low = t.lower()
                 assert (wrong.search(low) is None) == (wrong.full.search(low) is None)
+
+
+def test_phrases_match_their_pattern() -> None:
+    vocab = ["All", "of", "the", "above", "ONLY", "none", "semua", "jawaban", "benar", "all-reduce",
+             "tidak", "ada", "yang", "-", "\n", "always.", "nevermore", "İ", "ſelalu", "K"]
+    rng = random.Random(6)
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 8))) for _ in range(4000)]
+    for lists in (ABSOLUTE, ALL_NONE):
+        for phrases in lists.values():
+            fast, pat = Phrases(phrases), phrase_pattern(phrases)
+            assert pat is not None
+            for t in texts:
+                assert [m.span() for m in fast.finditer(t)] == [m.span() for m in pat.finditer(t)], t

@@ -16,7 +16,7 @@ from .config import LintConfig
 from .glossary import Glossary
 from .langid import LanguageGuesser
 from .registry import Loc
-from .text import plain, words
+from .text import Phrases, plain, words
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ class LangView:
         self.option_ids = ctx.option_ids
         self.lang = lang
         self.content = content
-        self._any: dict[re.Pattern[str], bool] = {}
+        self._any: dict[re.Pattern[str] | Phrases, bool] = {}
 
     @cached_property
     def options(self) -> dict[str, str]:
@@ -85,7 +85,7 @@ class LangView:
         pattern: a line break is not a word character) finds nothing in any option."""
         return "\n".join(self.options.values())
 
-    def any_option(self, pattern: re.Pattern[str]) -> bool:
+    def any_option(self, pattern: re.Pattern[str] | Phrases) -> bool:
         """Whether `pattern` matches in the plain options (memoised per view and pattern)."""
         hit = self._any.get(pattern)
         if hit is None:

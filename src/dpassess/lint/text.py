@@ -7,6 +7,7 @@ few regular expressions strip Markdown here (markdown-it is used only for the HT
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 #: Entries of each memo below (plain, words, norm): a bound on their memory, about 80 MiB
@@ -64,6 +65,46 @@ def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re
     alts = sorted({p.strip() for p in phrases if p.strip()}, key=lambda p: (-len(p), p))
     body = "|".join(r"\s+".join(map(re.escape, p.split())) for p in alts)
     return re.compile(rf"(?<![\w-])(?:{body}){suffix}(?![\w])", re.I)
+
+
+class Phrases:
+    """`phrase_pattern(phrases, suffix)` with the same matches, found faster in ASCII text.
+
+    The pattern starts with a lookbehind, case-insensitive, so the regex engine tries it at
+    every position. In ASCII text a match starts where the lower-cased text matches one of the
+    lower-cased phrases, which a bare alternation finds by skipping in C to the letters phrases
+    start with; the pattern is tried only there. (Other text, or non-ASCII phrases, whose case
+    folding reaches ASCII letters, use the pattern alone.)
+    """
+
+    def __init__(self, phrases: tuple[str, ...] | list[str], suffix: str = "") -> None:
+        self.pattern = phrase_pattern(phrases, suffix)
+        alts = sorted({p.strip().lower() for p in phrases if p.strip()})
+        self.lead = (
+            re.compile("|".join(r"\s+".join(map(re.escape, p.split())) for p in alts))
+            if alts and all(p.isascii() for p in alts) else None
+        )
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        pat = self.pattern
+        if pat is None:
+            return
+        if self.lead is None or not text.isascii():
+            yield from pat.finditer(text)
+            return
+        low = text.lower()
+        search, match = self.lead.search, pat.match
+        m = search(low)
+        while m is not None:
+            hit = match(text, m.start())
+            if hit is None:
+                m = search(low, m.start() + 1)
+            else:
+                yield hit
+                m = search(low, hit.end())
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return next(self.finditer(text), None)
 
 
 @lru_cache(maxsize=CACHE_MAX)

@@ -211,7 +211,7 @@ def near_duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     for v in ctx.views():
-        keys = [(oid, norm(t), set(norm(t).split())) for oid, t in v.options.items()]
+        keys = [(oid, k, set(k.split())) for oid, k in ((o, norm(t)) for o, t in v.options.items())]
         for i, (a, ka, wa) in enumerate(keys):
             for b, kb, wb in keys[i + 1:]:
                 if not ka or not kb or ka == kb:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from ..context import ItemContext, LangView
 from ..registry import Hit, rule
-from ..text import phrase_pattern, quote
+from ..text import Phrases, quote
 from ..words import ABSOLUTE, ALL_NONE, CONSONANT_SOUND, NEGATIVE, STOPWORDS, VOWEL_SOUND
 
 
@@ -72,7 +72,7 @@ def key_is_longest(ctx: ItemContext) -> Iterator[Hit]:
             )
 
 
-_ALL_NONE = {lang: phrase_pattern(p) for lang, p in ALL_NONE.items()}
+_ALL_NONE = {lang: Phrases(p) for lang, p in ALL_NONE.items()}
 
 
 @rule(
@@ -112,7 +112,7 @@ def all_none_of_the_above(ctx: ItemContext) -> Iterator[Hit]:
                 yield Hit(("text", v.lang, "options", oid), f"option {oid!r} is {m.group(0)!r}")
 
 
-_ABSOLUTE = {lang: phrase_pattern(p) for lang, p in ABSOLUTE.items()}
+_ABSOLUTE = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
 
 
 def absolute_terms(v: LangView, oid: str) -> list[str]:
