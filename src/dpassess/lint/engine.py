@@ -180,6 +180,7 @@ class _ItemChecks:
         try:
             # All workers are forked by the first submit, before the pool starts any thread.
             self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+            self.bounds = bounds
             self.futures = [self.pool.submit(_item_chunk, b) for b in bounds]
         finally:
             _WORK = None
@@ -190,17 +191,22 @@ class _ItemChecks:
         if self.pool is None:
             parts = _check(self.todo, self.item_rules, self.bctx)
             return [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in zip(self.todo, parts, strict=True)]
-        parts: list[Partial] = []
+        out: list[ItemResult] = []
+        waiting: list[tuple[LoadedItem, Partial]] = []
         loading = None
-        for f in self.futures:
+        for (lo, hi), f in zip(self.bounds, self.futures, strict=True):
             chunk = f.result()
             if loading is None and any(p[2] for p in chunk):
                 loading = self._load_model()
-            parts += chunk
+            waiting += zip(self.todo[lo:hi], chunk, strict=True)
+            if loading is None or not loading.is_alive():  # complete while the workers go on
+                out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
+                waiting = []
         self.close()
         if loading is not None:
             loading.join()
-        return [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in zip(self.todo, parts, strict=True)]
+        out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
+        return out
 
     def _load_model(self) -> threading.Thread:
         from .langid import _identifier
