@@ -29,7 +29,7 @@ from lxml import etree
 
 from conftest import ROOT, SEED_BANK
 from dpassess import UsageError, load_bank
-from dpassess.export import EXPORTERS, Collection
+from dpassess.export import EXPORTERS, Collection, qti21
 from dpassess.export._xmlchars import xml_safe
 from dpassess.export.qti21 import EXPLANATION_ID, export
 from dpassess.model import Content, Item, ItemType, Option
@@ -440,3 +440,47 @@ def test_hostile_text_comes_back_as_the_renderer_shows_it(words):
     for el in (doc.find(f"{Q}itemBody/{Q}div"), doc.find(f".//{Q}simpleChoice"),
                *doc.iter(Q + "modalFeedback")):
         assert _text(el) == seen == _expected(source)
+
+
+# --- the streaming fast paths against the plain computation ----------------------------------
+
+_FLOW_TEXTS = st.sampled_from([
+    "", "Plain text", "Two\n\nparagraphs", "*emphasis* and `code`", "a & b < c", "x\r\ny",
+    "- a\n- b", "<span>raw</span> html", "<br>", "<p>para</p>", "Dollar $ sign", "1. one",
+    "![img](a.png)", "tab\there", "bad \x01 char", "<table><tr><td>c</td></tr></table>",
+])
+
+
+@given(st.lists(st.tuples(_FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS), min_size=1,
+                max_size=6))
+def test_items_refilled_into_one_working_tree_serialise_as_fresh_copies(texts):
+    trees = qti21._Trees()
+    for n, (stem, option, feedback, explanation) in enumerate(texts):
+        it = Item(id=f"it{n}", type="single_choice", topic="t",
+                  options=[Option(id="a"), Option(id="b")], key=("a",),
+                  text={"en": Content(stem=stem or "Q", options={"a": option, "b": feedback},
+                                      feedback={"a": feedback, "b": option or "fb"},
+                                      explanation=explanation or "why")})
+        fresh = qti21._ItemBuilder(it, "en")
+        reused = qti21._ItemBuilder(it, "en")
+        assert qti21._xml(reused.build(trees)) == qti21._xml(fresh.build())
+        assert reused.warnings == fresh.warnings
+
+
+_SCREEN_TEXTS = st.text(st.sampled_from(["!", "[", "<", "i", "I", "m", "M", "g", "G", "\n", "x",
+                                         "\x01", "\ufffe", "\u0130", "\u0131", "\x0b"]),
+                        max_size=12)
+
+
+@given(_SCREEN_TEXTS, _SCREEN_TEXTS, _SCREEN_TEXTS, _SCREEN_TEXTS)
+def test_image_screen_finds_what_the_pattern_finds_in_any_text(stem, option, feedback,
+                                                               explanation):
+    it = Item(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
+              key=("a",), text={"en": Content(stem=stem or "Q", options={"a": option, "b": "B"},
+                                              feedback={"b": feedback},
+                                              explanation=explanation or None)})
+    content = it.text["en"]
+    texts = [content.stem, content.explanation or "", *content.feedback.values(),
+             *(it.option_text("en", o.id) for o in it.options)]
+    expected = any(qti21._MAY_SHOW_IMAGE.search(t) for t in texts)
+    assert qti21._may_show_images(it, "en") == expected

@@ -321,18 +321,30 @@ def _append_text(parent: etree._Element, index: int, text: str) -> None:
 
 
 _PLAIN = re.compile(r"[^<>&\r]*")
+PLAIN_TEXT, PLAIN_PARAGRAPH, MARKUP = "text", "paragraph", "markup"
+
+
+def flow_kind(html: str) -> str:
+    """`PLAIN_TEXT` (no markup, entity or carriage return to read), `PLAIN_PARAGRAPH` (one
+    `<p>` of such text) or `MARKUP` (anything else: parsed)."""
+    if _PLAIN.fullmatch(html):
+        return PLAIN_TEXT
+    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN.fullmatch(html, 3, len(html) - 4):
+        return PLAIN_PARAGRAPH
+    return MARKUP
 
 
 def append_flow(parent: etree._Element, html: str, notes: set[str]) -> None:
     """Append the content of `html` to `parent`, a QTI element holding flow content (div,
     simpleChoice, modalFeedback). Everything left out is described in `notes`.
 
-    Most rendered text is plain text or one plain paragraph; those are appended directly, as
-    parsing them would give them (no markup, entity or carriage return to read)."""
-    if _PLAIN.fullmatch(html):
+    Most rendered text is plain text or one plain paragraph (`flow_kind`); those are appended
+    directly, as parsing them would give them."""
+    kind = flow_kind(html)
+    if kind is PLAIN_TEXT:
         _append_text(parent, len(parent), html)
         return
-    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN.fullmatch(html, 3, len(html) - 4):
+    if kind is PLAIN_PARAGRAPH:
         etree.SubElement(parent, _Q + "p").text = html[3:-4] or None
         return
     root = parse(html, notes)

@@ -15,3 +15,8 @@ def xml_safe(text: str) -> tuple[str, str]:
         return text, ""
     bad = sorted(set(_NOT_XML.findall(text)))
     return _NOT_XML.sub("", text), ", ".join(f"U+{ord(c):04X}" for c in bad)
+
+
+def has_non_xml(text: str) -> bool:
+    """True when `text` holds a character XML 1.0 cannot carry (what `xml_safe` removes)."""
+    return _NOT_XML.search(text) is not None

@@ -26,8 +26,8 @@ from ..errors import UsageError
 from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
-from ._xhtml import QTI_NS, XML_LANG, append_flow
-from ._xmlchars import xml_safe
+from ._xhtml import PLAIN_PARAGRAPH, PLAIN_TEXT, QTI_NS, XML_LANG, append_flow, flow_kind
+from ._xmlchars import has_non_xml, xml_safe
 from ._zip import ZipStream
 
 SUFFIX = ".zip"
@@ -100,13 +100,14 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     package = ZipStream(out)
     with package.open("imsmanifest.xml") as fh:
         _write_manifest(fh, collection, lang, exported, media)
+    trees = _Trees()
     for path in sorted([*by_path, *images]):
         if path in images:
             package.add(path, images[path])
             continue
         i = by_path[path]
         builder = _ItemBuilder(items[i], lang)
-        package.add(path, _xml(builder.build()))
+        package.add(path, _xml(builder.build(trees)))
         notes.setdefault(i, builder.warnings)
     package.add(test_path(collection), _xml(_test(collection, lang, exported)))
     package.close()
@@ -117,16 +118,19 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
 # carry, which `xml_safe` removes before rendering (`!\x01[` becomes `![`).
 _MAY_SHOW_IMAGE = re.compile(
     "!\\[|<img|[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.IGNORECASE)
+_IMG_TAG = re.compile("<img", re.IGNORECASE)
 
 
 def _may_show_images(item: Item, lang: str) -> bool:
-    """False when no text of the item can render an image (True may be a false alarm)."""
+    """False when no text of the item can render an image (True may be a false alarm): what
+    `_MAY_SHOW_IMAGE` finds in any of its texts, looked for in the texts joined by newlines
+    (which make neither `![` nor `<img`) by a substring test and two plain regexes, several
+    times faster than the case-insensitive class on each text."""
     content = item.text[lang]
-    search = _MAY_SHOW_IMAGE.search
-    return (search(content.stem) is not None
-            or search(content.explanation or "") is not None
-            or any(search(t) for t in content.feedback.values())
-            or any(search(item.option_text(lang, o.id)) for o in item.options))
+    text = "\n".join([content.stem, content.explanation or "", *content.feedback.values(),
+                      *[item.option_text(lang, o.id) for o in item.options]])
+    return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
+            or has_non_xml(text))
 
 
 def item_identifier(item: Item, lang: str) -> str:
@@ -182,41 +186,83 @@ class _ItemBuilder:
         for note in sorted(notes):
             self.warn(field, note)
 
-    def build(self) -> etree._Element:
+    def build(self, trees: _Trees | None = None) -> etree._Element:
+        """The item's assessmentItem: a copy of its shape's skeleton of its own, or (with
+        `trees`) the export's working tree for that shape, filled in place; that one is only
+        valid until the next item of the same shape is built into it."""
         item, lang, content = self.item, self.lang, self.content
         multiple = item.type is ItemType.multiple_response
         title = to_plain(self.text(f"text.{lang}.title", item.title(lang))) or item.id
         feedback_ids = tuple(o.id for o in item.options if content.feedback.get(o.id))
         # Everything but the identifiers, the title and the texts depends on a few properties
-        # shared by many items: that skeleton is built once per shape and copied (lxml copies a
-        # subtree several times faster than it builds one element by element).
+        # shared by many items: that skeleton is built once per shape, then copied (lxml copies
+        # a subtree several times faster than it builds one element by element) or, when
+        # streaming, copied once per export and refilled for each item of the shape.
         shape = _Shape(
             multiple, item.points, item.shuffle, tuple((o.id, o.locked) for o in item.options),
             tuple(item.key), tuple(item.fractions().items()) if multiple else (),
             bool(content.explanation), feedback_ids)
-        root = _skeleton(shape).__deepcopy__(None)
+        tree = _Tree(shape) if trees is None else trees.get(shape)
+        root = tree.root
         root.set("identifier", item_identifier(item, lang))
         root.set("title", title)
         root.set(XML_LANG, lang)
-        body = root[4]
-        self.flow(body[0], f"text.{lang}.stem",
-                  to_html(self.text(f"text.{lang}.stem", content.stem)))
-        for option, choice in zip(item.options, body[1], strict=True):
-            field = f"text.{lang}.options.{option.id}"
-            source = self.text(field, item.option_text(lang, option.id))
-            self.flow(choice, field, to_inline_html(source))
-        # feedback: per option, then the explanation (root[6:] are their modalFeedback elements)
-        for oid, modal in zip(feedback_ids, root[6:], strict=False):
-            field = f"text.{lang}.feedback.{oid}"
-            div = modal[0]
-            self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
-            if _canvas_keeps_part(div):
-                self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+        self.fill(tree.stem, f"text.{lang}.stem", to_html(self.text_of("stem", content.stem)))
+        for option, slot in zip(item.options, tree.choices, strict=True):
+            oid = option.id
+            html = to_inline_html(self.text_of(f"options.{oid}", item.option_text(lang, oid)))
+            self.fill(slot, f"text.{lang}.options.{oid}", html)
+        # feedback: per option, then the explanation
+        for oid, slot in zip(feedback_ids, tree.feedback, strict=True):
+            html = to_html(self.text_of(f"feedback.{oid}", content.feedback[oid]))
+            if self.fill(slot, f"text.{lang}.feedback.{oid}", html) and _canvas_keeps_part(
+                    slot.el):
+                self.warn(f"text.{lang}.feedback.{oid}",
+                          "Canvas keeps only the first paragraph of option feedback; "
                           "the package carries all of it")
         if content.explanation:
-            field = f"text.{lang}.explanation"
-            self.flow(root[-1][0], field, to_html(self.text(field, content.explanation)))
+            self.fill(tree.explanation, f"text.{lang}.explanation",
+                      to_html(self.text_of("explanation", content.explanation)))
         return root
+
+    def text_of(self, field: str, source: str) -> str:
+        """`text` for `text.<lang>.<field>`, its name made only when a warning needs it."""
+        clean, removed = xml_safe(source)
+        if removed:
+            self.warn(f"text.{self.lang}.{field}",
+                      f"removed characters XML cannot carry: {removed}")
+        return clean
+
+    def fill(self, slot: _Slot, field: str, html: str) -> bool:
+        """Make `slot`'s element hold `html` as `flow` appends it to an empty one; True when it
+        holds markup (the common shapes, plain text or one plain paragraph, are set directly:
+        those `append_flow` appends without parsing)."""
+        el = slot.el
+        kind = flow_kind(html)
+        if kind is PLAIN_TEXT:
+            if slot.state is not _EMPTY:
+                slot.clear()
+            el.text = html  # "" as `_keep_as_is` leaves an empty element
+            return False
+        if kind is PLAIN_PARAGRAPH:
+            p = slot.p
+            if slot.state is not _PARAGRAPH:
+                if slot.state is not _EMPTY:
+                    slot.clear()
+                if p is None:
+                    p = slot.p = etree.SubElement(el, _Q + "p")
+                else:
+                    el.append(p)
+                el.text = ""
+                slot.state = _PARAGRAPH
+            p.text = html[3:-4] or None
+            return False
+        if slot.state is not _EMPTY:
+            slot.clear()
+        el.text = None
+        self.flow(el, field, html)
+        slot.state = _MARKUP
+        return True
 
     def pack_images(self, root: etree._Element, source: str | None,
                     files: dict[str, bytes]) -> list[str]:
@@ -269,6 +315,63 @@ class _Shape(NamedTuple):
     fractions: tuple[tuple[str, float], ...]  # multiple response only
     explanation: bool
     feedback: tuple[str, ...]  # ids of the options with feedback
+
+
+_EMPTY, _PARAGRAPH, _MARKUP = "empty", "paragraph", "markup"
+
+
+class _Slot:
+    """An element of a working tree that holds flow content, and what it holds now: text only
+    (`_EMPTY`), the slot's own `<p>` (kept to be reused) or parsed markup."""
+
+    __slots__ = ("el", "p", "state")
+
+    def __init__(self, el: etree._Element) -> None:
+        self.el = el
+        self.p: etree._Element | None = None
+        self.state = _EMPTY
+
+    def clear(self) -> None:
+        """Back to no content at all (the text is set by the caller)."""
+        if self.state is _PARAGRAPH:
+            self.el.remove(self.p)
+        else:
+            del self.el[:]
+        self.state = _EMPTY
+
+
+class _Tree:
+    """A copy of a shape's skeleton and its flow slots: the stem, each choice, each option
+    feedback's div, the explanation's div (None without one)."""
+
+    __slots__ = ("choices", "explanation", "feedback", "root", "stem")
+
+    def __init__(self, shape: _Shape) -> None:
+        root = self.root = _skeleton(shape).__deepcopy__(None)
+        body = root[4]
+        self.stem = _Slot(body[0])
+        self.choices = [_Slot(choice) for choice in body[1]]
+        modals = root[6:]
+        self.explanation = _Slot(modals.pop()[0]) if shape.explanation else None
+        self.feedback = [_Slot(modal[0]) for modal in modals]
+
+
+class _Trees:
+    """One export's working trees, by shape (at most `_TREES`; the oldest is dropped)."""
+
+    def __init__(self) -> None:
+        self.trees: dict[_Shape, _Tree] = {}
+
+    def get(self, shape: _Shape) -> _Tree:
+        tree = self.trees.get(shape)
+        if tree is None:
+            if len(self.trees) >= _TREES:
+                del self.trees[next(iter(self.trees))]
+            tree = self.trees[shape] = _Tree(shape)
+        return tree
+
+
+_TREES = 256
 
 
 @lru_cache(maxsize=1024)
