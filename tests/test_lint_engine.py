@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dpassess.lint import LintConfig, langid, lint_banks
+from dpassess.lint import LintConfig, engine, langid, lint_banks
 from dpassess.lint.glossary import Glossary, _indices
 from dpassess.lint.langid import _PUNCT, LanguageGuesser
 from dpassess.lint.rules.structure import _LETTERS, _LONE_CAPITAL
@@ -35,12 +35,12 @@ ENGLISH = "Correct. The averaged gradients give every replica exactly the same u
 
 
 def _case(n: int) -> dict[str, Any]:
-    """n items; every third has English feedback under Indonesian (TR007), every fifth
-    suppresses TR007."""
+    """n items; every third from the second has English feedback under Indonesian (TR007),
+    every fifth suppresses TR007."""
     items = []
     for i in range(n):
         patch: dict[str, Any] = {}
-        if i % 3 == 0:
+        if i % 3 == 1:
             patch = {"text": {"id": {"feedback": {"b": f"{ENGLISH} ({i})"}}}}
         if i % 5 == 0:
             patch["suppress"] = [{"rule": "TR007", "reason": "test"}]
@@ -48,18 +48,25 @@ def _case(n: int) -> dict[str, Any]:
     return {"items": items}
 
 
-def test_workers_defer_the_language_model(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("sample", [1, 64])
+def test_workers_and_the_language_model(monkeypatch: pytest.MonkeyPatch, sample: int) -> None:
+    """sample 1: only item 0 (clean) is sampled, so the workers defer TR007 and this process
+    runs it; 64: the sample needs the model, loaded before the workers fork."""
     bank = build(_case(24))
-    # Nothing loaded yet in this process: the workers defer TR007 and this process runs it.
-    monkeypatch.setattr(langid, "_LOADED", set())
+    monkeypatch.setattr(langid, "_LOADED", set())  # nothing loaded yet in this process
     langid._identifier.cache_clear()
+    monkeypatch.setattr(engine, "MODEL_SAMPLE", sample)
+    deferred = []
+    complete = engine._complete
+    monkeypatch.setattr(engine, "_complete", lambda e, p, *a: deferred.append(bool(p[2])) or complete(e, p, *a))
     par = lint_banks([bank], LintConfig(), jobs=2)
+    assert sum(deferred) == (8 if sample == 1 else 0)
     seq = lint_banks([bank], LintConfig(), jobs=1)
     assert par == seq
-    assert sum(f.code == "TR007" for f in seq) == 6  # 8 items with English feedback, 2 suppressed
-    # suppressions used on items 0 and 15 (deferred in the workers too), unused on 5, 10, 20
+    assert sum(f.code == "TR007" for f in seq) == 7  # 8 items with English feedback, 1 suppressed
+    # the suppression is used on item 10 (deferred in the workers too), unused on 0, 5, 15, 20
     assert sorted(f.path for f in seq if f.code == "SP001") == [
-        "case/05-item-5.yaml", "case/10-item-10.yaml", "case/20-item-20.yaml"
+        "case/00-item-0.yaml", "case/05-item-5.yaml", "case/15-item-15.yaml", "case/20-item-20.yaml"
     ]
 
 

@@ -129,6 +129,44 @@ def _complete(
     return found, hit_codes
 
 
+def _load_model(bctx: BankContext) -> threading.Thread:
+    """Load the language model for the bank's languages in a thread."""
+    from .langid import _identifier
+
+    thread = threading.Thread(target=_identifier, args=(bctx.guesser._langs,), daemon=True)
+    thread.start()
+    return thread
+
+
+#: Items whose rules are run, deferring the model, to tell whether a bank needs it.
+MODEL_SAMPLE = 64
+
+
+def _sample_needs_model(todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> bool:
+    """Whether an item rule needs the language model on one of MODEL_SAMPLE items spread over
+    the bank (a few milliseconds): then every worker would, and it is cheaper to load it once
+    before forking than to run those rules again here. A bank where the sample does not need it
+    is checked with the model deferred (see _ItemChecks), so the guess changes no finding."""
+    from .langid import loaded
+
+    guesser = bctx.guesser
+    if not any(r.code == "TR007" for r in item_rules) or loaded(guesser._langs):
+        return False
+    step = max(1, len(todo) // MODEL_SAMPLE)
+    guesser.defer = True
+    try:
+        for e in todo[::step]:
+            ctx = ItemContext(e.item, e.path, bctx)
+            for r in item_rules:
+                try:
+                    _run(r, ctx)
+                except ModelDeferred:
+                    return True
+    finally:
+        guesser.defer = False
+    return False
+
+
 # The pool's workers are forked with the bank already in memory: they read it from here.
 _WORK: tuple[list[LoadedItem], list[Rule], BankContext] | None = None
 
@@ -209,11 +247,7 @@ class _ItemChecks:
         return out
 
     def _load_model(self) -> threading.Thread:
-        from .langid import _identifier
-
-        thread = threading.Thread(target=_identifier, args=(self.bctx.guesser._langs,), daemon=True)
-        thread.start()
-        return thread
+        return _load_model(self.bctx)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -270,11 +304,20 @@ def _lint(
         bctx = BankContext(bank, config)
         entries = bank.entries
         todo = [e for e in entries if e.path not in known]
-        checks = _ItemChecks(todo, item_rules, bctx, _jobs(len(todo), jobs))
-        try:
-            # Bank rules do not depend on the item rules' results: they run while the workers
-            # (if any) check the items.
+        n_jobs = _jobs(len(todo), jobs)
+        bank_hits = None
+        if n_jobs > 1 and _sample_needs_model(todo, item_rules, bctx):
+            # The model will be needed: loaded before the workers fork (they share it), in a
+            # thread, while the bank rules run (decompression does not hold the GIL).
+            loading = _load_model(bctx)
             bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+            loading.join()
+        checks = _ItemChecks(todo, item_rules, bctx, n_jobs)
+        try:
+            # Bank rules do not depend on the item rules' results: otherwise they run while
+            # the workers (if any) check the items.
+            if bank_hits is None:
+                bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
             fresh = dict(zip((e.path for e in todo), checks.collect(), strict=True))
         finally:
             checks.close()
