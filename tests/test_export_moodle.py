@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from lxml import etree as lxml_etree
 from lxml import html as lxml_html
 
 from conftest import ROOT, SEED_BANK
-from dpassess.export import EXPORTERS, Collection
+from dpassess.export import EXPORTERS, Collection, _moodle, moodle_xml
 from dpassess.loader import load_banks
 from dpassess.model import Content, Item, ItemType, Option
 from dpassess.render import to_html, to_inline_html, to_plain
@@ -321,3 +322,107 @@ def test_multi_shows_each_language_through_moodles_multilang_filter(its):
 
 def test_grade_list_is_moodles():
     assert len(GRADES) == 41 and sorted(GRADES)[0] == -1.0
+
+
+# --- the working trees against element-by-element questions ----------------------------------
+
+
+class _ElementWriter(moodle_xml._Writer):
+    """Each question built element by element in a fresh <quiz>, as before the working trees:
+    the oracle of `_Writer.category` and `_Writer.question`."""
+
+    def category(self, path: str, info: str = "") -> None:
+        quiz = lxml_etree.Element("quiz")
+        q = lxml_etree.SubElement(quiz, "question", type="category")
+        self.text(lxml_etree.SubElement(q, "category"), path)
+        self.formatted(q, "info", info, None, "title")
+        self.write(quiz)
+
+    def question(self, item: Item, duplicate: bool) -> None:
+        t = _moodle.ItemTexts(moodle_xml.FORMAT, self.collection, item, self.lang)
+        qtype = "truefalse" if item.type is ItemType.true_false else "multichoice"
+        quiz = lxml_etree.Element("quiz")
+        q = lxml_etree.SubElement(quiz, "question", type=qtype)
+        self.text(lxml_etree.SubElement(q, "name"), t.name(), item.id, "title")
+        self.formatted(q, "questiontext", t.stem(), item.id, f"text.{self.lang}.stem")
+        self.formatted(q, "generalfeedback", t.explanation(), item.id,
+                       f"text.{self.lang}.explanation")
+        lxml_etree.SubElement(q, "defaultgrade").text = f"{item.points:.7f}"
+        lxml_etree.SubElement(q, "penalty").text = moodle_xml.PENALTY[qtype]
+        lxml_etree.SubElement(q, "hidden").text = "0"
+        lxml_etree.SubElement(q, "idnumber").text = item.id
+        if duplicate:
+            t.warn("id", "another question in this category has the same id: Moodle silently "
+                         "drops the second idnumber")
+        g = _moodle.grades(item, t.warn)
+        if qtype == "multichoice":
+            single = item.type is ItemType.single_choice
+            lxml_etree.SubElement(q, "single").text = "true" if single else "false"
+            lxml_etree.SubElement(q, "shuffleanswers").text = "true" if item.shuffle else "false"
+            lxml_etree.SubElement(q, "answernumbering").text = "abc"
+            lxml_etree.SubElement(q, "showstandardinstruction").text = "0"
+            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+                self.formatted(q, tag, "", item.id, tag)
+            t.check_locked()
+            for oid in item.option_ids:
+                a = self.formatted(q, "answer", t.option(oid), item.id,
+                                   f"text.{self.lang}.options.{oid}", fraction=g.percent(oid))
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
+        else:
+            t.check_true_false_words()
+            for oid in item.option_ids:
+                a = lxml_etree.SubElement(q, "answer", fraction=g.percent(oid))
+                a.set("format", "moodle_auto_format")
+                self.text(a, oid)
+                self.formatted(a, "feedback", t.feedback(oid), item.id,
+                               f"text.{self.lang}.feedback.{oid}")
+        if item.tags:
+            tags = lxml_etree.SubElement(q, "tags")
+            for tag in item.tags:
+                self.text(lxml_etree.SubElement(tags, "tag"), tag)
+        self.warnings.extend(t.warnings)
+        self.write(quiz)
+
+
+
+@pytest.mark.parametrize("lang", ["id", "en", "multi"])
+def test_seed_bank_questions_as_built_element_by_element(lang, monkeypatch):
+    collection = seed()
+    result = moodle_xml.export(collection, lang)
+    monkeypatch.setattr(moodle_xml, "_Writer", _ElementWriter)
+    expected = moodle_xml.export(collection, lang)
+    assert (result.data, result.warnings) == (expected.data, expected.warnings)
+
+
+@given(st.lists(items(), min_size=1, max_size=6), st.sampled_from(["id", "en", "multi"]))
+def test_generated_questions_as_built_element_by_element(its, lang):
+    # items of one topic and id repeat shapes (the working trees are refilled) and ids
+    its = [*its, *its]
+    collection = Collection(id="c", title={"id": "K", "en": "C"}, languages=("id", "en"),
+                            items=its, category="c", default_language="id")
+    result = moodle_xml.export(collection, lang)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(moodle_xml, "_Writer", _ElementWriter)
+        expected = moodle_xml.export(collection, lang)
+    assert (result.data, result.warnings) == (expected.data, expected.warnings)
+
+
+@pytest.mark.parametrize("lang", ["id", "en"])
+def test_characters_xml_cannot_carry_warn_per_field_as_built_element_by_element(lang):
+    bad = "x\x01<b>y</b>\x0b"
+    mr = Item(id="mr", type="multiple_response", topic="t", tags=("tag", "ok"),
+              options=[Option(id="a"), Option(id="b"), Option(id="c")], key=("a", "b"),
+              text={la: Content(stem=f"{la} {bad}", options={"a": bad, "b": "B", "c": bad},
+                                feedback={"a": bad, "c": "fine"}, explanation=bad)
+                    for la in ("id", "en")})
+    tf = tf_item(tags=("x",), text={"en": Content(stem=bad, options={}, explanation=bad,
+                                                      feedback={"true": bad})})
+    collection = Collection(id="c", title={"id": "K", "en": "C"}, languages=("id", "en"),
+                            items=[mr, tf, mr], category="c", default_language="en")
+    result = moodle_xml.export(collection, lang)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(moodle_xml, "_Writer", _ElementWriter)
+        expected = moodle_xml.export(collection, lang)
+    assert len(expected.warnings) > 10
+    assert (result.data, result.warnings) == (expected.data, expected.warnings)

@@ -26,13 +26,14 @@ PAIRS = [(fmt, lang) for fmt in EXPORTERS
 
 @contextlib.contextmanager
 def _batches(size: int):
-    """Every exporter serialises `size` questions/resources at a time."""
-    saved = (moodle_xml._CHUNK, gift._CHUNK, qti21._BATCH)
-    moodle_xml._CHUNK = gift._CHUNK = qti21._BATCH = size
+    """GIFT and the QTI manifest write `size` questions/resources at a time (Moodle XML writes
+    each question as it comes)."""
+    saved = (gift._CHUNK, qti21._BATCH)
+    gift._CHUNK = qti21._BATCH = size
     try:
         yield
     finally:
-        moodle_xml._CHUNK, gift._CHUNK, qti21._BATCH = saved
+        gift._CHUNK, qti21._BATCH = saved
 
 
 def _collection(its: list[Item]) -> Collection:

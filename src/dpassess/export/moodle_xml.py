@@ -5,10 +5,11 @@ multiple-response items become `multichoice`, true/false items `truefalse`. Text
 CDATA with `format="html"`. See docs/export-moodle.md for every field and what is not carried.
 
 `export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
-same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
-returns the warnings with empty data. Each batch of `<question>` elements is built under a
-`<quiz>` of its own and serialised without that wrapper's lines, which gives exactly the bytes
-(indentation included) of the whole tree serialised at once.
+same bytes to the binary file `out` question by question (bounded memory) and returns the
+warnings with empty data. Each `<question>` sits under a `<quiz>` of its own and is serialised
+without that wrapper's lines, which gives exactly the bytes (indentation included) of the whole
+tree serialised at once. Questions of one shape (type, points, grades, number of tags) share a
+working tree built once per export and refilled: its `<text>` elements and `<idnumber>`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
 from ._moodle import ItemTexts, category_path, grades, name_html
-from ._xmlchars import xml_safe
+from ._xmlchars import has_non_xml, xml_safe
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -35,10 +36,78 @@ _MARKUP = re.compile("[&<>\"']")
 PENALTY = {"multichoice": "0.3333333", "truefalse": "1.0000000"}
 
 
-#: Questions serialised and written to the file at a time.
-_CHUNK = 256
 _HEAD = b"<?xml version='1.0' encoding='UTF-8'?>\n<quiz>\n"
 _OPEN, _CLOSE = b"<quiz>\n", b"</quiz>\n"
+#: Working trees kept per export (one per question shape; the oldest is dropped).
+_TREES = 256
+
+
+class _Tree:
+    """A question of one shape under a `<quiz>` of its own, refilled for each question of that
+    shape: its `<text>` elements in document order, and its `<idnumber>`."""
+
+    __slots__ = ("idnumber", "quiz", "texts")
+
+    def __init__(self, quiz: etree._Element) -> None:
+        self.quiz = quiz
+        question = quiz[0]
+        self.texts = list(question.iter("text"))
+        self.idnumber = question.find("idnumber")
+
+
+def _skeleton(qtype: str, points: str, single: bool, shuffle: bool,
+              answers: tuple[tuple[str, str], ...], tags: int) -> _Tree:
+    """A `<quiz>` holding one question of this shape without its texts and idnumber; `answers`
+    is ((option id, percent), ...). Built element by element as Moodle's exporter orders them."""
+    quiz = etree.Element("quiz")
+    q = etree.SubElement(quiz, "question", type=qtype)
+    etree.SubElement(etree.SubElement(q, "name"), "text")
+    for tag in ("questiontext", "generalfeedback"):
+        _formatted(q, tag)
+    etree.SubElement(q, "defaultgrade").text = points
+    etree.SubElement(q, "penalty").text = PENALTY[qtype]
+    etree.SubElement(q, "hidden").text = "0"
+    etree.SubElement(q, "idnumber")
+    if qtype == "multichoice":
+        etree.SubElement(q, "single").text = "true" if single else "false"
+        etree.SubElement(q, "shuffleanswers").text = "true" if shuffle else "false"
+        etree.SubElement(q, "answernumbering").text = "abc"
+        etree.SubElement(q, "showstandardinstruction").text = "0"
+        for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+            _formatted(q, tag)
+        for _, fraction in answers:
+            _formatted(_formatted(q, "answer", fraction=fraction), "feedback")
+    else:
+        for _, fraction in answers:
+            a = etree.SubElement(q, "answer", fraction=fraction)
+            a.set("format", "moodle_auto_format")
+            etree.SubElement(a, "text")
+            _formatted(a, "feedback")
+    if tags:
+        group = etree.SubElement(q, "tags")
+        for _ in range(tags):
+            etree.SubElement(etree.SubElement(group, "tag"), "text")
+    return _Tree(quiz)
+
+
+def _formatted(parent: etree._Element, tag: str, **attrib: str) -> etree._Element:
+    """`<tag ... format="html"><text/></tag>`."""
+    el = etree.SubElement(parent, tag, attrib)
+    el.set("format", "html")
+    etree.SubElement(el, "text")
+    return el
+
+
+def _set_text(el: etree._Element, value: str) -> None:
+    """`value` in `el`, in CDATA when it has markup characters (Moodle's `xml_escape`).
+
+    A value containing `]]>` cannot sit in one CDATA section; it is written as escaped text,
+    which every XML parser reads back identically.
+    """
+    if _MARKUP.search(value) is not None and "]]>" not in value:
+        el.text = etree.CDATA(value)
+    else:
+        el.text = value
 
 
 class _Writer:
@@ -47,19 +116,16 @@ class _Writer:
         self.lang = lang
         self.warnings: list[ExportWarning] = []
         self.out = out
-        self.root = etree.Element("quiz")  # the questions not written yet
+        self.trees: dict[tuple, _Tree] = {}
+        self.category_tree: _Tree | None = None
 
-    def flush(self) -> None:
-        """Write the pending questions, as they sit in the whole file (indented under <quiz>)."""
-        if len(self.root):
-            data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
-                                  pretty_print=True)
-            assert data.startswith(_OPEN) and data.endswith(_CLOSE)
-            self.out.write(data[len(_OPEN):-len(_CLOSE)])
-            self.root = etree.Element("quiz")
+    def write(self, quiz: etree._Element) -> None:
+        """Write the question in `quiz` as it sits in the whole file (indented under <quiz>)."""
+        data = etree.tostring(quiz, encoding="UTF-8", xml_declaration=False, pretty_print=True)
+        assert data.startswith(_OPEN) and data.endswith(_CLOSE)
+        self.out.write(memoryview(data)[len(_OPEN):-len(_CLOSE)])
 
     def close(self) -> None:
-        self.flush()
         self.out.write(_CLOSE)
 
     # --- text elements -------------------------------------------------------------------
@@ -72,15 +138,8 @@ class _Writer:
 
     def text(self, parent: etree._Element, value: str, item_id: str | None = None,
              where: str = "") -> None:
-        """`<text>` holding `value`, in CDATA when it has markup characters (Moodle's `xml_escape`).
-
-        A value containing `]]>` cannot sit in one CDATA section; it is written as escaped text,
-        which every XML parser reads back identically.
-        """
-        value = self._clean(value, item_id, where)
-        el = etree.SubElement(parent, "text")
-        cdata = _MARKUP.search(value) is not None and "]]>" not in value
-        el.text = etree.CDATA(value) if cdata else value
+        """`<text>` holding `value` (see `_set_text`)."""
+        _set_text(etree.SubElement(parent, "text"), self._clean(value, item_id, where))
 
     def formatted(self, parent: etree._Element, tag: str, value: str, item_id: str | None,
                   where: str, fmt: str = "html", **attrib: str) -> etree._Element:
@@ -91,10 +150,16 @@ class _Writer:
 
     # --- questions ------------------------------------------------------------------------
     def category(self, path: str, info: str = "") -> None:
-        q = etree.SubElement(self.root, "question", type="category")
-        cat = etree.SubElement(q, "category")
-        self.text(cat, path)
-        self.formatted(q, "info", info, None, "title")
+        if self.category_tree is None:
+            quiz = etree.Element("quiz")
+            q = etree.SubElement(quiz, "question", type="category")
+            etree.SubElement(etree.SubElement(q, "category"), "text")
+            _formatted(q, "info")
+            self.category_tree = _Tree(quiz)
+        path_text, info_text = self.category_tree.texts
+        _set_text(path_text, self._clean(path, None, ""))
+        _set_text(info_text, self._clean(info, None, "title"))
+        self.write(self.category_tree.quiz)
 
     def bank_title(self) -> str:
         if self.lang != ALL_LANGUAGES:
@@ -105,6 +170,8 @@ class _Writer:
         return "".join(f'<span lang="{la}" class="multilang">{t}</span>' for la, t in titles)
 
     def question(self, item: Item, duplicate: bool) -> None:
+        """Write the item's question: its texts (and warnings, in the order Moodle's fields
+        come) put into the working tree of its shape, which is serialised alone."""
         t = ItemTexts(FORMAT, self.collection, item, self.lang)
         match item.type:
             case ItemType.single_choice | ItemType.multiple_response:
@@ -113,49 +180,59 @@ class _Writer:
                 qtype = "truefalse"
             case _ as unreachable:
                 assert_never(unreachable)
-        q = etree.SubElement(self.root, "question", type=qtype)
-        name = etree.SubElement(q, "name")
-        self.text(name, t.name(), item.id, "title")
-        self.formatted(q, "questiontext", t.stem(), item.id, f"text.{self.lang}.stem")
-        self.formatted(q, "generalfeedback", t.explanation(), item.id,
-                       f"text.{self.lang}.explanation")
-        etree.SubElement(q, "defaultgrade").text = f"{item.points:.7f}"
-        etree.SubElement(q, "penalty").text = PENALTY[qtype]
-        etree.SubElement(q, "hidden").text = "0"
-        etree.SubElement(q, "idnumber").text = item.id
+        # the texts in document order (each <text> of the question), as Moodle's fields come
+        texts = [t.name(), t.stem(), t.explanation()]
         if duplicate:
             t.warn("id", "another question in this category has the same id: Moodle silently "
                          "drops the second idnumber")
         g = grades(item, t.warn)
+        option_ids = item.option_ids
         if qtype == "multichoice":
-            single = item.type is ItemType.single_choice
-            etree.SubElement(q, "single").text = "true" if single else "false"
-            etree.SubElement(q, "shuffleanswers").text = "true" if item.shuffle else "false"
-            etree.SubElement(q, "answernumbering").text = "abc"
-            etree.SubElement(q, "showstandardinstruction").text = "0"
-            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
-                self.formatted(q, tag, "", item.id, tag)
+            texts += ("", "", "")  # correct, partially correct, incorrect feedback
             t.check_locked()
-            for oid in item.option_ids:
-                a = self.formatted(q, "answer", t.option(oid), item.id,
-                                   f"text.{self.lang}.options.{oid}", fraction=g.percent(oid))
-                self.formatted(a, "feedback", t.feedback(oid), item.id,
-                               f"text.{self.lang}.feedback.{oid}")
+            for oid in option_ids:
+                texts.append(t.option(oid))
+                texts.append(t.feedback(oid))
         else:
             t.check_true_false_words()
-            for oid in item.option_ids:  # ("true", "false"): Moodle matches these exact words
-                a = etree.SubElement(q, "answer", fraction=g.percent(oid))
-                a.set("format", "moodle_auto_format")
-                self.text(a, oid)
-                self.formatted(a, "feedback", t.feedback(oid), item.id,
-                               f"text.{self.lang}.feedback.{oid}")
-        if item.tags:
-            tags = etree.SubElement(q, "tags")
-            for tag in item.tags:
-                self.text(etree.SubElement(tags, "tag"), tag)
+            for oid in option_ids:  # ("true", "false"): Moodle matches these exact words
+                texts.append(oid)
+                texts.append(t.feedback(oid))
+        texts += item.tags
+        points = f"{item.points:.7f}"
+        shape = (qtype, points, item.type is ItemType.single_choice, item.shuffle,
+                 tuple((oid, g.percent(oid)) for oid in option_ids), len(item.tags))
+        tree = self.trees.get(shape)
+        if tree is None:
+            if len(self.trees) >= _TREES:
+                del self.trees[next(iter(self.trees))]
+            tree = self.trees[shape] = _skeleton(
+                qtype, points, shape[2], item.shuffle, shape[4], shape[5])
+        for k, value in enumerate(texts):
+            if has_non_xml(value):
+                item_id, where = _where(self.lang, item, qtype, k)
+                value = self._clean(value, item_id, where)
+            _set_text(tree.texts[k], value)
+        tree.idnumber.text = item.id
         self.warnings.extend(t.warnings)
-        if len(self.root) >= _CHUNK:
-            self.flush()
+        self.write(tree.quiz)
+
+
+def _where(lang: str, item: Item, qtype: str, k: int) -> tuple[str | None, str]:
+    """The item id and field named in a warning about the question's `k`-th text."""
+    head = [(item.id, "title"), (item.id, f"text.{lang}.stem"),
+            (item.id, f"text.{lang}.explanation")]
+    if qtype == "multichoice":
+        head += [(item.id, tag) for tag in
+                 ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback")]
+        answer = (item.id, f"text.{lang}.options.{{}}")
+    else:
+        answer = (None, "")  # the option id itself
+    for oid in item.option_ids:
+        head.append((answer[0], answer[1].format(oid)))
+        head.append((item.id, f"text.{lang}.feedback.{oid}"))
+    head += [(None, "")] * len(item.tags)
+    return head[k]
 
 
 def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
