@@ -5,12 +5,14 @@ one exporter fails."""
 from __future__ import annotations
 
 import contextlib
-import io
+import copy
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from conftest import SEED_BANK
 from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning, gift, moodle_xml, qti21
@@ -26,14 +28,14 @@ PAIRS = [(fmt, lang) for fmt in EXPORTERS
 
 @contextlib.contextmanager
 def _batches(size: int):
-    """GIFT and the QTI manifest write `size` questions/resources at a time (Moodle XML writes
-    each question as it comes)."""
-    saved = (gift._CHUNK, qti21._BATCH)
-    gift._CHUNK = qti21._BATCH = size
+    """GIFT writes `size` questions at a time (Moodle XML questions and QTI manifest resources
+    are written one by one)."""
+    saved = gift._CHUNK
+    gift._CHUNK = size
     try:
         yield
     finally:
-        gift._CHUNK, qti21._BATCH = saved
+        gift._CHUNK = saved
 
 
 def _collection(its: list[Item]) -> Collection:
@@ -66,11 +68,53 @@ def _reference_qti(collection: Collection, lang: str) -> tuple[bytes, list[Expor
         warnings.extend(builder.warnings)
         exported.append(it)
     files[qti21.test_path(collection)] = qti21._xml(qti21._test(collection, lang, exported))
-    manifest = io.BytesIO()
-    with _batches(10**9):
-        qti21._write_manifest(manifest, collection, lang, exported, media)
-    files["imsmanifest.xml"] = manifest.getvalue()
+    files["imsmanifest.xml"] = _reference_manifest(collection, lang, exported, media)
     return zip_bytes(files), warnings
+
+
+def _reference_manifest(collection: Collection, lang: str, items: list[Item],
+                        media: dict[str, list[str]]) -> bytes:
+    """The manifest as one tree, each item's resource a copy of its skeleton (as before the
+    resources were streamed)."""
+    q, c, lom_ns = qti21, f"{{{qti21.CP_NS}}}", f"{{{qti21.LOM_NS}}}"
+    base = f"{collection.id}-{lang}"
+    root = etree.Element(c + "manifest", nsmap=q._MANIFEST_NSMAP)
+    root.set(q._SCHEMA_LOCATION, q._CP_LOCATION)
+    root.set("identifier", f"{base}-package")
+    meta = q._sub(root, c + "metadata")
+    q._sub(meta, c + "schema", text="QTIv2.1 Package")
+    q._sub(meta, c + "schemaversion", text="1.0.0")
+    q._sub(root, c + "organizations")
+    resources = q._sub(root, c + "resources")
+    test_href = q.test_path(collection)
+    test = q._sub(resources, c + "resource", {
+        "identifier": f"{base}-test", "type": "imsqti_test_xmlv2p1", "href": test_href})
+    q._lom_general(q._sub(q._sub(test, c + "metadata"), lom_ns + "lom"), collection.category,
+                   f"{collection.id}-test", q._plain(collection.title_in(lang)) or collection.id,
+                   lang, ())
+    q._sub(test, c + "file", {"href": test_href})
+    for item in items:
+        q._sub(test, c + "dependency", {"identifierref": q.item_identifier(item, lang)})
+    for item in items:
+        href = q.item_path(item)
+        content = item.text[lang]
+        keywords = (*item.tags, item.topic)
+        res = copy.deepcopy(q._resource_skeleton(
+            collection.category, lang,
+            bool(content.explanation) or any(content.feedback.values()), len(keywords),
+            item.status.value, item.difficulty.value if item.difficulty is not None else None))
+        res.set("identifier", q.item_identifier(item, lang))
+        res.set("href", href)
+        general = res[0][1][0]
+        general[0][1].text = item.id
+        general[1][0].text = q._plain(item.title(lang)) or item.id
+        for word, keyword in zip(keywords, general[3:], strict=True):
+            keyword[0].text = word
+        res[1].set("href", href)
+        resources.append(res)
+        for path in media.get(item.id, ()):
+            q._sub(res, c + "file", {"href": quote(path)})
+    return q._xml(root)
 
 
 @pytest.fixture(scope="module")

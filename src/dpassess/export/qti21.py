@@ -565,10 +565,10 @@ _MANIFEST_NSMAP = {None: CP_NS, "imsqti": QTI_NS, "lom": LOM_NS, "qtim": QTIM_NS
 
 def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
                     media: dict[str, list[str]]) -> None:
-    """Write the manifest to `out`: its head (metadata and the test's resource), then the
-    items' resources a few hundred at a time, each batch serialised under a manifest of its own
-    (same namespaces, same depth) and written without that wrapper's lines: exactly the bytes
-    of the whole tree serialised at once."""
+    """Write the manifest to `out`: its head (metadata and the test's resource), then each
+    item's resource, serialised under a manifest of its own (same namespaces, same depth) and
+    written without that wrapper's lines: exactly the bytes of the whole tree serialised at
+    once. Resources of one shape are refilled into one working tree (`_ResourceTree`)."""
     base = f"{collection.id}-{lang}"
     # The imsqti_v2p1 namespace on the root is how Canvas tells QTI 2 from QTI 1.2: without it
     # Canvas runs its 1.2 converter and imports zero questions without an error.
@@ -595,38 +595,56 @@ def _write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Se
     out.write(head[:-len(_RESOURCES_END)])
     del root, test, head
 
-    batch = _resources_wrapper()
+    trees: dict[tuple, _ResourceTree] = {}
     for item in items:
         href = item_path(item)
         content = item.text[lang]
         has_feedback = bool(content.explanation) or any(content.feedback.values())
         keywords = (*item.tags, item.topic)
-        res = _resource_skeleton(
-            collection.category, lang, has_feedback, len(keywords), item.status.value,
-            item.difficulty.value if item.difficulty is not None else None,
-        ).__deepcopy__(None)
+        shape = (collection.category, lang, has_feedback, len(keywords), item.status.value,
+                 item.difficulty.value if item.difficulty is not None else None)
+        paths = media.get(item.id)
+        if paths:  # a tree of its own, for its <file>s
+            tree = _ResourceTree(_resource_skeleton(*shape))
+        else:
+            tree = trees.get(shape)
+            if tree is None:
+                if len(trees) >= _TREES:
+                    del trees[next(iter(trees))]
+                tree = trees[shape] = _ResourceTree(_resource_skeleton(*shape))
+        res = tree.res
         res.set("identifier", item_identifier(item, lang))
         res.set("href", href)
-        general = res[0][1][0]
-        general[0][1].text = item.id
-        general[1][0].text = _plain(item.title(lang)) or item.id
-        for word, keyword in zip(keywords, general[3:], strict=True):
-            keyword[0].text = word
-        res[1].set("href", href)
-        batch.append(res)
-        for path in media.get(item.id, ()):  # Canvas imports every listed <file>, images too
+        tree.entry.text = item.id
+        tree.title.text = _plain(item.title(lang)) or item.id
+        for word, keyword in zip(keywords, tree.keywords, strict=True):
+            keyword.text = word
+        tree.file.set("href", href)
+        for path in paths or ():  # Canvas imports every listed <file>, images too
             _sub(res, _C + "file", {"href": quote(path)})
-        if len(batch) >= _BATCH:
-            _write_resources(out, batch)
-            batch = _resources_wrapper()
-    _write_resources(out, batch)
+        _write_resources(out, tree.resources)
     out.write(_RESOURCES_END)
 
 
-#: Item resources (and Moodle questions) serialised and written at a time.
-_BATCH = 256
 _RESOURCES_END = b"  </resources>\n</manifest>\n"
 _RESOURCES_START = b"<resources>\n"
+
+
+class _ResourceTree:
+    """A copy of an item resource's skeleton, alone in a `_resources_wrapper`, refilled for each
+    item of its shape: its identifier, hrefs, LOM entry, title and keywords."""
+
+    __slots__ = ("entry", "file", "keywords", "res", "resources", "title")
+
+    def __init__(self, skeleton: etree._Element) -> None:
+        self.resources = _resources_wrapper()
+        res = self.res = skeleton.__deepcopy__(None)
+        self.resources.append(res)
+        general = res[0][1][0]
+        self.entry = general[0][1]
+        self.title = general[1][0]
+        self.keywords = [keyword[0] for keyword in general[3:]]
+        self.file = res[1]
 
 
 def _resources_wrapper() -> etree._Element:
@@ -643,7 +661,7 @@ def _write_resources(out: IO[bytes], resources: etree._Element) -> None:
                           pretty_print=True)
     start = data.index(_RESOURCES_START) + len(_RESOURCES_START)
     assert data.endswith(_RESOURCES_END)
-    out.write(data[start:-len(_RESOURCES_END)])
+    out.write(memoryview(data)[start:-len(_RESOURCES_END)])
 
 
 @lru_cache(maxsize=1024)
