@@ -484,3 +484,16 @@ def test_image_screen_finds_what_the_pattern_finds_in_any_text(stem, option, fee
              *(it.option_text("en", o.id) for o in it.options)]
     expected = any(qti21._MAY_SHOW_IMAGE.search(t) for t in texts)
     assert qti21._may_show_images(it, "en") == expected
+
+
+@given(st.text(st.characters(codec=None), max_size=20)
+       | st.text(st.sampled_from(["a", " ", "\n", "\t", "\r", "\x00", "\x1f", "\x7f", "\x85",
+                                  "\xa0", "\u2028", "\ud7ff", "\ue000", "\ufffd", "\ufffe",
+                                  "\uffff", "\U0001f600", "\U0010ffff", "\u200b", "\ud800"]), max_size=8))
+def test_non_xml_screen_agrees_with_the_xml_char_production(text):
+    from dpassess.export import _xmlchars
+
+    assert _xmlchars.has_non_xml(text) == (_xmlchars._NOT_XML.search(text) is not None)
+    clean, removed = _xmlchars.xml_safe(text)
+    assert clean == _xmlchars._NOT_XML.sub("", text)
+    assert bool(removed) == (clean != text)

@@ -315,12 +315,13 @@ class ItemTexts:
         self.warnings.append(ExportWarning(self.fmt, self.item.id, where, message))
 
     def _field(self, where: str, render: Callable[[str], str]) -> str:
-        per_lang = tuple((la, render(la)) for la in self.langs)
-        if len(per_lang) == 1:
-            return per_lang[0][1]
-        html, problems = multilang(per_lang)
-        for p in sorted(problems):
-            self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
+        langs = self.langs
+        if len(langs) == 1:
+            return render(langs[0])
+        html, problems = multilang(tuple([(la, render(la)) for la in langs]))
+        if problems:
+            for p in sorted(problems):
+                self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
         return html
 
     def _content(self, la: str):
