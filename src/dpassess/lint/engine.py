@@ -305,19 +305,21 @@ def _lint(
         entries = bank.entries
         todo = [e for e in entries if e.path not in known]
         n_jobs = _jobs(len(todo), jobs)
-        bank_hits = None
+        # Bank rules do not depend on the item rules' results: they run while the model loads
+        # (if the workers will need it) and then while the workers check the items.
+        bank_hits: list[tuple[Rule, list[Hit]]] = []
+        rest = list(bank_rules)
         if n_jobs > 1 and _sample_needs_model(todo, item_rules, bctx):
-            # The model will be needed: loaded before the workers fork (they share it), in a
-            # thread, while the bank rules run (decompression does not hold the GIL).
+            # Loaded before the workers fork (they share it), in a thread (decompression does
+            # not hold the GIL); the workers start as soon as it is loaded.
             loading = _load_model(bctx)
-            bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+            while rest and loading.is_alive():
+                r = rest.pop(0)
+                bank_hits.append((r, _run(r, bctx)))
             loading.join()
         checks = _ItemChecks(todo, item_rules, bctx, n_jobs)
         try:
-            # Bank rules do not depend on the item rules' results: otherwise they run while
-            # the workers (if any) check the items.
-            if bank_hits is None:
-                bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+            bank_hits += [(r, _run(r, bctx)) for r in rest]
             fresh = dict(zip((e.path for e in todo), checks.collect(), strict=True))
         finally:
             checks.close()
