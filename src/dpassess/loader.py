@@ -16,6 +16,7 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ._gc import gc_paused
 from .errors import BankLoadError, Diagnostic, UsageError
 from .model import Bank, BankConfig, Item, ItemValueError, LoadedItem
 from .positions import locate, locate_in
@@ -237,6 +238,8 @@ def find_banks(path: str | os.PathLike[str]) -> list[Path]:
 
 #: Below this many files a process pool costs more than it saves.
 PARALLEL_MIN_FILES = 1500
+#: Most files one worker task parses (a result of ~2 MB pickled).
+CHUNK_FILES = 1000
 
 
 def _load_chunk(paths: list[str]) -> list[tuple[Item | None, list[Diagnostic]]]:
@@ -260,7 +263,9 @@ def _load_items(
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    size = -(-len(files) // (jobs * 4))
+    # at least 4 chunks per worker, at most CHUNK_FILES files each: results arrive (and are
+    # unpickled here) while the workers go on, and no result is a large pickle
+    size = min(-(-len(files) // (jobs * 4)), CHUNK_FILES)
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         return [r for chunk in pool.map(_load_chunk, chunks) for r in chunk]
@@ -281,6 +286,16 @@ def load_bank(
 
     Raises BankLoadError with every problem in every file, or UsageError if `path` is no bank.
     """
+    with gc_paused():  # items make no reference cycles; see dpassess._gc
+        return _load_bank(path, jobs=jobs, preloaded=preloaded)
+
+
+def _load_bank(
+    path: str | os.PathLike[str],
+    *,
+    jobs: int | None,
+    preloaded: Mapping[str, Item] | None,
+) -> Bank:
     root = Path(path)
     cfg_path = root / BANK_FILE
     if not cfg_path.is_file():
