@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
 from pathlib import Path
 from urllib.parse import quote
 
@@ -248,29 +247,3 @@ def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
     with pytest.raises(UsageError, match="is a directory"):
         write_collection(seed, "gift", ["en", "id"], tmp_path)
     assert _all_files(tmp_path) == ["data-parallelism-id.txt"]
-
-
-# --- the zip writer against the zipfile module's own ---------------------------------------
-
-
-@given(st.lists(st.tuples(st.text(st.sampled_from("ab/é_.x"), min_size=1, max_size=6),
-                          st.binary(max_size=300), st.booleans()), max_size=8,
-                unique_by=lambda entry: entry[0]))
-def test_zip_stream_writes_what_zipfile_writestr_writes(entries):
-    import zipfile
-
-    from dpassess.export._zip import ZipStream, _info
-
-    expected, got = io.BytesIO(), io.BytesIO()
-    reference, stream = zipfile.ZipFile(expected, "w", zipfile.ZIP_STORED), ZipStream(got)
-    for name, data, in_pieces in entries:
-        reference.writestr(_info(name), data)
-        if in_pieces:  # an entry written in pieces, as the manifest is, between added ones
-            with stream.open(name) as fh:
-                fh.write(data[:5])
-                fh.write(data[5:])
-        else:
-            stream.add(name, data)
-    reference.close()
-    stream.close()
-    assert got.getvalue() == expected.getvalue()

@@ -2,8 +2,7 @@
 
 Entries are stored, not deflated: deflate output differs between zlib builds (zlib, zlib-ng), so
 only stored entries give the same bytes on every machine. Git and LMS uploads compress anyway.
-`ZipStream` writes entries one by one to a seekable binary file, in the order given, with the
-`zipfile` module's own headers and directory (the same bytes as `ZipFile.writestr`);
+`ZipStream` writes entries one by one to a seekable binary file, in the order given;
 `zip_bytes` is the whole zip in memory, entries in sorted order.
 """
 
@@ -11,7 +10,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-import zlib
 from collections.abc import Mapping
 from typing import IO, BinaryIO
 
@@ -37,26 +35,7 @@ class ZipStream:
         self.zf = zipfile.ZipFile(out, "w", zipfile.ZIP_STORED)
 
     def add(self, name: str, data: bytes) -> None:
-        """One entry: what `ZipFile.writestr` writes, its local header written once with the
-        size and CRC known up front (writestr writes a placeholder header, the data, then seeks
-        back to rewrite it, which flushes the file's buffer for every entry)."""
-        zf = self.zf
-        if len(data) * 1.05 > zipfile.ZIP64_LIMIT or zf._writing:
-            zf.writestr(_info(name), data)  # zip64 sizes, or an error as writestr raises it
-            return
-        info = _info(name)
-        info.file_size = info.compress_size = len(data)
-        info.CRC = zlib.crc32(data)
-        info.flag_bits = 0
-        info.header_offset = zf.start_dir  # where the file stands: writing only appends
-        zf._writecheck(info)
-        zf._didModify = True
-        header = info.FileHeader(False)
-        zf.fp.write(header)
-        zf.fp.write(data)
-        zf.start_dir += len(header) + len(data)
-        zf.filelist.append(info)
-        zf.NameToInfo[name] = info
+        self.zf.writestr(_info(name), data)
 
     def open(self, name: str) -> IO[bytes]:
         """An entry to write in pieces (close it before adding the next one)."""
