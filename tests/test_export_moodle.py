@@ -426,3 +426,32 @@ def test_characters_xml_cannot_carry_warn_per_field_as_built_element_by_element(
         expected = moodle_xml.export(collection, lang)
     assert len(expected.warnings) > 10
     assert (result.data, result.warnings) == (expected.data, expected.warnings)
+
+
+def _two_languages(en_a: str, id_a: str = "0") -> Collection:
+    it = Item(
+        id="a0", topic="a", options=(Option(id="a"), Option(id="b")), key=("a",),
+        text={"id": Content(stem="S", options={"a": id_a, "b": "x"}),
+              "en": Content(stem="S", options={"a": en_a, "b": "x"})},
+    )
+    return one(it, langs=("id", "en"))
+
+
+@pytest.mark.parametrize("fmt", ["moodle-xml", "gift"])
+def test_multi_with_a_control_character_strips_it_and_says_so(fmt: str) -> None:
+    """The languages are merged through lxml: a character XML cannot hold is removed with a
+    warning naming the language, instead of an lxml ValueError."""
+    result = EXPORTERS[fmt].export(_two_languages("a\x01b <b>x</b>"), "multi")
+    assert "\x01" not in result.data.decode()
+    assert any(w.field == "text.en.options.a" and "U+0001" in w.message for w in result.warnings)
+
+
+def test_differing_structure_keeps_every_language_visible_through_moodles_filter() -> None:
+    """id is inline text, en inline text then a block: the inline parts of both languages sit
+    side by side, and Moodle's filter (which reads adjacent spans as one group) must still show
+    each language its own text."""
+    result = moodle_xml.export(_two_languages("1 <P>"), "multi")
+    assert any("block structure" in w.message for w in result.warnings)
+    answers = next(q for _, q in by_question(read_xml(result.data))).answers
+    assert visible(multilang(answers[0], "id")) == "0"
+    assert visible(multilang(answers[0], "en")) == "1"

@@ -22,6 +22,7 @@ from ..model import Item, ItemType
 from ..model.item import TRUE_FALSE_WORDS
 from ..render import to_html, to_inline_html, to_plain
 from . import MULTI, Collection, ExportWarning
+from ._xmlchars import xml_safe
 
 # --- grades -----------------------------------------------------------------------------------
 
@@ -193,9 +194,21 @@ class _Merger:
         )
         if not aligned:
             self.problems.add("structure")
+            # Each language's segments in turn. Inline segments that end up adjacent (the end of
+            # one language, the start of the next) become one span group: Moodle's filter reads
+            # adjacent spans as one group and shows one span per language of it.
+            run: dict[str, list[_Node]] = {}
             for lang in self.langs:
-                for seg in segs[lang]:
-                    self.only(out, lang, seg)
+                for kind, value in segs[lang]:
+                    if kind == "inline":
+                        run[lang] = value  # type: ignore[assignment]
+                        continue
+                    if run:
+                        self.spans(out, {la: run.get(la, []) for la in self.langs})
+                        run = {}
+                    self.only(out, lang, (kind, value))
+            if run:
+                self.spans(out, {la: run.get(la, []) for la in self.langs})
             return
         for i, (kind, value) in enumerate(first):
             if kind == "inline":
@@ -318,7 +331,14 @@ class ItemTexts:
         langs = self.langs
         if len(langs) == 1:
             return render(langs[0])
-        html, problems = multilang(tuple([(la, render(la)) for la in langs]))
+        texts = []
+        for la in langs:
+            # the languages are merged through lxml, which cannot hold what XML cannot
+            text, removed = xml_safe(render(la))
+            if removed:
+                self.warn(where.format(lang=la), f"removed characters XML cannot carry: {removed}")
+            texts.append((la, text))
+        html, problems = multilang(tuple(texts))
         if problems:
             for p in sorted(problems):
                 self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
