@@ -45,12 +45,16 @@ def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
     """The identifier restricted to the languages of `langs` it knows, and those languages."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    known = tuple(lang for lang in langs if lang in set(ident.labels))
+    full = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    known = tuple(lang for lang in langs if lang in set(full.labels))
     _LOADED.add(langs)
     if len(known) < 2:
         return None, known
-    ident.set_languages(list(known))
+    full.set_languages(list(known))
+    # A new identifier over the restricted tables only: `set_languages` keeps the 97-language
+    # table alive (for a later reset), which this process never needs.
+    ident = LanguageIdentifier(full.nb_ptc, full.nb_pc, full.nb_classes, full.tk_nextmove,
+                               full.tk_output, norm_probs=True, tk_row=full.tk_row)
     return ident, known
 
 
