@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from ..model import BankConfig, GlossaryTerm
+from .text import gated_finditer
 
 #: Inflections of a glossary-language (English) term still count as the term: GPUs, sharded.
 _SUFFIX = r"(?:s|es|ed|d|ing)?"
@@ -43,15 +44,7 @@ class _Terms:
             self.needles = tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
 
     def finditer(self, low: str) -> Iterator[re.Match[str]]:
-        search, match = self.lead.search, self.full.match
-        m = search(low)
-        while m is not None:
-            hit = match(low, m.start())
-            if hit is None:
-                m = search(low, m.start() + 1)
-            else:
-                yield hit
-                m = search(low, hit.end())
+        return gated_finditer(self.lead, self.full, low)
 
     def search(self, low: str) -> re.Match[str] | None:
         if not any(n in low for n in self.needles):

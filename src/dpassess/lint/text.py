@@ -67,6 +67,27 @@ def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re
     return re.compile(rf"(?<![\w-])(?:{body}){suffix}(?![\w])", re.I)
 
 
+def gated_finditer(
+    lead: re.Pattern[str], full: re.Pattern[str], low: str, text: str | None = None
+) -> Iterator[re.Match[str]]:
+    """`full.finditer(text)` (default: `low`), trying `full` only where `lead` matches `low`.
+
+    `lead` is a bare alternation starting with literals, which the regex engine skips to in C;
+    `full` starts with a lookbehind and would be tried at every position. When every match of
+    `full` starts where `lead` matches the lower-cased text, the matches are exactly the same.
+    """
+    target = low if text is None else text
+    search, match = lead.search, full.match
+    m = search(low)
+    while m is not None:
+        hit = match(target, m.start())
+        if hit is None:
+            m = search(low, m.start() + 1)
+        else:
+            yield hit
+            m = search(low, hit.end())
+
+
 class Phrases:
     """`phrase_pattern(phrases, suffix)` with the same matches, found faster in ASCII text.
 
@@ -92,16 +113,7 @@ class Phrases:
         if self.lead is None or not text.isascii():
             yield from pat.finditer(text)
             return
-        low = text.lower()
-        search, match = self.lead.search, pat.match
-        m = search(low)
-        while m is not None:
-            hit = match(text, m.start())
-            if hit is None:
-                m = search(low, m.start() + 1)
-            else:
-                yield hit
-                m = search(low, hit.end())
+        yield from gated_finditer(self.lead, pat, text.lower(), text)
 
     def search(self, text: str) -> re.Match[str] | None:
         return next(self.finditer(text), None)
