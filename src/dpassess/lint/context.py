@@ -145,6 +145,7 @@ class ItemContext:
         self._maps.clear()
         self._fields.clear()
         self._terms.clear()
+        self._wrong.clear()
 
     def views(self) -> Iterator[LangView]:
         for lang in self.item.text:

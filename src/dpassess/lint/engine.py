@@ -129,11 +129,15 @@ def _complete(
     return found, hit_codes
 
 
-def _load_model(bctx: BankContext) -> threading.Thread:
-    """Load the language model for the bank's languages in a thread."""
+def _load_model(bctx: BankContext) -> None:
+    """Load the language model for the bank's languages (once per process)."""
     from .langid import _identifier
 
-    thread = threading.Thread(target=_identifier, args=(bctx.guesser._langs,), daemon=True)
+    _identifier(bctx.guesser._langs)
+
+
+def _load_model_in_thread(bctx: BankContext) -> threading.Thread:
+    thread = threading.Thread(target=_load_model, args=(bctx,), daemon=True)
     thread.start()
     return thread
 
@@ -235,7 +239,7 @@ class _ItemChecks:
         for (lo, hi), f in zip(self.bounds, self.futures, strict=True):
             chunk = f.result()
             if loading is None and any(p[2] for p in chunk):
-                loading = self._load_model()
+                loading = _load_model_in_thread(self.bctx)
             waiting += zip(self.todo[lo:hi], chunk, strict=True)
             if loading is None or not loading.is_alive():  # complete while the workers go on
                 out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
@@ -245,9 +249,6 @@ class _ItemChecks:
             loading.join()
         out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
         return out
-
-    def _load_model(self) -> threading.Thread:
-        return _load_model(self.bctx)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -306,7 +307,7 @@ def _lint(
             # Loaded before the workers fork (they share it), and alone: run beside the bank
             # rules it took longer (they compete for the interpreter) and their memory added
             # to its peak (10k items: lint 5.0 -> 4.0-4.5 s, peak RSS 294 -> 260 MiB).
-            _load_model(bctx).join()
+            _load_model(bctx)
         checks = _ItemChecks(todo, item_rules, bctx, n_jobs)
         try:
             # Bank rules do not depend on the item rules' results: they run while the workers
