@@ -15,6 +15,9 @@ Rows (each step runs in a fresh subprocess, R times; the best time is shown):
   c  the floor: bare `yaml.load(CSafeLoader)` of the same files, plus lxml building and
      serialising N bare item trees (one element per text field, one language).
 
+The language model cache (docs/lint.md) is a fresh folder of this run, filled before the steps
+(as the first run on a machine fills it); one extra row measures b with it switched off.
+
 Extra rows: re-lint of the unchanged bank through the cache (`dpassess lint` path), re-lint
 after one item changed, lint on a word-salad bank full of findings, and `dpassess build` (lint
 through the cache, every export, in-process) with a cold cache and on the unchanged bank. `--big` adds b at M
@@ -103,6 +106,23 @@ def step_dpassess(work: Path, root: Path | None = None) -> dict:
     parts["export (8 files)"] = time.perf_counter() - t
     return {"secs": time.perf_counter() - t0, "parts": parts, "findings": len(findings),
             "items": len(bank.entries)}
+
+
+def step_dpassess_model_uncached(work: Path) -> dict:
+    """b with the language model cache switched off: what the first run on a machine costs
+    (the model read from py3langid's compressed file, as before the cache existed)."""
+    os.environ["DPASSESS_MODEL_CACHE"] = ""
+    return step_dpassess(work)
+
+
+def step_fill_model_cache(work: Path) -> dict:
+    """Reads the language model once for the bank's languages, so that the cache is filled."""
+    from dpassess import load_bank
+    from dpassess.lint.langid import LanguageGuesser
+
+    t = time.perf_counter()
+    LanguageGuesser(load_bank(work / "bank").config.languages).knows("en")
+    return {"secs": time.perf_counter() - t, "parts": {}}
 
 
 def _build_items(work: Path) -> Path:
@@ -213,7 +233,9 @@ def step_big(work: Path) -> dict:
     return step_dpassess(work, work / "big")
 
 
-STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess, "floor": step_floor,
+STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess,
+         "dpassess-model-uncached": step_dpassess_model_uncached,
+         "fill-model-cache": step_fill_model_cache, "floor": step_floor,
          "relint": step_relint, "salad": step_salad, "big": step_big, "build": step_build,
          "build-warm": step_build_warm}
 
@@ -279,6 +301,9 @@ def main(argv: list[str]) -> int:
 
     with tempfile.TemporaryDirectory(prefix="dpassess-bench-") as tmp:
         work = Path(tmp)
+        # the language model cache of this run (the steps inherit it): filled by the first step
+        # that needs the model, as on a user's machine; one row measures b without it
+        os.environ["DPASSESS_MODEL_CACHE"] = str(work / "model-cache")
         t = time.perf_counter()
         synth.write(work / "bank", n)
         synth.write(work / "salad", n, style="salad")
@@ -290,8 +315,10 @@ def main(argv: list[str]) -> int:
               f"best of {repeat}; generated in {time.perf_counter() - t:.1f} s")
         print(f"machine: {machine()}")
         print(f"load average before: {loadavg()}")
+        run_step("fill-model-cache", work, 1)
         rows = [(k, run_step(k, work, repeat)) for k in ("text2qti", "dpassess", "floor")]
         res = dict(rows)
+        uncached = run_step("dpassess-model-uncached", work, repeat)
         relint = run_step("relint", work, repeat)
         salad = run_step("salad", work, repeat)
         build_cold = run_step("build", work, repeat)
@@ -313,6 +340,8 @@ def main(argv: list[str]) -> int:
     row("b: dpassess lint + 3 formats × (id, en, multi)", res["dpassess"], n,
         ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
         + f"; {res['dpassess']['findings']} findings")
+    row("b without the language model cache (a machine's first run)", uncached, n,
+        ", ".join(f"{k} {v:.2f}" for k, v in uncached["parts"].items()))
     fp = res["floor"]["parts"]
     row("c: floor (CSafeLoader + lxml trees)", res["floor"], n,
         f"yaml {fp['yaml']:.2f}, lxml {fp['lxml']:.2f}")

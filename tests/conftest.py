@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -18,6 +21,13 @@ settings.register_profile(
     derandomize=True, print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# The language model cache of this test session (and of the commands its tests start): a fresh
+# folder, so that the tests neither read nor write the user's own cache.
+if "DPASSESS_MODEL_CACHE" not in os.environ:
+    _model_cache = tempfile.mkdtemp(prefix="dpassess-model-")
+    os.environ["DPASSESS_MODEL_CACHE"] = _model_cache
+    atexit.register(shutil.rmtree, _model_cache, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"
