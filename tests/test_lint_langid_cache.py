@@ -95,3 +95,14 @@ def test_default_folder_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.delenv(langid.MODEL_CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert langid.model_cache_dir() == tmp_path / "dpassess"
+
+
+def test_files_of_an_earlier_model_are_removed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(langid.MODEL_CACHE_ENV, str(tmp_path))
+    stale = tmp_path / (langid._cache_stem(LANGS) + "0123456789abcdef0123.npz")
+    other = tmp_path / (langid._cache_stem(("en", "fr")) + "0123456789abcdef0123.npz")
+    stale.write_bytes(b"old")
+    other.write_bytes(b"other languages")
+    langid._identifier.__wrapped__(LANGS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [langid._cached_model_path(LANGS).name, other.name])

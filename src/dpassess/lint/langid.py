@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
@@ -74,7 +75,7 @@ def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
                                    full.tk_nextmove, full.tk_output, norm_probs=True,
                                    tk_row=full.tk_row)
     if path is not None:
-        _write_cached_model(path, ident, known)
+        _write_cached_model(path, langs, ident, known)
     return ident, known
 
 
@@ -119,7 +120,13 @@ def _cached_model_path(langs: tuple[str, ...]) -> Path | None:
         key = f"{_MODEL_FORMAT}|{version('py3langid')}|{st.st_size}|{st.st_mtime_ns}|{','.join(langs)}"
     except Exception:
         return None
-    return folder / f"langid-{hashlib.blake2b(key.encode(), digest_size=10).hexdigest()}.npz"
+    digest = hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+    return folder / f"{_cache_stem(langs)}{digest}.npz"
+
+
+def _cache_stem(langs: tuple[str, ...]) -> str:
+    """The start of the cache file names of `langs` (for every model)."""
+    return "langid-" + "_".join(re.sub(r"[^a-z0-9]", "", lang.lower()) for lang in langs) + "-"
 
 
 def _as_array(values: np.ndarray) -> array:
@@ -149,7 +156,7 @@ def _read_cached_model(path: Path) -> tuple[Any, tuple[str, ...]] | None:
         return None
 
 
-def _write_cached_model(path: Path, ident: Any, known: tuple[str, ...]) -> None:
+def _write_cached_model(path: Path, langs: tuple[str, ...], ident: Any, known: tuple[str, ...]) -> None:
     import numpy as np
 
     arrays: dict[str, np.ndarray] = {"known": np.array(known, dtype=str)}
@@ -168,6 +175,10 @@ def _write_cached_model(path: Path, ident: Any, known: tuple[str, ...]) -> None:
             np.savez(fh, **arrays)
         os.replace(tmp, path)
         tmp = None
+        # the files of the same languages for an earlier model (py3langid upgraded or reinstalled)
+        for old in path.parent.glob(_cache_stem(langs) + "*.npz"):
+            if old != path:
+                old.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only or full cache folder: the next run reads the model again
     finally:
