@@ -18,7 +18,7 @@ from functools import lru_cache
 from lxml import etree
 from lxml import html as lxml_html
 
-from ..model import Item, ItemType
+from ..model import Content, Item, ItemType
 from ..model.item import TRUE_FALSE_WORDS
 from ..render import to_html, to_inline_html, to_plain
 from . import MULTI, Collection, ExportWarning
@@ -59,33 +59,59 @@ def snap(fraction: float) -> tuple[Decimal, bool]:
 
 @dataclass(frozen=True, slots=True)
 class Grades:
-    """Each option's grade for one item, ready to write."""
+    """Each option's grade for one item, ready to write: `percents` is `percent` of each grade,
+    in option order."""
 
     by_option: dict[str, Decimal]
+    percents: dict[str, str]
 
     def percent(self, option_id: str) -> str:
-        return percent(self.by_option[option_id])
+        return self.percents[option_id]
 
 
 def grades(item: Item, warn: Callable[[str, str], None]) -> Grades:
     """The item's fractions snapped to Moodle's list; a warning for each one Moodle would alter
     and for a multiple-answer item whose positive grades do not add up to 100% (Moodle refuses
-    it: `errfractionsaddwrong`)."""
+    it: `errfractionsaddwrong`).
+
+    Memoised by what the fractions depend on (a bank repeats a few key and option patterns):
+    the lookup costs a fraction of the Decimal work it saves. The result is shared: read only."""
+    weights = item.weights
+    memo_key = (item.type, item.key, item.option_ids,
+                None if weights is None else tuple(weights.items()))
+    found = _GRADES.get(memo_key)
+    if found is None:
+        if len(_GRADES) >= _GRADES_MAX:
+            _GRADES.clear()
+        found = _GRADES[memo_key] = _grades(item)
+    result, notes = found
+    for where, message in notes:
+        warn(where, message)
+    return result
+
+
+_GRADES: dict[tuple, tuple[Grades, list[tuple[str, str]]]] = {}
+_GRADES_MAX = 4096
+
+
+def _grades(item: Item) -> tuple[Grades, list[tuple[str, str]]]:
+    """`grades` of `item`, and its warnings as (where, message)."""
+    notes: list[tuple[str, str]] = []
     out: dict[str, Decimal] = {}
     where = "weights" if item.weights is not None else "key"
     for oid, fraction in item.fractions().items():
         grade, exact = snap(fraction)
         if not exact:
-            warn(f"{where}.{oid}",
-                 f"fraction {fraction:g} is not one of Moodle's grades (import would abort); "
-                 f"written as the nearest, {percent(grade)}%")
+            notes.append((f"{where}.{oid}",
+                          f"fraction {fraction:g} is not one of Moodle's grades (import would "
+                          f"abort); written as the nearest, {percent(grade)}%"))
         out[oid] = grade
     if item.type is ItemType.multiple_response:
         total = sum((g for g in out.values() if g > 0), Decimal(0))
         if round(float(total), 2) != 1:
-            warn(where, f"the positive grades add up to {percent(total)}%, not 100%: "
-                        "Moodle refuses this question (errfractionsaddwrong)")
-    return Grades(out)
+            notes.append((where, f"the positive grades add up to {percent(total)}%, not 100%: "
+                                 "Moodle refuses this question (errfractionsaddwrong)"))
+    return Grades(out, {oid: percent(g) for oid, g in out.items()}), notes
 
 
 # --- paths, names ---------------------------------------------------------------------------
@@ -307,6 +333,7 @@ class ItemTexts:
     lang: str
     warnings: list[ExportWarning] = field(default_factory=list)
     langs: tuple[str, ...] = ()
+    _one: Content | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         wanted = self.collection.languages if self.lang == MULTI else (self.lang,)
@@ -319,6 +346,8 @@ class ItemTexts:
                 if fallback not in have:
                     have.append(fallback)
         self.langs = tuple(have)
+        # One language (every export but multi): each field is that language's HTML as it is.
+        self._one = self.item.text[have[0]] if len(have) == 1 else None
 
     def _fallback(self) -> str:
         d = self.collection.default_language
@@ -328,6 +357,7 @@ class ItemTexts:
         self.warnings.append(ExportWarning(self.fmt, self.item.id, where, message))
 
     def _field(self, where: str, render: Callable[[str], str]) -> str:
+        """`render` of the one language, or of each language merged (`multilang`)."""
         langs = self.langs
         if len(langs) == 1:
             return render(langs[0])
@@ -348,37 +378,45 @@ class ItemTexts:
         return self.item.text[la]
 
     def name(self) -> str:
-        def one(la: str) -> str:
-            return name_html(to_plain(self.item.title(la)) or self.item.id)
-
-        per_lang = tuple((la, one(la)) for la in self.langs)
-        if len({v for _, v in per_lang}) == 1:
-            text = per_lang[0][1]
+        item = self.item
+        names = [name_html(to_plain(item.title(la)) or item.id) for la in self.langs]
+        if len(names) == 1 or len(set(names)) == 1:
+            text = names[0]
         else:
             # Adjacent spans, as PARAM_TEXT keeps them (`<span lang=".." class="multilang">`).
-            text = "".join(f'<span lang="{la}" class="multilang">{v}</span>' for la, v in per_lang)
+            text = "".join(f'<span lang="{la}" class="multilang">{v}</span>'
+                           for la, v in zip(self.langs, names, strict=True))
         if len(text) > MAX_NAME:
             self.warn("title", f"the name is {len(text)} characters; Moodle shortens names past "
                                f"{MAX_NAME}" + (", breaking the language spans"
-                                                if len(per_lang) > 1 else ""))
+                                                if len(names) > 1 else ""))
         return text
 
     def stem(self) -> str:
+        if self._one is not None:
+            return to_html(self._one.stem)
         return self._field("text.{lang}.stem", lambda la: to_html(self._content(la).stem))
 
     def explanation(self) -> str:
+        if self._one is not None:
+            return to_html(self._one.explanation or "")
         return self._field("text.{lang}.explanation",
                            lambda la: to_html(self._content(la).explanation or ""))
 
     def option(self, oid: str) -> str:
-        html = self._field(f"text.{{lang}}.options.{oid}",
-                           lambda la: to_inline_html(self.item.option_text(la, oid)))
+        if self._one is not None:
+            html = to_inline_html(self.item.option_text(self.langs[0], oid))
+        else:
+            html = self._field(f"text.{{lang}}.options.{oid}",
+                               lambda la: to_inline_html(self.item.option_text(la, oid)))
         if not html.strip():
             self.warn(f"text.{self.lang}.options.{oid}",
                       "the option text is empty: Moodle drops blank answers on import")
         return html
 
     def feedback(self, oid: str) -> str:
+        if self._one is not None:
+            return to_html(self._one.feedback.get(oid, ""))
         return self._field(f"text.{{lang}}.feedback.{oid}",
                            lambda la: to_html(self._content(la).feedback.get(oid, "")))
 

@@ -201,7 +201,7 @@ class _Writer:
         texts += item.tags
         points = f"{item.points:.7f}"
         shape = (qtype, points, item.type is ItemType.single_choice, item.shuffle,
-                 tuple((oid, g.percent(oid)) for oid in option_ids), len(item.tags))
+                 tuple(g.percents.items()), len(item.tags))  # in option order
         tree = self.trees.get(shape)
         if tree is None:
             if len(self.trees) >= _TREES:
