@@ -123,12 +123,15 @@ _IMG_TAG = re.compile("<img", re.IGNORECASE)
 
 def _may_show_images(item: Item, lang: str) -> bool:
     """False when no text of the item can render an image (True may be a false alarm): what
-    `_MAY_SHOW_IMAGE` finds in any of its texts, looked for in the texts joined by newlines
-    (which make neither `![` nor `<img`) by a substring test and two plain regexes, several
-    times faster than the case-insensitive class on each text."""
+    `_MAY_SHOW_IMAGE` finds in any of its texts, looked for in the texts joined by spaces
+    (which make neither `![` nor `<img`, and leave the joined text printable, so `has_non_xml`
+    answers without a regex scan unless some text holds a line break) by a substring test and
+    two plain regexes, several times faster than the case-insensitive class on each text. The
+    options' own texts are enough: the true/false words used in place of missing ones show no
+    image."""
     content = item.text[lang]
-    text = "\n".join([content.stem, content.explanation or "", *content.feedback.values(),
-                      *[item.option_text(lang, o.id) for o in item.options]])
+    text = " ".join([content.stem, content.explanation or "", *content.feedback.values(),
+                     *content.options.values()])
     return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
             or has_non_xml(text))
 
@@ -540,12 +543,18 @@ def _test(collection: Collection, lang: str, items: Sequence[Item]) -> etree._El
     # visible="false": Canvas turns a visible titled section into an extra text-only question
     section = _sub(part, _Q + "assessmentSection", {
         "identifier": f"{base}-section", "title": root.get("title"), "visible": "false"})
+    # Each item's reference is a copy of one prototype (faster than two elements built).
+    # Canvas takes a quiz question's points from the first weight of its item reference;
+    # the test's outcome processing uses no weights, so other systems score by SCORE alone.
+    proto = _sub(section, _Q + "assessmentItemRef", {"identifier": "", "href": ""})
+    _sub(proto, _Q + "weight", {"identifier": "points", "value": ""})
+    section.remove(proto)
     for item in items:
-        ref = _sub(section, _Q + "assessmentItemRef", {
-            "identifier": item_identifier(item, lang), "href": "../" + item_path(item)})
-        # Canvas takes a quiz question's points from the first weight of its item reference;
-        # the test's outcome processing uses no weights, so other systems score by SCORE alone.
-        _sub(ref, _Q + "weight", {"identifier": "points", "value": _num(item.points)})
+        ref = proto.__deepcopy__(None)
+        ref.set("identifier", item_identifier(item, lang))
+        ref.set("href", "../" + item_path(item))
+        ref[0].set("value", _num(item.points))
+        section.append(ref)
     processing = _sub(root, _Q + "outcomeProcessing")
     for name in ("SCORE", "MAXSCORE"):
         total = _sub(_sub(processing, _Q + "setOutcomeValue", {"identifier": name}), _Q + "sum")
