@@ -98,3 +98,17 @@ def test_codes_and_names_are_unique_and_well_formed() -> None:
     assert len(names) == len(set(names))
     for code, r in RULES.items():
         assert code == r.code and code[:2] == r.family
+
+
+@pytest.mark.parametrize(("kind", "case"), [p.values[1:] for p in _cases() if p.values[0] == "LM005"])
+def test_lm005_agrees_with_the_moodle_exporter(kind: str, case: dict[str, Any]) -> None:
+    """LM005 fires exactly when the Moodle exporter warns that a name will be cut, in some file
+    (one language, or multi)."""
+    from dpassess.export import EXPORTERS, MULTI, Collection
+
+    bank = build(case)
+    collection = Collection.from_bank(bank)
+    warned = any(w.field == "title"
+                 for lang in (*bank.config.languages, MULTI)
+                 for w in EXPORTERS["moodle-xml"].export(collection, lang).warnings)
+    assert warned == (kind == "fail")

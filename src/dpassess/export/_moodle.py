@@ -9,7 +9,7 @@ Every rule here is taken from Moodle's own code (4.5): `question_bank::fraction_
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -317,6 +317,22 @@ def name_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def moodle_name(item: Item, langs: Sequence[str]) -> str:
+    """The question name Moodle stores for `item` in `langs` (as lint's LM005 measures it too):
+    each language's title as plain HTML text (see `Item.title`); names that differ between the
+    languages as adjacent multilang spans, which PARAM_TEXT keeps."""
+    names = [name_html(to_plain(item.title(la)) or item.id) for la in langs]
+    if len(set(names)) <= 1:
+        return names[0] if names else item.id
+    return "".join(f'<span lang="{la}" class="multilang">{v}</span>'
+                   for la, v in zip(langs, names, strict=True))
+
+
+def is_multilang_name(name: str) -> bool:
+    """Whether a `moodle_name` holds language spans (a plain name has its `<` escaped)."""
+    return name.startswith("<span ")
+
+
 # --- an item's texts in one language or all -------------------------------------------------
 
 
@@ -378,18 +394,11 @@ class ItemTexts:
         return self.item.text[la]
 
     def name(self) -> str:
-        item = self.item
-        names = [name_html(to_plain(item.title(la)) or item.id) for la in self.langs]
-        if len(names) == 1 or len(set(names)) == 1:
-            text = names[0]
-        else:
-            # Adjacent spans, as PARAM_TEXT keeps them (`<span lang=".." class="multilang">`).
-            text = "".join(f'<span lang="{la}" class="multilang">{v}</span>'
-                           for la, v in zip(self.langs, names, strict=True))
+        text = moodle_name(self.item, self.langs)
         if len(text) > MAX_NAME:
             self.warn("title", f"the name is {len(text)} characters; Moodle shortens names past "
                                f"{MAX_NAME}" + (", breaking the language spans"
-                                                if len(names) > 1 else ""))
+                                                if is_multilang_name(text) else ""))
         return text
 
     def stem(self) -> str:

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from markdown_it import MarkdownIt
 
 from ... import render
-from ...export._moodle import GRADE_TOLERANCE, GRADES, MAX_NAME
+from ...export._moodle import GRADE_TOLERANCE, GRADES, MAX_NAME, is_multilang_name, moodle_name
 from ...model import ItemType
 from ..context import ItemContext
 from ..registry import Hit, rule
@@ -313,16 +313,21 @@ MOODLE_NAME = MAX_NAME
 
 @rule(
     "LM005", "name-too-long", "error", target="Moodle",
-    fix="Shorten the title to 255 characters or fewer (a title is a name, not a question).",
+    fix="Shorten the title so that Moodle's name fits in 255 characters (a title is a name, not a "
+    "question).",
 )
 def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
     """## What it does
-    Checks that the question name Moodle will get (the title in each language) is at most
-    255 characters.
+    Checks that the question name Moodle gets is at most 255 characters: the title of each
+    language as Moodle stores it (plain text, with `&`, `<` and `>` written as `&amp;`, `&lt;`,
+    `&gt;`), and, in the multilang export (`-l multi`), the titles of all the bank's languages
+    together as `<span lang=".." class="multilang">` spans. An item without a title is named by
+    the first line of its stem, shortened to 80 characters, so only titles can be too long.
 
     ## Why is this bad?
-    Moodle's question name column holds 255 characters; longer names fail the import of the
-    whole file with a database error.
+    Moodle's question name column holds 255 characters: its importer cuts a longer name
+    (`clean_question_name`), so the name in the question bank is not the title you wrote, and a
+    multilang name cut inside its spans shows raw markup or one language only.
 
     ## Example
     ```yaml
@@ -334,9 +339,24 @@ def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
     title: Global batch size
     ```
     """
-    for lang, c in ctx.item.text.items():
-        if c.title is not None and len(c.title) > MOODLE_NAME:
-            yield Hit(
-                ("text", lang, "title"),
-                f"[Moodle] the title is {len(c.title)} characters; Moodle allows {MOODLE_NAME}",
-            )
+    item = ctx.item
+    longest = None
+    too_long = False
+    for lang, c in item.text.items():
+        if c.title is None:
+            continue
+        size = len(moodle_name(item, (lang,)))
+        if size > MOODLE_NAME:
+            too_long = True
+            yield Hit(("text", lang, "title"),
+                      f"[Moodle] the name is {size} characters; Moodle cuts names past {MOODLE_NAME}")
+        elif longest is None or size > longest[0]:
+            longest = (size, lang)
+    langs = [la for la in ctx.bank.languages if la in item.text]
+    if too_long or longest is None or len(langs) < 2:
+        return
+    size = len(name := moodle_name(item, langs))
+    if size > MOODLE_NAME and is_multilang_name(name):
+        yield Hit(("text", longest[1], "title"),
+                  f"[Moodle multilang] the name with every language as spans is {size} characters; "
+                  f"Moodle cuts it past {MOODLE_NAME}, breaking the spans")
