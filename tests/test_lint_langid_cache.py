@@ -68,6 +68,11 @@ def test_corrupt_cache_is_read_past_and_rewritten(monkeypatch: pytest.MonkeyPatc
     ident, known = langid._identifier.__wrapped__(LANGS)
     assert known == LANGS and ident.classify(SAMPLES[0])[0] == "id"
     assert langid._read_cached_model(path) is not None  # rewritten
+    automaton = langid._automaton_path(path)
+    automaton.write_bytes(automaton.read_bytes()[:-4])  # cut short: read past, not misread
+    assert langid._read_cached_model(path) is None
+    automaton.unlink()
+    assert langid._read_cached_model(path) is None
 
 
 def test_cache_off_or_unwritable_changes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -102,7 +107,9 @@ def test_files_of_an_earlier_model_are_removed(monkeypatch: pytest.MonkeyPatch, 
     stale = tmp_path / (langid._cache_stem(LANGS) + "0123456789abcdef0123.npz")
     other = tmp_path / (langid._cache_stem(("en", "fr")) + "0123456789abcdef0123.npz")
     stale.write_bytes(b"old")
+    langid._automaton_path(stale).write_bytes(b"old")
     other.write_bytes(b"other languages")
     langid._identifier.__wrapped__(LANGS)
+    new = langid._cached_model_path(LANGS)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [langid._cached_model_path(LANGS).name, other.name])
+        [new.name, langid._automaton_path(new).name, other.name])

@@ -137,6 +137,13 @@ def _as_array(values: np.ndarray) -> array:
     return out
 
 
+def _automaton_path(path: Path) -> Path:
+    """The file beside `path` holding the automaton's transition table, as raw bytes: read
+    straight into its array (the largest table, 39 MB: through NumPy it would be held twice
+    while being converted)."""
+    return path.with_suffix(".nextmove")
+
+
 def _read_cached_model(path: Path) -> tuple[Any, tuple[str, ...]] | None:
     import numpy as np
 
@@ -147,10 +154,14 @@ def _read_cached_model(path: Path) -> tuple[Any, tuple[str, ...]] | None:
                 return None, known
             from py3langid.langid import LanguageIdentifier
 
+            nextmove = array(str(data["nextmove_type"]), [0]) * int(data["nextmove_len"])
+            size = len(nextmove) * nextmove.itemsize
+            with open(_automaton_path(path), "rb") as fh:
+                if fh.readinto(memoryview(nextmove).cast("B")) != size or fh.read(1):
+                    return None
             ident = LanguageIdentifier(
-                data["ptc"], data["pc"], [str(x) for x in data["classes"]],
-                _as_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
-                tk_row=_as_array(data["nextmove_row"]))
+                data["ptc"], data["pc"], [str(x) for x in data["classes"]], nextmove,
+                data["out_feat"].tolist(), norm_probs=True, tk_row=_as_array(data["nextmove_row"]))
             return ident, known
     except Exception:
         return None
@@ -163,26 +174,34 @@ def _write_cached_model(path: Path, langs: tuple[str, ...], ident: Any, known: t
     if ident is not None:
         arrays |= {
             "ptc": ident.nb_ptc, "pc": ident.nb_pc, "classes": np.array(ident.nb_classes, dtype=str),
-            "nextmove": np.frombuffer(ident.tk_nextmove, dtype=f"u{ident.tk_nextmove.itemsize}"),
+            "nextmove_type": np.array(ident.tk_nextmove.typecode),
+            "nextmove_len": np.array(len(ident.tk_nextmove)),
             "nextmove_row": np.frombuffer(ident.tk_row, dtype=f"u{ident.tk_row.itemsize}"),
             "out_feat": np.asarray(ident.tk_output, dtype=np.int32),
         }
-    tmp = None
+    temps: list[str] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-        tmp = None
+        # the automaton first: a reader trusts the .npz only, and checks the automaton's size
+        writes = [(path, lambda fh: np.savez(fh, **arrays))]
+        if ident is not None:
+            writes.insert(0, (_automaton_path(path), lambda fh: ident.tk_nextmove.tofile(fh)))
+        for target, write in writes:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+            os.replace(tmp, target)
+            temps.remove(tmp)
         # the files of the same languages for an earlier model (py3langid upgraded or reinstalled)
-        for old in path.parent.glob(_cache_stem(langs) + "*.npz"):
-            if old != path:
+        keep = {path, _automaton_path(path)}
+        for old in path.parent.glob(_cache_stem(langs) + "*"):
+            if old not in keep and old.suffix in (".npz", ".nextmove"):
                 old.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only or full cache folder: the next run reads the model again
     finally:
-        if tmp is not None:
+        for tmp in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
