@@ -84,14 +84,14 @@ def _identifier(langs: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
 # CPU and 115 MiB at its peak, on every run that needs it. The tables restricted to a bank's
 # languages (the byte n-gram automaton, which every language shares, and two columns of
 # per-language weights instead of 97) are kept uncompressed in a user cache folder and read in
-# a few milliseconds. Like `__pycache__`, the cache only saves time: a file that is missing,
+# about 0.1 s. Like `__pycache__`, the cache only saves time: a file that is missing,
 # unreadable or written for another model is ignored (and rewritten when the folder is
 # writable); classification is the same, value for value (tests/test_lint_langid_cache.py).
 
 #: Environment variable naming the model cache folder; set it empty to switch the cache off.
 MODEL_CACHE_ENV = "DPASSESS_MODEL_CACHE"
 #: Bumped whenever the layout of the cached model files changes.
-_MODEL_FORMAT = 1
+_MODEL_FORMAT = 2
 _TYPECODE = {2: "H", 4: "I", 8: "L"}
 
 
