@@ -37,9 +37,11 @@ MIN_WORDS = 3
 # Punctuation -> space, so that `str.split` (C speed) yields words for the screen.
 _PUNCT = str.maketrans({c: " " for c in ".,;:!?()[]{}\"'`*_<>/\\|=+#~“”‘’«»…"})
 #: The same for ASCII text as bytes (`bytes.translate` is a table lookup a byte), with the
-#: separators \x1c-\x1f, which `str.split` splits on and `bytes.split` does not.
+#: separators \x1c-\x1f, which `str.split` splits on and `bytes.split` does not; the table
+#: also lower-cases A-Z (what `lower` does to ASCII), so one pass does both.
 _SPLIT_B = bytes(c for c in range(128) if c in _PUNCT or c in range(0x1C, 0x20))
-_PUNCT_B = bytes.maketrans(_SPLIT_B, b" " * len(_SPLIT_B))
+_UPPER_B = bytes(range(0x41, 0x5B))
+_PUNCT_B = bytes.maketrans(_SPLIT_B + _UPPER_B, b" " * len(_SPLIT_B) + _UPPER_B.lower())
 
 
 class ModelDeferred(Exception):
@@ -256,17 +258,21 @@ class LanguageGuesser:
         punct, punct_b = _PUNCT, _PUNCT_B
         for key, text in fields:
             if text.isascii():  # the same words as bytes, split without a dict lookup a char
-                ws = text.encode("ascii").lower().translate(punct_b).split()
+                ws = text.encode("ascii").translate(punct_b).split()
                 mine_set, other_set = own_b, others_b
             else:
                 ws = text.lower().translate(punct).split()
                 mine_set, other_set = own, others
             if len(ws) < MIN_WORDS:
                 continue
-            if mine_set:
-                mine = len(mine_set.intersection(ws))
-                if mine >= 1 and mine >= 3 * len(other_set.intersection(ws)):
-                    continue
+            # Settled: at least one own function word and three times as many as of the others
+            # (`isdisjoint` stops at the first common word and builds no set: when no word of
+            # the other languages is there, one own word settles it).
+            if mine_set and not mine_set.isdisjoint(ws) and (
+                other_set.isdisjoint(ws)
+                or len(mine_set.intersection(ws)) >= 3 * len(other_set.intersection(ws))
+            ):
+                continue
             yield key, text
 
     @staticmethod
