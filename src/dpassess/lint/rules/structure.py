@@ -216,7 +216,8 @@ def near_duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
             for b, kb, wb in keys[i + 1:]:
                 if not ka or not kb or ka == kb:
                     continue  # empty or identical: other rules
-                if len(wa & wb) < 0.6 * len(wa | wb):
+                shared = len(wa & wb)
+                if shared < 0.6 * (len(wa) + len(wb) - shared):  # the union's size
                     continue  # too few shared words to be near-identical
                 if sorted(ka.split()) == sorted(kb.split()) or (
                     min(len(ka), len(kb)) >= 10 and _similar(ka, kb)
