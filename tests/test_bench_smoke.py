@@ -1,0 +1,49 @@
+"""`make bench` must keep running from a clean clone: its steps, on a tiny synthetic bank (the
+figures themselves are measured by `benchmarks/run.py`, never asserted here). Step a needs
+text2qti, a benchmark-only dependency, and is left out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+BENCH = ROOT / "benchmarks"
+
+
+def _step(name: str, work: Path) -> dict:
+    p = subprocess.run([sys.executable, str(BENCH / "run.py"), "--step", name, str(work)],
+                       capture_output=True, text=True, check=False, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import synth
+    finally:
+        sys.path.remove(str(BENCH))
+    work = tmp_path_factory.mktemp("bench")
+    synth.write(work / "bank", 40)
+    synth.write(work / "salad", 40, style="salad")
+    (work / "out").mkdir()
+    return work
+
+
+@pytest.mark.parametrize("name", ["dpassess", "dpassess-model-uncached", "floor", "relint", "salad", "build"])
+def test_bench_step_runs(work: Path, name: str) -> None:
+    r = _step(name, work)
+    assert r["secs"] > 0 and r["rss"] > 0
+    if name in ("dpassess", "floor"):
+        assert r["items"] == 40
+    if name == "dpassess":
+        assert set(r["parts"]) == {"load", "lint", "export (8 files)"}
+        assert sorted(p.name for p in (work / "out" / "dpassess").iterdir()) == ["gift", "moodle-xml", "qti21"]
