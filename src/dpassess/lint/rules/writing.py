@@ -223,6 +223,16 @@ def _content(ws: tuple[str, ...], lang: str) -> set[str]:
     return {w for w in ws if len(w) >= 4 and w not in stop and not w.isdigit()}
 
 
+def _may_hold(text: str, ws: set[str]) -> bool:
+    """False when none of `ws` can be a word of `text` glossary-masked (`LangView.stem_words`):
+    the masked text is pieces of `text` between blanks, so in ASCII text (lower-cased one
+    character at a time) each of its words is a substring of `text.lower()`."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in ws)
+
+
 @rule(
     "WR005", "stem-word-in-key", "warning",
     fix="Reword the key (or the stem) so that it does not echo a stem word no distractor uses.",
@@ -258,12 +268,14 @@ def stem_word_in_key(ctx: ItemContext) -> Iterator[Hit]:
     for v in ctx.views():
         if key not in v.option_words:
             continue
-        stem = _content(v.stem_words, v.lang)
-        in_key = stem & set(v.option_words[key])
-        if not in_key:
-            continue
+        # The key's content words that no distractor uses; the cue is the stem's among them
+        # (the stem's words are found only when one of them may be there).
+        unshared = _content(v.option_words[key], v.lang)
         for o in ctx.distractors:
-            in_key -= set(v.option_words.get(o, ()))
+            unshared -= set(v.option_words.get(o, ()))
+        if not unshared or not _may_hold(v.stem, unshared):
+            continue
+        in_key = unshared.intersection(v.stem_words)
         if in_key:
             ws = ", ".join(repr(w) for w in sorted(in_key))
             yield Hit(
