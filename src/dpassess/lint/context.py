@@ -214,11 +214,11 @@ class ItemContext:
         return t
 
     def may_be_wrong(self, lang: str) -> bool:
-        """Whether a declared wrong rendering of `lang` occurs anywhere in the item (any
-        language): when not, `glossary.wrong(field, lang)` is empty for every field."""
+        """Whether a declared wrong rendering of `lang` occurs in a field of `lang`: when not,
+        `glossary.wrong(field, lang)` is empty for every field of `lang`."""
         hit = self._wrong.get(lang)
         if hit is None:
-            hit = self._wrong[lang] = self.bank.glossary.any_wrong(self.joined, lang)
+            hit = self._wrong[lang] = self.bank.glossary.any_wrong([t for _, t in self.fields(lang)], lang)
         return hit
 
     @cached_property

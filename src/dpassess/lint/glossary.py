@@ -177,10 +177,13 @@ class Glossary:
             ],
         )
 
-    def any_wrong(self, text: str, lang: str) -> bool:
-        """Whether `text` holds any declared wrong rendering (no memo: for whole items)."""
+    def any_wrong(self, texts: list[str], lang: str) -> bool:
+        """Whether one of `texts` may hold a declared wrong rendering (no memo: for the fields
+        of a whole item). They are searched at once, one per line: a line break is not a word
+        character, so a rendering in one text is found; one spanning two lines only makes the
+        answer True when it could have been False."""
         pat = self._wrong.get(lang)
-        return pat is not None and pat.search(text.lower()) is not None
+        return pat is not None and pat.search("\n".join(texts).lower()) is not None
 
     def mask(self, text: str, lang: str) -> str:
         """`text` with every accepted glossary term blanked (a term is not its words)."""
