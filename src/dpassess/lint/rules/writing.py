@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from ..context import ItemContext, LangView
 from ..registry import Hit, rule
-from ..text import Phrases, quote
+from ..text import Phrases, gated_finditer, quote
 from ..words import ABSOLUTE, ALL_NONE, CONSONANT_SOUND, NEGATIVE, STOPWORDS, VOWEL_SOUND
 
 
@@ -171,6 +171,14 @@ _NEG = {
     lang: re.compile(r"(?<![\w'’-])(" + "|".join(map(re.escape, ws)) + r")(?![\w'’-])", re.I)
     for lang, ws in NEGATIVE.items()
 }
+#: The negative words alone, lower-case ASCII: in an ASCII stem, lower-cased, `_NEG` matches
+#: only where one of them starts, and the regex engine skips there in C (see `gated_finditer`;
+#: `_NEG` starts with a lookbehind, so alone it is tried at every position).
+_NEG_LEAD = {
+    lang: re.compile("|".join(map(re.escape, ws)))
+    for lang, ws in NEGATIVE.items()
+    if all(w.isascii() and w == w.lower() for w in ws)
+}
 _EMPHASIS = re.compile(
     r"\*\*.+?\*\*|__.+?__|(?<![\w*])\*[^*\n]+\*|(?<![\w_])_[^_\n]+_"
     r"|<(b|strong|em|i|u)\b[^>]*>.*?</\1>",
@@ -205,8 +213,13 @@ def negative_stem(ctx: ItemContext) -> Iterator[Hit]:
         pat = _NEG.get(_base(lang))
         if pat is None:
             continue
+        lead = _NEG_LEAD.get(_base(lang))
+        found = (
+            gated_finditer(lead, pat, c.stem.lower(), c.stem)
+            if lead is not None and c.stem.isascii() else pat.finditer(c.stem)
+        )
         spans = None  # emphasis, found only once a negative word is
-        for m in pat.finditer(c.stem):
+        for m in found:
             word = m.group(1)
             if len(word) > 1 and word.isupper():
                 continue
