@@ -107,6 +107,10 @@ class Phrases:
             re.compile("|".join(r"\s+".join(map(re.escape, p.split())) for p in alts))
             if alts and all(p.isascii() for p in alts) else None
         )
+        # The longest word of each phrase (none holding another): lower-cased ASCII text
+        # holding none of them holds no phrase (a few substring tests, cheaper than the scan).
+        longest = {max(p.split(), key=len) for p in alts}
+        self.needles = tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         pat = self.pattern
@@ -115,7 +119,9 @@ class Phrases:
         if self.lead is None or not text.isascii():
             yield from pat.finditer(text)
             return
-        yield from gated_finditer(self.lead, pat, text.lower(), text)
+        low = text.lower()
+        if any(n in low for n in self.needles):
+            yield from gated_finditer(self.lead, pat, low, text)
 
     def search(self, text: str) -> re.Match[str] | None:
         return next(self.finditer(text), None)
