@@ -7,7 +7,8 @@ each checked by rendering, the first that reproduces the HTML wins:
 
 1. plain conversion (readable Markdown, no escapes): what authors would write;
 2. the same with every ASCII punctuation character in text escaped (CommonMark backslash escapes);
-3. the HTML itself as a raw HTML block (always renders verbatim when it has no blank line).
+3. the HTML itself as a raw HTML block: blank lines (which would end the block) are dropped, or,
+   where dropping them changes the rendering (inside `<pre>`), written as `&#10;`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
     unclosed = _EMPTY_FIRST.sub(r"\1", raw, count=1)
     if unclosed != raw and renders_as(unclosed, html, inline=inline):
         return unclosed
+    if raw != html and not renders_as(raw, html, inline=inline):
+        # A blank line ends an HTML block, but dropping it changed the rendering (inside <pre>):
+        # it is kept as a character reference instead, which the HTML parser reads back as the
+        # same line break, on a line that is no longer blank.
+        raw = _BLANK.sub(lambda m: m[0][:-1] + "&#10;", html)
     return raw
 
 
