@@ -240,8 +240,20 @@ class _Merger:
             if kind == "inline":
                 self.spans(out, {lang: s[i][1] for lang, s in segs.items()})  # type: ignore[misc]
             else:
-                block = etree.SubElement(out, value.tag, dict(value.attrib))  # type: ignore[union-attr]
+                block = self.block(out, value)  # type: ignore[arg-type]
                 self.merge(block, {lang: _segments(s[i][1]) for lang, s in segs.items()})  # type: ignore[arg-type]
+
+    def block(self, out: etree._Element, el: etree._Element) -> etree._Element:
+        """An empty copy of block element `el` in `out`, with the attributes lxml can set: the
+        HTML parser keeps names that are not XML from malformed HTML (`<p 0` gives `0<`),
+        which are left out (and reported)."""
+        block = etree.SubElement(out, el.tag)
+        for name, value in el.attrib.items():
+            try:
+                block.set(name, value)
+            except ValueError:
+                self.problems.add("attribute")
+        return block
 
     def only(self, out: etree._Element, lang: str, seg: _Seg) -> None:
         """One language's content where the others have none (the languages differ in shape)."""
@@ -249,7 +261,7 @@ class _Merger:
         if kind == "inline":
             self.spans(out, {la: (value if la == lang else []) for la in self.langs})  # type: ignore[misc]
         else:
-            block = etree.SubElement(out, value.tag, dict(value.attrib))  # type: ignore[union-attr]
+            block = self.block(out, value)  # type: ignore[arg-type]
             for s in _segments(value):  # type: ignore[arg-type]
                 self.only(block, lang, s)
 
@@ -308,6 +320,8 @@ _MULTI_PROBLEMS = {
                  "blocks",
     "span": "the text has its own <span>: Moodle's multilang filter ends a language at the "
             "first </span>",
+    "attribute": "malformed HTML (an attribute name that is not XML, such as `<p 0`): left out "
+                 "when the languages were merged",
 }
 
 
