@@ -26,3 +26,12 @@ def test_inline_and_plain():
     assert to_inline_html("a *b*") == "a <em>b</em>"
     assert to_inline_html("- a\n- b").startswith("<ul>")
     assert to_plain('Use `x < y` & "z"') == 'Use x < y & "z"'
+
+
+def test_plain_text_keeps_a_bare_less_than_sign() -> None:
+    """Found by hypothesis (QTI export property): raw HTML may hold `a < b`, which a browser
+    shows as text; only tags and comments are dropped."""
+    from dpassess.render import to_plain
+
+    assert to_plain("<b>\n0 0 < 1\n\n2") == "0 0 < 1 2"
+    assert to_plain("x <!-- note --> *y* <br/>z") == "x y z"

@@ -50,7 +50,8 @@ def to_inline_html(source: str) -> str:
     return html
 
 
-_TAG = re.compile(r"<[^>]+>")
+# Tags and comments only: a `<` that starts neither stays text (raw HTML may hold `a < b`).
+_TAG = re.compile(r"<(?:/?[A-Za-z][^>]*|!--.*?--)>", re.S)
 _ENT = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&"}
 _ENT_RE = re.compile("|".join(map(re.escape, _ENT)))
 
