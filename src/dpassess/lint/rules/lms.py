@@ -322,7 +322,8 @@ def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
     language as Moodle stores it (plain text, with `&`, `<` and `>` written as `&amp;`, `&lt;`,
     `&gt;`), and, in the multilang export (`-l multi`), the titles of all the bank's languages
     together as `<span lang=".." class="multilang">` spans. An item without a title is named by
-    the first line of its stem, shortened to 80 characters, so only titles can be too long.
+    the first line of its stem, shortened to 80 characters (which `&`, `<` and `>` can still
+    take past 255 as entities, or several languages as spans): then the stem is named.
 
     ## Why is this bad?
     Moodle's question name column holds 255 characters: its importer cuts a longer name
@@ -343,20 +344,19 @@ def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
     longest = None
     too_long = False
     for lang, c in item.text.items():
-        if c.title is None:
-            continue
+        where = ("text", lang, "title" if c.title else "stem")
         size = len(moodle_name(item, (lang,)))
         if size > MOODLE_NAME:
             too_long = True
-            yield Hit(("text", lang, "title"),
+            yield Hit(where,
                       f"[Moodle] the name is {size} characters; Moodle cuts names past {MOODLE_NAME}")
         elif longest is None or size > longest[0]:
-            longest = (size, lang)
+            longest = (size, where)
     langs = [la for la in ctx.bank.languages if la in item.text]
     if too_long or longest is None or len(langs) < 2:
         return
     size = len(name := moodle_name(item, langs))
     if size > MOODLE_NAME and is_multilang_name(name):
-        yield Hit(("text", longest[1], "title"),
+        yield Hit(longest[1],
                   f"[Moodle multilang] the name with every language as spans is {size} characters; "
                   f"Moodle cuts it past {MOODLE_NAME}, breaking the spans")
