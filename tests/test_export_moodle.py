@@ -331,6 +331,16 @@ class _ElementWriter(moodle_xml._Writer):
     """Each question built element by element in a fresh <quiz>, as before the working trees:
     the oracle of `_Writer.category` and `_Writer.question`."""
 
+    def text(self, parent, value: str, item_id: str | None = None, where: str = "") -> None:  # type: ignore[no-untyped-def]
+        moodle_xml._set_text(lxml_etree.SubElement(parent, "text"), self._clean(value, item_id, where))
+
+    def formatted(self, parent, tag: str, value: str, item_id: str | None, where: str,  # type: ignore[no-untyped-def]
+                  **attrib: str):
+        el = lxml_etree.SubElement(parent, tag, attrib)
+        el.set("format", "html")
+        self.text(el, value, item_id, where)
+        return el
+
     def category(self, path: str, info: str = "") -> None:
         quiz = lxml_etree.Element("quiz")
         q = lxml_etree.SubElement(quiz, "question", type="category")

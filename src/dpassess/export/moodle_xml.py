@@ -136,18 +136,6 @@ class _Writer:
                 FORMAT, item_id, where, f"removed characters XML cannot carry: {removed}"))
         return text
 
-    def text(self, parent: etree._Element, value: str, item_id: str | None = None,
-             where: str = "") -> None:
-        """`<text>` holding `value` (see `_set_text`)."""
-        _set_text(etree.SubElement(parent, "text"), self._clean(value, item_id, where))
-
-    def formatted(self, parent: etree._Element, tag: str, value: str, item_id: str | None,
-                  where: str, fmt: str = "html", **attrib: str) -> etree._Element:
-        el = etree.SubElement(parent, tag, attrib)
-        el.set("format", fmt)
-        self.text(el, value, item_id, where)
-        return el
-
     # --- questions ------------------------------------------------------------------------
     def category(self, path: str, info: str = "") -> None:
         if self.category_tree is None:
