@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from ..model import BankConfig, GlossaryTerm
-from .text import gated_finditer
+from .text import gated_finditer, needles
 
 #: Inflections of a glossary-language (English) term still count as the term: GPUs, sharded.
 _SUFFIX = r"(?:s|es|ed|d|ing)?"
@@ -34,14 +34,7 @@ class _Terms:
     def __init__(self, full: re.Pattern[str], lead: re.Pattern[str], forms: list[str]) -> None:
         self.full = full
         self.lead = lead
-        # The longest word of each form: a text without any of them holds no form (a few
-        # substring tests, cheaper than the scan, for whole items).
-        split = [f.split() for f in forms]
-        if any(not ws for ws in split):  # an empty form: anything may match
-            self.needles: tuple[str, ...] = ("",)
-        else:
-            longest = {max(ws, key=len) for ws in split}
-            self.needles = tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
+        self.needles = needles(forms)  # a text without any of them holds no form
 
     def finditer(self, low: str) -> Iterator[re.Match[str]]:
         return gated_finditer(self.lead, self.full, low)

@@ -90,6 +90,17 @@ def gated_finditer(
             m = search(low, hit.end())
 
 
+def needles(forms: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Substrings every text holding one of `forms` holds one of: the longest word of each form,
+    without those that hold another (a few substring tests, cheaper than a regex scan). An
+    empty form gives `("",)`: anything may hold it."""
+    split = [f.split() for f in forms]
+    if any(not ws for ws in split):
+        return ("",)
+    longest = {max(ws, key=len) for ws in split}
+    return tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
+
+
 class Phrases:
     """`phrase_pattern(phrases, suffix)` with the same matches, found faster in ASCII text.
 
@@ -107,10 +118,8 @@ class Phrases:
             re.compile("|".join(r"\s+".join(map(re.escape, p.split())) for p in alts))
             if alts and all(p.isascii() for p in alts) else None
         )
-        # The longest word of each phrase (none holding another): lower-cased ASCII text
-        # holding none of them holds no phrase (a few substring tests, cheaper than the scan).
-        longest = {max(p.split(), key=len) for p in alts}
-        self.needles = tuple(sorted(n for n in longest if not any(m != n and m in n for m in longest)))
+        # lower-cased ASCII text holding none of them holds no phrase
+        self.needles = needles(alts)
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         pat = self.pattern
