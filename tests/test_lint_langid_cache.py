@@ -94,6 +94,16 @@ def test_cache_file_is_keyed_on_languages_and_model(monkeypatch: pytest.MonkeyPa
     before = langid._cached_model_path(LANGS)
     monkeypatch.setattr(langid, "_MODEL_FORMAT", langid._MODEL_FORMAT + 1)
     assert langid._cached_model_path(LANGS) != before
+    # another model file (py3langid reinstalled or upgraded): another key
+    import py3langid.langid as pl
+
+    formatted = langid._cached_model_path(LANGS)
+    model = tmp_path / "model.npz.xz"
+    model.write_bytes((pl.MODEL_DIR / pl.MODEL_FILE).read_bytes()[:100])
+    monkeypatch.setattr(pl, "MODEL_FILE", str(model))  # absolute: MODEL_DIR / it is it
+    other = langid._cached_model_path(LANGS)
+    assert other is not None and other != formatted
+    assert other.name.startswith(langid._cache_stem(LANGS))
 
 
 def test_default_folder_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
