@@ -38,11 +38,11 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
-@pytest.mark.parametrize("name", ["dpassess", "dpassess-model-uncached", "floor", "relint", "salad", "build"])
+@pytest.mark.parametrize("name", ["dpassess", "dpassess-model-uncached", "same-as-a", "floor", "relint", "salad", "build"])
 def test_bench_step_runs(work: Path, name: str) -> None:
     r = _step(name, work)
     assert r["secs"] > 0 and r["rss"] > 0
-    if name in ("dpassess", "floor"):
+    if name in ("dpassess", "floor", "same-as-a"):
         assert r["items"] == 40
     if name == "dpassess":
         assert set(r["parts"]) == {"load", "lint", "export (8 files)"}
