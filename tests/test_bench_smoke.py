@@ -47,3 +47,12 @@ def test_bench_step_runs(work: Path, name: str) -> None:
     if name == "dpassess":
         assert set(r["parts"]) == {"load", "lint", "export (8 files)"}
         assert sorted(p.name for p in (work / "out" / "dpassess").iterdir()) == ["gift", "moodle-xml", "qti21"]
+
+
+def test_serialise_bound_runs() -> None:
+    """benchmarks/serialise_bound.py (quoted in docs/performance.md) on a tiny bank."""
+    p = subprocess.run([sys.executable, str(BENCH / "serialise_bound.py"), "40"],
+                       capture_output=True, text=True, check=False, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "synthetic-en.zip: 42 files" in p.stdout  # 40 items, the assessment test, the manifest
+    assert "serialisation alone:" in p.stdout
