@@ -108,6 +108,34 @@ def test_dpassess_toml_wins_and_bad_keys_exit_2(tmp_path: Path) -> None:
     assert code == 2 and "invalid TOML" in err
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        ("dpassess.toml", '[lnt]\nignore = ["ALL"]\n', "unknown key 'lnt' (did you mean 'lint'?)"),
+        ("dpassess.toml", "fail-on = 'error'\n", "unknown key 'fail-on'"),
+        ("pyproject.toml", '[tool.dpassess.lnt]\nignore = ["ALL"]\n',
+         "[tool.dpassess]: unknown key 'lnt' (did you mean 'lint'?)"),
+        ("pyproject.toml", "[tool.dpassess]\nfoo = 1\n", "[tool.dpassess]: unknown key 'foo'"),
+        ("pyproject.toml", "[tool]\ndpassess = 1\n", "[tool.dpassess]: expected a table"),
+    ],
+)
+def test_a_mistyped_table_is_a_usage_error(tmp_path: Path, name: str, text: str,
+                                          needle: str) -> None:
+    """A typo in a table name would otherwise leave the defaults in force without a word."""
+    shutil.copytree(ORIGINAL, tmp_path / "bank")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    code, _, err = run(str(tmp_path / "bank"))
+    assert code == 2 and needle in err and name in err
+
+
+def test_pyproject_without_dpassess_tables_is_passed_over(tmp_path: Path) -> None:
+    """A pyproject.toml of another project (no [tool.dpassess]) is not ours to judge."""
+    shutil.copytree(ORIGINAL, tmp_path / "bank")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ruff]\nline-length = 99\n',
+                                             encoding="utf-8")
+    assert load_config(tmp_path / "bank") == LintConfig()
+
+
 def test_output_file_is_written(tmp_path: Path) -> None:
     out = tmp_path / "lint.sarif"
     code, stdout, _ = run(str(ORIGINAL), "-f", "sarif", "-o", str(out))

@@ -145,13 +145,29 @@ def _read(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: invalid TOML: {exc}") from exc
 
 
+def _only_lint(container: dict[str, Any], where: str) -> None:
+    """`lint` is the only table dpassess reads here: any other key is a typo that would
+    otherwise switch the settings off without a word."""
+    for key in container:
+        if key != "lint":
+            close = difflib.get_close_matches(key, ["lint"], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{where}: unknown key {key!r}{hint}; the only table is 'lint'")
+
+
 def _table(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     if path.name == "pyproject.toml":
         tool = data.get("tool", {}).get("dpassess")
         where = f"{path}: [tool.dpassess.lint]"
-        table = tool.get("lint") if isinstance(tool, dict) else None
+        if tool is not None and not isinstance(tool, dict):
+            raise UsageError(f"{path}: [tool.dpassess]: expected a table, found "
+                             f"{type(tool).__name__}")
+        if tool is not None:
+            _only_lint(tool, f"{path}: [tool.dpassess]")
+        table = tool.get("lint") if tool is not None else None
     else:
         where = f"{path}: [lint]"
+        _only_lint(data, str(path))
         table = data.get("lint")
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"{where}: expected a table, found {type(table).__name__}")
