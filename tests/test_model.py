@@ -39,6 +39,35 @@ def test_true_false_defaults_to_two_options_with_language_words():
     assert item.option_text("id", "true") == "Benar"
 
 
+def test_true_false_option_text_may_be_left_out_where_words_are_built_in():
+    """docs/authoring.md: the option text of a true_false item may be omitted in id and en."""
+    data = {**BASE, "type": "true_false", "key": "true",
+            "text": {"id": {"stem": "Benar?"}, "en": {"stem": "True?"}}}
+    del data["options"]
+    item = Item.model_validate(data)
+    assert [item.option_text(lang, "true") for lang in ("id", "en")] == ["Benar", "True"]
+
+
+def test_true_false_in_a_language_without_built_in_words_needs_its_words():
+    data = {**BASE, "type": "true_false", "key": "true",
+            "text": {"en": {"stem": "True?"}, "ms": {"stem": "Betul?"}}}
+    del data["options"]
+    with pytest.raises(ValidationError) as info:
+        Item.model_validate(data)
+    problems = info.value.errors()[0]["ctx"]["error"].problems
+    assert [loc for loc, _ in problems] == [("text", "ms", "options")]
+    assert "no built-in words for true/false in 'ms'" in problems[0][1]
+    data["text"]["ms"]["options"] = {"true": "Betul", "false": "Salah"}
+    assert Item.model_validate(data).option_text("ms", "false") == "Salah"
+
+
+def test_other_items_still_need_every_option_text():
+    with pytest.raises(ValidationError) as info:
+        Item.model_validate({**BASE, "text": {"en": {"stem": "Which?"}}})
+    problems = info.value.errors()[0]["ctx"]["error"].problems
+    assert problems == [(("text", "en", "options"), "no text for option(s) right, wrong")]
+
+
 def test_multiple_response_default_fractions_share_plus_and_minus_one():
     item = Item.model_validate({
         **BASE, "type": "multiple_response", "options": ["a", "b", "c", "d"], "key": ["a", "b"],

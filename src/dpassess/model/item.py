@@ -123,7 +123,11 @@ class Content(_Strict):
 
     title: Text | None = Field(None, description="Short name shown in LMS question lists.")
     stem: Text = Field(description="The question (Markdown).")
-    options: dict[OptionId, Text] = Field(description="Option text by option id (Markdown).")
+    options: dict[OptionId, Text] = Field(
+        default_factory=dict,
+        description="Option text by option id (Markdown); required for every option, except in "
+        "true_false items, whose options default to built-in words in id and en.",
+    )
     feedback: dict[OptionId, Text] = Field(
         default_factory=dict, description="Why this option is right or wrong, by option id."
     )
@@ -307,7 +311,12 @@ def _problems(item: Item):
         for oid in content.feedback:
             if oid not in seen:
                 yield ("text", lang, "feedback", oid), f"feedback for unknown option {oid!r}"
+        missing = [oid for oid in ids if oid not in content.options]
         if item.type is not ItemType.true_false:
-            missing = [oid for oid in ids if oid not in content.options]
             if missing:
                 yield ("text", lang, "options"), f"no text for option(s) {', '.join(missing)}"
+        elif missing and lang not in TRUE_FALSE_WORDS:
+            yield (("text", lang, "options"),
+                   f"no built-in words for true/false in {lang!r} (only "
+                   f"{', '.join(TRUE_FALSE_WORDS)}): give them, e.g. options: "
+                   '{"true": ..., "false": ...} (quoted: YAML reads a bare true as a boolean)')
