@@ -247,3 +247,13 @@ def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
     with pytest.raises(UsageError, match="is a directory"):
         write_collection(seed, "gift", ["en", "id"], tmp_path)
     assert _all_files(tmp_path) == ["data-parallelism-id.txt"]
+
+
+def test_a_file_where_a_folder_must_be_is_named(seed, tmp_path):
+    """mkdir's "File exists" would not say which part of the path is the problem."""
+    from dpassess.errors import UsageError
+
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"cannot write: .*afile is a file, not a folder"):
+        write_collection(seed, "gift", ["en"], tmp_path / "afile" / "sub")
+    assert _all_files(tmp_path) == ["afile"]

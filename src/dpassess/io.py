@@ -13,6 +13,17 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+def _cannot_write(target: Path, exc: OSError) -> UsageError:
+    """The error for `target`; a file where a folder must be (mkdir says "File exists") is named."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        for parent in target.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    return UsageError(f"{target}: cannot write: {parent} is a file, not a folder")
+                break
+    return UsageError(f"{target}: cannot write: {exc.strerror or exc}")
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write `data` to `path` atomically; a failure leaves any previous file untouched.
 
@@ -31,7 +42,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise UsageError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+        raise _cannot_write(target, exc) from exc
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -50,7 +61,7 @@ def temp_beside(path: str | os.PathLike[str]) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
     except OSError as exc:
-        raise UsageError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+        raise _cannot_write(target, exc) from exc
     return Path(tmp)
 
 
