@@ -180,3 +180,9 @@ def test_failing_levels() -> None:
     assert not failing(findings, "warning") and not failing(findings, "error")
     with pytest.raises(UsageError):
         LintConfig(select=("NOPE",))
+
+
+def test_too_few_options_help_follows_the_configured_minimum() -> None:
+    findings = lint_banks(load_banks([SEED_BANK]), LintConfig(select=("ST004",), min_options=5))
+    assert findings and all("at least 5 are needed" in f.message for f in findings)
+    assert all(f.help.startswith("Add plausible distractors (5 or more options)") for f in findings)

@@ -135,7 +135,9 @@ def too_few_options(ctx: ItemContext) -> Iterator[Hit]:
         return
     n, need = len(item.options), ctx.config.min_options
     if n < need:
-        yield Hit(("options",), f"{n} options; at least {need} are needed")
+        yield Hit(("options",), f"{n} options; at least {need} are needed",
+                  f"Add plausible distractors ({need} or more options), or set min-options in "
+                  "the config.")
 
 
 @rule(
