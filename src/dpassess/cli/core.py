@@ -28,7 +28,7 @@ def schema(
 
 @app.command()
 def check(
-    paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks."),  # noqa: B008
+    paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks (default: items)."),  # noqa: B008
 ) -> None:
     """Load and validate banks; report every error at once (exit 1 if any)."""
     try:
