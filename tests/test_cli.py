@@ -76,3 +76,10 @@ def test_usage_errors_exit_2(args, fragment):
     assert r.returncode == 2
     assert fragment in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_export_names_the_bank_of_a_bank_level_warning(tmp_path: Path) -> None:
+    """With several banks, a warning about a whole bank says which (as `dpassess build` does)."""
+    r = run("export", "items", "-f", "gift", "-l", "en", "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "items/data-parallelism: warning: gift: shuffle:" in r.stderr

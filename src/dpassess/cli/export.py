@@ -13,10 +13,10 @@ from ..loader import load_banks
 from ._app import app, err
 
 
-def print_warnings(warnings: list[ExportWarning], collection: Collection) -> None:
+def print_warnings(warnings: list[ExportWarning], collection: Collection, bank: str) -> None:
+    """Each warning after the file it concerns: the item's, else the bank folder (as `build`)."""
     for w in warnings:
-        path = collection.paths.get(w.item_id or "", "")
-        err(f"{path + ': ' if path else ''}warning: {w}")
+        err(f"{collection.paths.get(w.item_id or '', bank)}: warning: {w}")
 
 
 @app.command()
@@ -51,6 +51,6 @@ def export(
             target_dir = out if out is not None else Path("exports") / FORMAT_DIRS[fmt]
             names = None
         written, warnings = write_collection(collection, fmt, langs, target_dir, names=names)
-        print_warnings(warnings, collection)
+        print_warnings(warnings, collection, str(bank.root))
         for path in written:
             typer.echo(f"wrote {path}")
