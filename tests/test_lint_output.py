@@ -98,3 +98,14 @@ def test_formats_are_deterministic(findings: list[Finding]) -> None:
 def test_unknown_format_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="--format xml"):
         format_findings([], "xml")
+
+
+def test_sarif_path_outside_the_working_folder_is_an_absolute_uri_alone(tmp_path) -> None:
+    """A relative URI is resolved against %SRCROOT%; an absolute file: URI carries no base."""
+    outside = Finding("WR001", "key-is-longest", Severity.warning, str(tmp_path / "x.yaml"), 1, 1,
+                      "", "m", "h")
+    inside = Finding("WR001", "key-is-longest", Severity.warning, "items/x.yaml", 1, 1, "", "m", "h")
+    locs = [r["locations"][0]["physicalLocation"]["artifactLocation"]
+            for r in json.loads(format_findings([outside, inside], "sarif"))["runs"][0]["results"]]
+    assert {"uri": "items/x.yaml", "uriBaseId": "%SRCROOT%"} in locs
+    assert {"uri": (tmp_path / "x.yaml").as_uri()} in locs

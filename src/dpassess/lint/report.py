@@ -76,6 +76,13 @@ def _uri(path: str) -> str:
     return str(PurePosixPath(*p.parts)) if os.sep != "/" else p.as_posix()
 
 
+def _artifact(path: str) -> dict[str, str]:
+    """A relative URI against %SRCROOT% (where code scanning checks out the repository); an
+    absolute file: URI stands alone (SARIF 2.1.0 §3.4.3: no uriBaseId with an absolute URI)."""
+    uri = _uri(path)
+    return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
+
+
 def format_sarif(findings: Sequence[Finding]) -> str:
     codes = sorted(RULES)
     index = {c: i for i, c in enumerate(codes)}
@@ -100,7 +107,7 @@ def format_sarif(findings: Sequence[Finding]) -> str:
             "message": {"text": f"{f.message}\nhelp: {f.help}"},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": _artifact(f.path),
                     "region": {"startLine": f.line, "startColumn": f.col},
                 },
                 "logicalLocations": [{"fullyQualifiedName": f.field}] if f.field else [],
