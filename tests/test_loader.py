@@ -181,8 +181,11 @@ def test_parallel_and_sequential_loads_agree(tmp_path):
 _YAML_CASES = [
     "a: 1", "a: &x [1, *x]", "x: &a {b: 1}\ny: *a", "<<: {a: 1}\nb: 2", "a: 2024-01-01",
     "? [1]\n: 2", "1: a", "a: !!binary aGk=", "a: yes\nb: ~\nc: 1.5\nd: 0x1f\ne: '1'",
-    "- a\n- b: c", "a: !foo x", "a: {b: [c, {d: e}]}", "", "a: 1\n---\nb: 2", "a: 1\na: 2",
+    "- a\n- b: c", "a: !foo x", "a: {b: [c, {d: e}]}", "", "a: 1\n---\nb: 2",
     "&r [*r]", "a: [b, c", "a: !!set {x, y}",
+    # merge keys: explicit keys override merged ones (not duplicates), repeated `<<` all merge
+    "b: &b {x: 1, y: 2}\nc: {<<: *b, x: 3}", "<<: [{a: 1}, {a: 2, b: 3}]\na: 4",
+    "a: 1\n<<: {a: 0}\n<<: {b: 2}", "1: a\n'1': b", "a: 1\nA: 2",
 ]
 
 

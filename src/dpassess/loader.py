@@ -6,6 +6,7 @@ kept while loading; `positions.locate` recomputes them for the few fields that n
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import os
 import re
@@ -28,7 +29,36 @@ MAX_FILE_BYTES = 1 << 20
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq"))
+_STR, _MAP, _SEQ, _MERGE = (
+    f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq", "merge")
+)
+
+
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A key written twice in one mapping. PyYAML keeps the last value without a word; we refuse.
+
+    `loc` is the field path of the second occurrence (its last step is the key), `first_line` the
+    1-based line of the first; `problem_mark` points at the second occurrence.
+    """
+
+    def __init__(self, mapping: yaml.Node, first: yaml.Node, second: yaml.Node) -> None:
+        key = str(second.value) if isinstance(second, yaml.ScalarNode) else second.id
+        super().__init__(
+            "while constructing a mapping", first.start_mark,
+            f"found duplicate key {key!r}", second.start_mark,
+        )
+        self.key = key
+        self.first_line = first.start_mark.line + 1
+        self.loc: list[str | int] = [key]
+        #: the node `loc` starts from; each enclosing collection prepends its step as the error rises
+        self.node = mapping
+
+    def within(self, node: yaml.Node, step: str | int | None = None) -> DuplicateKeyError:
+        if step is None:  # a sequence: find the entry by identity (aliases: the first is built)
+            step = next(i for i, x in enumerate(node.value) if x is self.node)
+        self.loc.insert(0, step)
+        self.node = node
+        return self
 
 
 def load_yaml(text: str) -> Any:
@@ -38,6 +68,10 @@ def load_yaml(text: str) -> Any:
     strings (nearly all of an item file) are then built directly, and every other node (numbers,
     booleans, dates, merge keys, non-string keys, unknown tags) goes to PyYAML's own safe
     constructor. Aliases give the same shared object, as PyYAML does (recursive ones included).
+
+    One deliberate difference: a key repeated in a mapping (at any depth) raises
+    DuplicateKeyError where PyYAML would keep the last value. Keys a merge (`<<`) brings in are
+    not duplicates: explicit keys override them, as PyYAML defines.
     """
     loader = _Loader(text)
     try:
@@ -57,18 +91,82 @@ def _build(node: yaml.Node, loader: Any, memo: dict[int, Any]) -> Any:
     if cls is yaml.MappingNode and tag == _MAP:
         pairs = node.value
         if not all(k.__class__ is yaml.ScalarNode and k.tag == _STR for k, _ in pairs):
+            _check_keys(node, loader, set())
             return loader.construct_object(node, deep=True)
         out: dict[str, Any] = {}
         memo[id(node)] = out
-        for k, v in pairs:
-            out[k.value] = _build(v, loader, memo)
+        try:
+            for k, v in pairs:
+                out[k.value] = _build(v, loader, memo)
+        except DuplicateKeyError as exc:
+            raise exc.within(node, k.value) from None
+        if len(out) != len(pairs):  # a key repeated: the only cost on the usual path
+            seen: dict[str, yaml.Node] = {}
+            for k, _ in pairs:
+                if k.value in seen:
+                    raise DuplicateKeyError(node, seen[k.value], k)
+                seen[k.value] = k
         return out
     if cls is yaml.SequenceNode and tag == _SEQ:
         seq: list[Any] = []
         memo[id(node)] = seq
-        seq.extend(_build(x, loader, memo) for x in node.value)
+        try:
+            seq.extend(_build(x, loader, memo) for x in node.value)
+        except DuplicateKeyError as exc:
+            raise exc.within(node) from None
         return seq
+    _check_keys(node, loader, set())
     return loader.construct_object(node, deep=True)
+
+
+_UNKNOWN = object()
+
+
+def _key_of(k: yaml.Node, loader: Any) -> Any:
+    """The Python key a key node constructs to, or _UNKNOWN (PyYAML then reports any problem)."""
+    if k.__class__ is not yaml.ScalarNode:
+        return _UNKNOWN  # a collection: unhashable, PyYAML refuses it
+    if k.tag == _STR:
+        return k.value
+    try:
+        key = loader.construct_object(k)  # cached: PyYAML reuses this very object
+        hash(key)
+    except Exception:  # PyYAML raises its own error for it later
+        return _UNKNOWN
+    return key
+
+
+def _check_keys(node: yaml.Node, loader: Any, done: set[int]) -> None:
+    """Raise DuplicateKeyError for a key repeated in any mapping at or below `node`.
+
+    For the nodes PyYAML's constructor builds (merge keys, non-string keys, tags), checked before
+    it runs: its merge flattening rewrites the mappings. Keys equal as Python values (`1`, `1.0`,
+    `true`) are duplicates too, since the dict keeps only one. Repeated `<<` keys are not: PyYAML
+    merges them all.
+    """
+    if node.__class__ is yaml.ScalarNode or id(node) in done:
+        return
+    done.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for i, x in enumerate(node.value):
+            try:
+                _check_keys(x, loader, done)
+            except DuplicateKeyError as exc:
+                raise exc.within(node, i) from None
+        return
+    first: dict[Any, yaml.Node] = {}
+    for k, v in node.value:
+        if k.tag != _MERGE:
+            key = _key_of(k, loader)
+            if key is not _UNKNOWN:
+                if key in first:
+                    raise DuplicateKeyError(node, first[key], k)
+                first[key] = k
+        try:
+            _check_keys(v, loader, done)
+        except DuplicateKeyError as exc:
+            step = str(k.value) if k.__class__ is yaml.ScalarNode else k.id
+            raise exc.within(node, step) from None
 
 
 def _pos(err: yaml.YAMLError) -> tuple[int, int]:
@@ -101,6 +199,10 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
         ]
     try:
         data = load_yaml(text)
+    except DuplicateKeyError as exc:
+        line, col = _pos(exc)
+        msg = f"duplicate key {exc.key!r} (first at line {exc.first_line})"
+        return None, [Diagnostic(path, line, col, _field(exc.loc), msg)]
     except yaml.constructor.ConstructorError as exc:
         line, col = _pos(exc)
         m = re.search(r"'([^']+)'", str(exc.problem or ""))
@@ -150,8 +252,63 @@ def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
     return []
 
 
-def _message(err: dict[str, Any], model: type[BaseModel]) -> str:
+#: What YAML makes of an unquoted word that is not a string (YAML 1.1: `yes`, `on`, `~` too).
+_YAML_READS = ((bool, "a boolean"), (int, "a number"), (float, "a number"),
+               (datetime.date, "a date"), (type(None), "null"))
+
+
+def _scalar_text(node: yaml.Node | None, loc: tuple[str | int, ...]) -> str | None:
+    """The text written in the file for the scalar at `loc` (None if there is none)."""
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                         and k.value == str(step)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            return None
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+def _not_a_string(err: dict[str, Any], written: str | None) -> str | None:
+    """'`true` is read by YAML as a boolean: ...' where text (an id, an option id) was expected.
+
+    For string fields, the key (one option id or a list of them) and option list entries (an
+    option id stands for `{id: ...}`), when YAML turned the unquoted word into something else.
+    """
+    kind, loc, value = err["type"], tuple(err["loc"]), err["input"]
+    if not (
+        kind == "string_type"
+        or (kind == "tuple_type" and loc == ("key",))
+        or (kind == "model_type" and len(loc) == 2 and loc[0] == "options")
+    ):
+        return None
+    what = next((name for t, name in _YAML_READS if isinstance(value, t)), None)
+    if what is None:
+        return None
+    if written is None:  # a mapping key, or no file to read: what YAML would write back
+        written = yaml.safe_dump(value).removesuffix("\n...\n").strip()
+    if value is None and not written:
+        return "no value given" + (": write the option id, key: <id>" if loc == ("key",) else "")
+    option = loc[0] in ("key", "options", "weights") or (
+        loc[-1] == "[key]" and ("options" in loc or "feedback" in loc)
+    )
+    thing = "the option id" if option else "it"
+    quoted = '"' + written.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if loc and loc[-1] == "[key]":
+        example = f"{quoted}: ..."
+    elif loc and isinstance(loc[-1], str):
+        example = f"{loc[-1]}: {quoted}"
+    else:
+        example = quoted
+    return f"`{written}` is read by YAML as {what}: write {thing} in quotes, {example}"
+
+
+def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = None) -> str:
     kind = err["type"]
+    hint = _not_a_string(err, written)
+    if hint is not None:
+        return hint
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
@@ -184,7 +341,7 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
         if isinstance(inner, ItemValueError):
             problems = [(loc + tuple(sub), msg) for sub, msg in inner.problems]
         else:
-            problems = [(loc, _message(err, model))]
+            problems = [(loc, _message(err, model, _scalar_text(node, loc)))]
         for ploc, message in problems:
             line, col = locate_in(node, ploc) if node is not None else (1, 1)
             out.append(Diagnostic(path, line, col, _field(ploc), message))
