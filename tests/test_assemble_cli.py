@@ -135,3 +135,108 @@ def test_solver_infeasibility_names_the_conflicting_constraints_exit_1(tmp_path)
     assert lines[2:] == [f"  - 8 items per form ({bp}:5)",
                          "  - 1 enemy pairs never on one form (the items' `enemies`; "
                          f"{bp}:6)"]
+
+
+# --- all or nothing: a path in the way or a failing write leaves the output folder as it was ---
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path below `root` (folders as None, files with their bytes)."""
+    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def assembly():
+    from dpassess.assemble import assemble
+
+    return assemble(BLUEPRINT)
+
+
+def test_a_directory_in_the_way_writes_nothing_and_exits_2(tmp_path):
+    out = tmp_path / "out"
+    (out / "dp-quiz-b" / "dp-quiz-b-key.csv").mkdir(parents=True)
+    (out / "notes.txt").write_text("mine\n")
+    before = tree(out)
+    r = run(str(BLUEPRINT), "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert f"{out}/dp-quiz-b/dp-quiz-b-key.csv: is a directory" in r.stderr
+    assert tree(out) == before  # no form a, no temporary files, no new folders
+
+
+def test_a_file_in_place_of_a_folder_writes_nothing_and_exits_2(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dp-quiz-b").write_text("not a folder\n")
+    before = tree(out)
+    r = run(str(BLUEPRINT), "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert f"{out}/dp-quiz-b: not a directory" in r.stderr
+    assert tree(out) == before
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assembly, fresh):
+    from dpassess.assemble import output, write_assembly
+    from dpassess.errors import UsageError
+
+    out = tmp_path / "out"
+    if not fresh:  # an earlier run's files stay exactly as they were
+        write_assembly(assembly, out)
+        (out / "dp-quiz-a" / "dp-quiz-a-key.csv").write_text("edited by hand\n")
+    before = tree(out) if out.exists() else None
+    real = output._fill
+    calls = []
+
+    def failing(tmp: Path, data: bytes, path: Path) -> None:
+        calls.append(path)
+        real(tmp, data, path)  # the temporary file is really written ...
+        if path.name == "dp-quiz-b-en.html":  # ... then form b's exam fails, after form a
+            raise UsageError(f"{path}: cannot write: No space left on device")
+
+    monkeypatch.setattr(output, "_fill", failing)
+    with pytest.raises(UsageError, match=r"dp-quiz-b-en\.html: cannot write"):
+        write_assembly(assembly, out)
+    assert any(p.parent.name == "dp-quiz-a" for p in calls)  # form a was complete by then
+    if fresh:
+        assert not out.exists(), sorted(out.rglob("*"))
+    else:
+        assert tree(out) == before
+
+
+def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly):
+    from dpassess.assemble import output, write_assembly
+    from dpassess.errors import UsageError
+
+    def failing(tmp: Path, path: Path) -> None:
+        raise UsageError(f"{path}: cannot write: Permission denied")
+
+    monkeypatch.setattr(output, "replace_from_temp", failing)
+    with pytest.raises(UsageError, match="Permission denied"):
+        write_assembly(assembly, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_normal_write_matches_the_committed_forms(tmp_path, assembly):
+    from dpassess.assemble import write_assembly
+
+    written, _ = write_assembly(assembly, tmp_path)
+    assert written[-2:] == [tmp_path / "summary.json", tmp_path / "summary.txt"]  # renamed last
+    assert files(tmp_path) == files(ROOT / "exports" / "forms" / "data-parallelism")
+
+
+def test_stale_forms_of_an_earlier_run_are_left_with_a_warning(tmp_path):
+    out = tmp_path / "out"
+    r = run(str(blueprint(tmp_path, "forms: 3\nitems: 2\n")), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    (out / "mine").mkdir()
+    r = run(str(blueprint(tmp_path, "forms: 2\nitems: 2\n")), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert [f["id"] for f in json.loads((out / "summary.json").read_text())["forms"]] == [
+        "exam-a", "exam-b"]
+    assert (out / "exam-c" / "exam-c-key.csv").is_file() and (out / "mine").is_dir()
+    stale = [line for line in r.stderr.splitlines() if "earlier assembly" in line]
+    assert stale == [f"warning: {out}/exam-c: a form of an earlier assembly (exam), not of this "
+                     "one; left in place: remove it if it is no longer wanted"]

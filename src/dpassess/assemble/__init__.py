@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .blueprint import Blueprint
 from .forms import Form, make_forms
-from .output import Output, render, summary_data, summary_text, write
+from .output import Output, render, stale_forms, summary_data, summary_text, write
 from .problem import BlueprintError, Problem, load_blueprint, load_problem
 from .solve import Infeasible, Selection, Status, solve
 
@@ -74,10 +74,16 @@ def assemble(
 
 
 def write_assembly(assembly: Assembly, out_dir: str | os.PathLike[str]) -> tuple[list[Path], list[str]]:
-    """Write every file of every form; returns (written paths, warning lines)."""
+    """Write every file of every form, or none (see `output.write`); returns (written paths,
+    warning lines). Raises UsageError naming a path that cannot be written.
+
+    Form folders of an earlier run that this one does not write are left in place, with a
+    warning (the earlier summary.json names them)."""
     output = assembly.render()
+    out = Path(out_dir)
+    stale = stale_forms(output, out)
     warnings = [*assembly.problem.warnings, *output.warnings]
-    return write(output, Path(out_dir)), warnings
+    return write(output, out), [*warnings, *stale]
 
 
 def build_forms(blueprint_path: Path, out_dir: Path) -> tuple[list[Path], list[str]]:

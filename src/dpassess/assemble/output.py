@@ -1,11 +1,13 @@
 """Assembled forms -> files: answer keys (CSV, JSON), printable HTML, every export, a summary.
 
-Everything is built in memory first and then written file by file with `atomic_write`, so a
-failing exporter writes nothing and no file is ever half-written. No file holds a time stamp.
+Everything is built in memory first. `write` then checks every destination, writes each file
+to a temporary file beside it and renames them all only when every one is complete: a failing
+exporter or a failing write leaves the output folder as it was. No file holds a time stamp.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -16,10 +18,11 @@ from pathlib import Path
 import lxml.html
 from lxml.html import builder as E
 
+from ..errors import UsageError
 from ..export import EXPORTERS, MULTI, Collection
 from ..export._xmlchars import xml_safe
-from ..exporting import FORMAT_DIRS
-from ..io import atomic_write
+from ..exporting import FORMAT_DIRS, _missing_dirs
+from ..io import discard, replace_from_temp, temp_beside
 from ..render import to_html
 from .forms import Form
 from .problem import SCALE, Problem
@@ -250,10 +253,67 @@ def render(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> Output:
     return out
 
 
+def check_targets(paths: list[Path]) -> None:
+    """Raise UsageError naming the path when a destination is a folder or has a non-folder in
+    the way of its parent folders; nothing is created."""
+    for path in paths:
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory; remove it or choose another --out")
+        for folder in path.parents:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise UsageError(f"{folder}: not a directory; cannot write {path} inside it")
+                break
+
+
 def write(output: Output, out_dir: Path) -> list[Path]:
-    written = []
-    for rel in sorted(output.files):
-        path = out_dir / rel
-        atomic_write(path, output.files[rel])
-        written.append(path)
-    return written
+    """Write every file, or none: every destination is checked first, each file goes to a
+    temporary file beside its destination, and all are renamed (in sorted order, the summary
+    last) once every one is complete. On a failure every temporary file and every folder this
+    call created are removed; files that were there before are left as they were.
+
+    Raises UsageError naming the path that cannot be written (exit 2 in the CLI)."""
+    rels = sorted(output.files, key=lambda rel: (rel.startswith("summary."), rel))
+    paths = [out_dir / rel for rel in rels]
+    check_targets(paths)
+    created = _missing_dirs(paths)
+    temps: list[Path] = []
+    done = False
+    try:
+        for rel, path in zip(rels, paths, strict=True):
+            tmp = temp_beside(path)
+            temps.append(tmp)
+            _fill(tmp, output.files[rel], path)
+        for tmp, path in zip(temps, paths, strict=True):
+            replace_from_temp(tmp, path)
+        done = True
+        return paths
+    finally:
+        if not done:
+            for tmp in temps:
+                discard(tmp)
+            for folder in created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only when empty
+
+
+def _fill(tmp: Path, data: bytes, path: Path) -> None:
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def stale_forms(output: Output, out_dir: Path) -> list[str]:
+    """Warnings for form folders an earlier run's summary.json in `out_dir` lists that this
+    output does not write (they are left in place: they may hold files of the user's)."""
+    try:
+        earlier = json.loads((out_dir / "summary.json").read_bytes())
+        ids = [f["id"] for f in earlier["forms"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    now = {rel.split("/", 1)[0] for rel in output.files}
+    return [f"{out_dir / i}: a form of an earlier assembly ({earlier.get('blueprint')}), not of "
+            "this one; left in place: remove it if it is no longer wanted"
+            for i in ids if isinstance(i, str) and i not in now and (out_dir / i).is_dir()]

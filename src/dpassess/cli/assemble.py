@@ -25,7 +25,8 @@ def assemble(
 ) -> None:
     """Assemble exam forms that meet a blueprint; write keys, exports, HTML and a summary.
 
-    Exit 1 when no forms can meet the blueprint (with the reason), 2 for a bad blueprint.
+    Exit 1 when no forms can meet the blueprint (with the reason), 2 for a bad blueprint or
+    an output path that cannot be written (then nothing is written).
     """
     from ..assemble import BlueprintError, Infeasible, write_assembly
     from ..assemble import assemble as run
