@@ -1,7 +1,8 @@
 """Test-only readers that follow Moodle's own code, independent of dpassess's writers.
 
 - `read_xml`: question/format/xml/format.php (`import_headers`, `import_multichoice`,
-  `import_truefalse`, `trans_single`, `getpath(..., istext)` trims), over Python's expat-based
+  `import_truefalse`, `trans_single`, `getpath(..., istext)` trims, `import_text_with_files` /
+  `import_files_as_draft` for each text area's `<file>` elements), over Python's expat-based
   `xml.etree.ElementTree` (not lxml, which the writer uses).
 - `read_gift`: question/format.php `readquestions` (blank lines split questions, lines trimmed)
   and question/format/gift/format.php `readquestion` line by line (comment lines, escapedchar_pre
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -58,6 +60,11 @@ class Question:
     feedbacktrue: str = ""
     feedbackfalse: str = ""
     answerformats: list[str] = field(default_factory=list)
+    #: each text area's draft files, as `import_files_as_draft` creates them: area ->
+    #: {filepath + filename: bytes}. Areas: questiontext, generalfeedback, correctfeedback,
+    #: partiallycorrectfeedback, incorrectfeedback, answer.<n> (multichoice only: true/false
+    #: answers are read without files), feedback.<n>.
+    files: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
 
 # --- Moodle XML ---------------------------------------------------------------------------------
@@ -72,6 +79,25 @@ def _text(el: ET.Element | None) -> str:
         return ""
     t = el.find("text")
     return ((t.text if t is not None else "") or "").strip()
+
+
+def _draft_files(el: ET.Element | None) -> dict[str, bytes]:
+    """`import_files_as_draft`: each `<file>` child of a text area; a second file with the same
+    path and name is skipped (`debugging('Duplicate file in XML: ...')`)."""
+    out: dict[str, bytes] = {}
+    if el is None:
+        return out
+    for f in el.findall("file"):
+        fullpath = (f.get("path") or "/").strip() + (f.get("name") or "").strip()
+        if fullpath not in out:
+            out[fullpath] = base64.b64decode(f.text or "")
+    return out
+
+
+def _keep_files(qo: Question, area: str, el: ET.Element | None) -> None:
+    files = _draft_files(el)
+    if files:
+        qo.files[area] = files
 
 
 def read_xml(data: bytes) -> list[Question]:
@@ -89,6 +115,8 @@ def read_xml(data: bytes) -> list[Question]:
         qo.questiontext = _text(qt)
         qo.questiontextformat = qt.get("format", "html") if qt is not None else ""
         qo.generalfeedback = _text(q.find("generalfeedback"))
+        _keep_files(qo, "questiontext", qt)
+        _keep_files(qo, "generalfeedback", q.find("generalfeedback"))
         idn = q.find("idnumber")
         qo.idnumber = idn.text if idn is not None else None
         dg = q.find("defaultgrade")
@@ -104,16 +132,21 @@ def read_xml(data: bytes) -> list[Question]:
             qo.shuffleanswers = _trans_single(sh.text if sh is not None else "false")
             num = q.find("answernumbering")
             qo.answernumbering = (num.text if num is not None else None) or "abc"
-            for a in q.findall("answer"):
+            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+                _keep_files(qo, tag, q.find(tag))
+            for n, a in enumerate(q.findall("answer")):
+                _keep_files(qo, f"answer.{n}", a)
+                _keep_files(qo, f"feedback.{n}", a.find("feedback"))
                 qo.answers.append(_text(a))
                 qo.answerformats.append(a.get("format", ""))
                 qo.fractions.append(float(a.get("fraction", "0")) / 100)
                 qo.feedback.append(_text(a.find("feedback")))
         elif qtype == "truefalse":
-            for a in q.findall("answer"):
+            for n, a in enumerate(q.findall("answer")):
                 text = _text(a)
                 assert text in ("true", "false"), f"old-style truefalse answer {text!r}"
                 fb = _text(a.find("feedback"))
+                _keep_files(qo, f"feedback.{n}", a.find("feedback"))
                 if text == "true":
                     qo.correctanswer = int(float(a.get("fraction", "0")) == 100)
                     qo.feedbacktrue = fb

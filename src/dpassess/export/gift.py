@@ -5,7 +5,8 @@ Each question is one block: a `// [id:…] [tag:…]` comment line, then `::name
 line per answer, `####` general feedback and `}`. Newlines inside texts are written as `\\n`, so a
 block never holds a blank line or a line starting with `//` (Moodle would split or drop them), and
 every GIFT special (`~ = # { } :` and the backslash) is escaped everywhere, HTML attributes
-included. See docs/export-moodle.md.
+included. GIFT cannot carry files: each local image is reported and its link kept as written.
+See docs/export-moodle.md.
 
 `export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
 same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
@@ -20,7 +21,7 @@ from typing import BinaryIO, assert_never
 
 from ..model import Item, ItemType
 from . import Collection, ExportResult, ExportWarning
-from ._moodle import ItemTexts, category_path, grades
+from ._moodle import ItemTexts, category_path, grades, local_images, may_show_images
 
 SUFFIX = ".txt"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -70,6 +71,7 @@ class _Writer:
         self.out = out
         self.pending: list[str] = []
         self.started = False
+        self.images = False  # whether the question being written may show images
 
     def block(self, lines: list[str]) -> None:
         self.pending.append(("\n\n" if self.started else "") + "\n".join(lines))
@@ -86,10 +88,15 @@ class _Writer:
         if "&&0" in html:
             t.warn(where, "the text contains '&&0', which Moodle's GIFT reader decodes as an "
                           "escaped character")
+        if self.images:
+            for src in local_images(html):
+                t.warn(where, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
+                              "the link, or use Moodle XML")
         return html
 
     def question(self, item: Item) -> None:
         t = ItemTexts(FORMAT, self.collection, item, self.lang)
+        self.images = may_show_images(item, t.langs)
         lang = self.lang
         comment = " ".join([f"[id:{item.id}]", *(f"[tag:{tag}]" for tag in item.tags)])
         stem = self.check(t, t.stem(), f"text.{lang}.stem")

@@ -10,20 +10,38 @@ warnings with empty data. Each `<question>` sits under a `<quiz>` of its own and
 without that wrapper's lines, which gives exactly the bytes (indentation included) of the whole
 tree serialised at once. Questions of one shape (type, points, grades, number of tags) share a
 working tree built once per export and refilled: its `<text>` elements and `<idnumber>`.
+
+Local images (`![d](img/x.png)`, a file beside the item) are embedded as Moodle's own exporter
+does (`qformat_xml::write_files`): the text refers to `@@PLUGINFILE@@/<name>` and the element
+holding the text gets a `<file name path="/" encoding="base64">` after its `<text>`. Images that
+cannot be embedded keep their `src` and are reported.
 """
 
 from __future__ import annotations
 
+import base64
 import io
+import posixpath
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import BinaryIO, assert_never
+from urllib.parse import quote, unquote
 
 from lxml import etree
 
 from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
-from ._moodle import ItemTexts, category_path, grades, name_html
+from ._moodle import (
+    ItemTexts,
+    category_path,
+    grades,
+    image_fragment,
+    is_local_image,
+    may_show_images,
+    name_html,
+)
 from ._xmlchars import has_non_xml, xml_safe
 
 SUFFIX = ".xml"
@@ -110,6 +128,38 @@ def _set_text(el: etree._Element, value: str) -> None:
         el.text = value
 
 
+#: What Moodle's `clean_param($name, PARAM_FILE)` removes from a file name (lib/moodlelib.php:
+#: `[[:cntrl:]]|[&<>"`\|\':\\\\/]`); `create_file_from_string` refuses a name that it changes.
+_NOT_IN_FILE_NAME = re.compile("[\x00-\x1f\x7f-\x9f&<>\"`|':\\\\/]")
+
+
+def _file_name(rel: str) -> str:
+    """The name an image file `rel` (a relative path) gets in a Moodle file area."""
+    name = _NOT_IN_FILE_NAME.sub("_", posixpath.basename(rel))
+    return name if name not in ("", ".", "..") else "image"
+
+
+class _Area:
+    """The files of one text area (questiontext, an answer, a feedback): name -> base64, in
+    the order the text first shows them. Moodle keeps one file per name in an area (a second
+    one is dropped as a duplicate), so a different file with a name already used is renamed
+    `x-2.png`, `x-3.png`, ...; the same file shown twice is embedded once."""
+
+    __slots__ = ("files",)
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+
+    def add(self, name: str, data: str) -> str:
+        stem, ext = posixpath.splitext(name)
+        n = 1
+        while self.files.get(name, data) != data:
+            n += 1
+            name = f"{stem}-{n}{ext}"
+        self.files[name] = data
+        return name
+
+
 class _Writer:
     def __init__(self, collection: Collection, lang: str, out: BinaryIO) -> None:
         self.collection = collection
@@ -118,6 +168,7 @@ class _Writer:
         self.out = out
         self.trees: dict[tuple, _Tree] = {}
         self.category_tree: _Tree | None = None
+        self.images: dict[Path, str] = {}  # image file -> its bytes in base64, read once
 
     def write(self, quiz: etree._Element) -> None:
         """Write the question in `quiz` as it sits in the whole file (indented under <quiz>)."""
@@ -135,6 +186,48 @@ class _Writer:
             self.warnings.append(ExportWarning(
                 FORMAT, item_id, where, f"removed characters XML cannot carry: {removed}"))
         return text
+
+    # --- images -------------------------------------------------------------------------
+    def _read(self, local: Path) -> str:
+        data = self.images.get(local)
+        if data is None:
+            data = self.images[local] = base64.b64encode(local.read_bytes()).decode("ascii")
+        return data
+
+    def embed(self, html: str, warn: Callable[[str, str], None], where: str,
+              source: str | None) -> tuple[str, dict[str, str]]:
+        """`html` with each local image it shows referred to as `@@PLUGINFILE@@/<name>`, and
+        the files to embed (name -> base64). An image that cannot be embedded (outside the
+        item's folder, not found, unreadable) keeps its `src`, with a warning."""
+        root = image_fragment(html)
+        if root is None:
+            return html, {}
+        area = _Area()
+        for img in root.iter("img"):
+            src = img.get("src", "")
+            if not is_local_image(src):
+                continue  # a URL or data: URI travels as written
+            rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
+            local = Path(source).parent / rel if source else None
+            problem = None
+            if not posixpath.normpath(posixpath.join("items", rel)).startswith("items/"):
+                problem = "is outside the item's folder"
+            elif local is None or not local.is_file():
+                problem = "not found" + (f" at {local}" if local else "")
+            else:
+                try:
+                    data = self._read(local)
+                except OSError as exc:
+                    problem = f"cannot be read: {local}: {exc.strerror or exc}"
+            if problem is not None:
+                warn(where, f"image {src!r} {problem}; not embedded, the link is written as it "
+                            "is and shows a broken image in Moodle")
+                continue
+            name = area.add(_file_name(rel), data)
+            img.set("src", "@@PLUGINFILE@@/" + quote(name, safe=""))
+        if not area.files:
+            return html, {}
+        return etree.tostring(root, method="html", encoding="unicode")[5:-6], area.files
 
     # --- questions ------------------------------------------------------------------------
     def category(self, path: str, info: str = "") -> None:
@@ -196,14 +289,44 @@ class _Writer:
                 del self.trees[next(iter(self.trees))]
             tree = self.trees[shape] = _skeleton(
                 qtype, points, shape[2], item.shuffle, shape[4], shape[5])
+        # the texts that are HTML and may show images: not the name, true/false words or tags
+        html_k = (range(1, len(texts) - len(item.tags)) if may_show_images(item, t.langs)
+                  else range(0))
+        added: list[etree._Element] = []
         for k, value in enumerate(texts):
             if has_non_xml(value):
                 item_id, where = _where(self.lang, item, qtype, k)
                 value = self._clean(value, item_id, where)
-            _set_text(tree.texts[k], value)
+            files = None
+            if k in html_k and not (qtype == "truefalse" and k > 2 and k % 2):
+                value, files = self.embed(value, t.warn, _where(self.lang, item, qtype, k)[1],
+                                          self.collection.paths.get(item.id))
+            text = tree.texts[k]
+            _set_text(text, value)
+            if files:
+                added += _file_elements(text, files)
         tree.idnumber.text = item.id
         self.warnings.extend(t.warnings)
         self.write(tree.quiz)
+        for el in added:  # the working tree is reused by questions without these files
+            el.getparent().remove(el)
+
+
+def _file_elements(text: etree._Element, files: dict[str, str]) -> list[etree._Element]:
+    """`<file name=".." path="/" encoding="base64">` for each file, after `text`, in order (as
+    Moodle's `write_files` follows `writetext`)."""
+    out = []
+    anchor = text
+    for name, data in files.items():
+        el = etree.Element("file")
+        el.set("name", name)
+        el.set("path", "/")
+        el.set("encoding", "base64")
+        el.text = data
+        anchor.addnext(el)
+        anchor = el
+        out.append(el)
+    return out
 
 
 def _where(lang: str, item: Item, qtype: str, k: int) -> tuple[str | None, str]:
