@@ -133,7 +133,7 @@ def test_solver_infeasibility_names_the_conflicting_constraints_exit_1(tmp_path)
     assert lines[0] == f"error: {bp}: no forms meet the blueprint (infeasible)"
     assert lines[1].startswith("no set of forms meets all of these together (dropping any one")
     assert lines[2:] == [f"  - 8 items per form ({bp}:5)",
-                         "  - 1 enemy pairs never on one form (the items' `enemies`; "
+                         "  - 1 enemy pairs never on one form (the blueprint's `enemies`; "
                          f"{bp}:6)"]
 
 
@@ -153,28 +153,26 @@ def assembly():
     return assemble(BLUEPRINT)
 
 
-def test_a_directory_in_the_way_writes_nothing_and_exits_2(tmp_path):
-    out = tmp_path / "out"
-    (out / "dp-quiz-b" / "dp-quiz-b-key.csv").mkdir(parents=True)
-    (out / "notes.txt").write_text("mine\n")
-    before = tree(out)
-    r = run(str(BLUEPRINT), "--out", str(out))
-    assert r.returncode == 2, r.stderr
-    assert "Traceback" not in r.stderr
-    assert f"{out}/dp-quiz-b/dp-quiz-b-key.csv: is a directory" in r.stderr
-    assert tree(out) == before  # no form a, no temporary files, no new folders
-
-
-def test_a_file_in_place_of_a_folder_writes_nothing_and_exits_2(tmp_path):
+@pytest.mark.parametrize(
+    ("in_the_way", "message"),
+    [("dp-quiz-b/dp-quiz-b-key.csv/", "dp-quiz-b/dp-quiz-b-key.csv: is a directory"),
+     ("dp-quiz-b", "dp-quiz-b: not a directory")],
+)
+def test_a_path_in_the_way_writes_nothing_and_exits_2(tmp_path, in_the_way, message):
+    """A folder where a file goes, or a file where a folder goes."""
     out = tmp_path / "out"
     out.mkdir()
-    (out / "dp-quiz-b").write_text("not a folder\n")
+    (out / "notes.txt").write_text("mine\n")
+    if in_the_way.endswith("/"):
+        (out / in_the_way).mkdir(parents=True)
+    else:
+        (out / in_the_way).write_text("not a folder\n")
     before = tree(out)
     r = run(str(BLUEPRINT), "--out", str(out))
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
-    assert f"{out}/dp-quiz-b: not a directory" in r.stderr
-    assert tree(out) == before
+    assert f"{out}/{message}" in r.stderr
+    assert tree(out) == before  # no form a, no temporary files, no new folders
 
 
 @pytest.mark.parametrize("fresh", [True, False])

@@ -100,9 +100,14 @@ def groups(pr: Problem) -> list[Group]:
             f"({pr.where(('max_overlap',))})",
         ))
     if pr.enemies and bp.forms >= 1:
+        ids = {it.id for it in pr.items}
+        sources = ["the items' `enemies`"] if any(
+            e in ids for it in pr.items for e in it.enemies) else []
+        if bp.enemies:
+            sources.append("the blueprint's" if sources else "the blueprint's `enemies`")
         where = f"; {pr.where(('enemies',))}" if bp.enemies else ""
         out.append(Group("enemies", f"{len(pr.enemies)} enemy pairs never on one form "
-                                    f"(the items' `enemies`{where})"))
+                                    f"({' and '.join(sources)}{where})"))
     if bp.balance is not None and bp.balance.tolerance is not None and bp.forms > 1:
         out.append(Group(
             "balance",
