@@ -10,7 +10,6 @@ removed and nothing is written. The bytes do not depend on `jobs` (tests/test_pe
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .export import EXPORTERS, Collection, ExportResult, ExportWarning, check_lang
-from .io import discard, replace_from_temp, temp_beside
+from .io import replace_from_temp, staged
 
 #: Folder under exports/ for each format.
 FORMAT_DIRS = {"qti21": "qti21", "moodle-xml": "moodle", "gift": "gift"}
@@ -134,12 +133,7 @@ def write_targets(
             name = (t.names[lang] if t.names and lang in t.names
                     else file_name(collection, t.fmt, lang))
             paths.append(t.out_dir / name)
-    created = _missing_dirs(paths)
-    temps: list[Path] = []
-    done = False
-    try:
-        for path in paths:
-            temps.append(temp_beside(path))
+    with staged(paths) as temps:
         tasks = [(fmt, lang, tmp, path)
                  for (fmt, lang), tmp, path in zip(pairs, temps, paths, strict=True)]
         results = iter(_run_all(collection, tasks, jobs))
@@ -154,26 +148,7 @@ def write_targets(
                 replace_from_temp(tmp, path)
                 written.append(path)
             out.append((written, _dedupe(warnings)))
-        done = True
-        return out
-    finally:
-        if not done:
-            for tmp in temps:
-                discard(tmp)
-            for folder in created:
-                with contextlib.suppress(OSError):
-                    folder.rmdir()  # only when empty
-
-
-def _missing_dirs(paths: Sequence[Path]) -> list[Path]:
-    """The folders the paths need that do not exist yet, deepest first."""
-    missing: set[Path] = set()
-    for p in paths:
-        folder = p.parent
-        while not folder.exists() and folder != folder.parent:
-            missing.add(folder)
-            folder = folder.parent
-    return sorted(missing, key=lambda f: len(f.parts), reverse=True)
+    return out
 
 
 def write_collection(

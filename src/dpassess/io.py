@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .errors import UsageError
@@ -79,3 +80,34 @@ def discard(tmp: str | os.PathLike[str]) -> None:
     """Remove a temporary file if it is still there."""
     with contextlib.suppress(OSError):
         os.unlink(tmp)
+
+
+def missing_dirs(paths: Sequence[Path]) -> list[Path]:
+    """The folders the paths need that do not exist yet, deepest first."""
+    missing: set[Path] = set()
+    for p in paths:
+        folder = p.parent
+        while not folder.exists() and folder != folder.parent:
+            missing.add(folder)
+            folder = folder.parent
+    return sorted(missing, key=lambda f: len(f.parts), reverse=True)
+
+
+@contextlib.contextmanager
+def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
+    """Write all of `paths` or none: yields an empty temporary file beside each (same order)
+    for the caller to fill and then rename with `replace_from_temp`. If the block raises, every
+    temporary file and every folder created for them (when left empty) are removed."""
+    created = missing_dirs(paths)
+    temps: list[Path] = []
+    try:
+        for path in paths:
+            temps.append(temp_beside(path))
+        yield temps
+    except BaseException:
+        for tmp in temps:
+            discard(tmp)
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+        raise

@@ -7,7 +7,6 @@ exporter or a failing write leaves the output folder as it was. No file holds a 
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -21,8 +20,8 @@ from lxml.html import builder as E
 from ..errors import UsageError
 from ..export import EXPORTERS, MULTI, Collection
 from ..export._xmlchars import xml_safe
-from ..exporting import FORMAT_DIRS, _missing_dirs
-from ..io import discard, replace_from_temp, temp_beside
+from ..exporting import FORMAT_DIRS
+from ..io import replace_from_temp, staged
 from ..render import to_html
 from .forms import Form
 from .problem import SCALE, Problem
@@ -276,25 +275,12 @@ def write(output: Output, out_dir: Path) -> list[Path]:
     rels = sorted(output.files, key=lambda rel: (rel.startswith("summary."), rel))
     paths = [out_dir / rel for rel in rels]
     check_targets(paths)
-    created = _missing_dirs(paths)
-    temps: list[Path] = []
-    done = False
-    try:
-        for rel, path in zip(rels, paths, strict=True):
-            tmp = temp_beside(path)
-            temps.append(tmp)
+    with staged(paths) as temps:
+        for rel, tmp, path in zip(rels, temps, paths, strict=True):
             _fill(tmp, output.files[rel], path)
         for tmp, path in zip(temps, paths, strict=True):
             replace_from_temp(tmp, path)
-        done = True
-        return paths
-    finally:
-        if not done:
-            for tmp in temps:
-                discard(tmp)
-            for folder in created:
-                with contextlib.suppress(OSError):
-                    folder.rmdir()  # only when empty
+    return paths
 
 
 def _fill(tmp: Path, data: bytes, path: Path) -> None:
