@@ -25,7 +25,8 @@ def key_length_cue(v: LangView, key: str, distractors: list[str], ratio: float) 
         return None
     k = len(v.options[key])
     d = max(len(v.options[o]) for o in distractors)
-    return (k, d) if k > d and k >= ratio * d else None
+    # distractors with no visible text (only an image, say) have no length to compare
+    return (k, d) if d and k > d and k >= ratio * d else None
 
 
 @rule(
