@@ -82,6 +82,15 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
          "x.yaml:4:1: points: Input should be greater than 0"),
         (GOOD.replace("topic: a/b", "topic: a/b\ncolour: red"),
          "x.yaml:4:1: colour: unknown field"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ntags: cs"),
+         "x.yaml:4:1: tags: expected a list ([a, b] or one '- ' line per entry), found the "
+         "text 'cs'"),
+        (GOOD.replace("topic: a/b", "topic: a/b\nenemies:"),
+         "x.yaml:4:1: enemies: expected a list ([a, b] or one '- ' line per entry), found "
+         "nothing"),
+        (GOOD.replace("topic: a/b", "topic: a/b\nsource: 3"),
+         "x.yaml:4:1: source: expected a mapping (one 'name: value' line per entry), found a "
+         "number"),
         (GOOD.replace("topic: a/b", "topic: a/b\ndifficulty: trivial"),
          "x.yaml:4:1: difficulty: 'trivial' is not one of 'easy', 'medium' or 'hard'"),
         (GOOD.replace("key: right", "key: nope"),

@@ -304,6 +304,28 @@ def _not_a_string(err: dict[str, Any], written: str | None) -> str | None:
     return f"`{written}` is read by YAML as {what}: write {thing} in quotes, {example}"
 
 
+#: pydantic's "Input should be a valid tuple" and the like, said in the file's terms.
+_SHAPES = {
+    **dict.fromkeys(("tuple_type", "list_type", "set_type", "frozen_set_type"),
+                    ("a list", "[a, b] or one '- ' line per entry")),
+    **dict.fromkeys(("dict_type", "model_type", "model_attributes_type"),
+                    ("a mapping", "one 'name: value' line per entry")),
+}
+
+
+def _found(value: Any) -> str:
+    """What YAML made of a value, in words."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return next((what for kind, what in _YAML_READS if isinstance(value, kind)), "a value")
+
+
 def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = None) -> str:
     kind = err["type"]
     hint = _not_a_string(err, written)
@@ -321,6 +343,9 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
         return f"{err['input']!r} does not match the pattern {err['ctx']['pattern']}"
     if kind in ("enum", "literal_error"):
         return f"{err['input']!r} is not one of {err['ctx']['expected']}"
+    if kind in _SHAPES:
+        want, how = _SHAPES[kind]
+        return f"expected {want} ({how}), found {_found(err['input'])}"
     msg = err["msg"]
     return msg.removeprefix("Value error, ")
 
