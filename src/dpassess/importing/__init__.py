@@ -45,6 +45,9 @@ class ImportResult:
     items: list[Item] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Files the items refer to (images embedded in Moodle XML): path relative to the bank
+    #: folder (POSIX, as the items' text writes it) -> bytes.
+    files: dict[str, bytes] = field(default_factory=dict)
 
     def summary(self) -> str:
         s = f"{len(self.items)} imported, {len(self.skipped)} skipped"
@@ -74,16 +77,22 @@ def slugify(text: str, *, prefix: str = "q", max_len: int = 48) -> str:
     return slug if len(slug) >= 2 else f"{prefix}-{slug}"
 
 
+def unique_id(item_id: str, seen: set[str]) -> str:
+    """`item_id`, or `item_id-2`, `-3`... when `seen` has it; the id returned is added to `seen`."""
+    new, n = item_id, 1
+    while new in seen:
+        n += 1
+        new = f"{item_id[:60]}-{n}"
+    seen.add(new)
+    return new
+
+
 def unique_ids(items: list[Item]) -> list[Item]:
     """Make ids unique in input order (`x`, `x-2`, `x-3`), deterministically."""
     seen: set[str] = set()
     out = []
     for item in items:
-        new, n = item.id, 1
-        while new in seen:
-            n += 1
-            new = f"{item.id[:60]}-{n}"
-        seen.add(new)
+        new = unique_id(item.id, seen)
         out.append(item if new == item.id else item.model_copy(update={"id": new}))
     return out
 
@@ -91,14 +100,18 @@ def unique_ids(items: list[Item]) -> list[Item]:
 def write_items(
     result: ImportResult, bank_dir: str | Path, *, overwrite: bool = False
 ) -> list[Path]:
-    """Write each item as `<bank_dir>/<id>.yaml`. Refuses to overwrite unless `overwrite`.
+    """Write each item as `<bank_dir>/<id>.yaml`, and the files its text refers to (`files`,
+    images first, so an item never refers to a file not yet written). Refuses to overwrite any
+    existing file unless `overwrite`.
 
     All texts are produced before the first write; each write is atomic.
     """
     from ..writer import item_to_yaml
 
     root = Path(bank_dir)
-    planned = [(root / f"{item.id}.yaml", item_to_yaml(item)) for item in result.items]
+    planned = [(root / rel, data) for rel, data in result.files.items()]
+    planned += [(root / f"{item.id}.yaml", item_to_yaml(item).encode("utf-8"))
+                for item in result.items]
     if not overwrite:
         clash = [str(p) for p, _ in planned if p.exists()]
         if clash:
@@ -106,8 +119,8 @@ def write_items(
                 f"{clash[0]}: already exists ({len(clash)} file(s) would be overwritten; "
                 "use --force)"
             )
-    for p, text in planned:
-        atomic_write(p, text.encode("utf-8"))
+    for p, data in planned:
+        atomic_write(p, data)
     return [p for p, _ in planned]
 
 
@@ -118,6 +131,7 @@ __all__ = [
     "Skipped",
     "import_file",
     "slugify",
+    "unique_id",
     "unique_ids",
     "write_items",
 ]

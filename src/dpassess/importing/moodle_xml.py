@@ -8,11 +8,15 @@ A question the model cannot hold becomes a `Skipped` with its line and the reaso
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
+import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from urllib.parse import quote, unquote
 
 from lxml import etree
 from pydantic import ValidationError
@@ -21,7 +25,7 @@ from ..export._moodle import GRADE_TOLERANCE
 from ..model import Content, Item, ItemType, Option
 from ..model.item import MAX_TEXT
 from ..render import to_plain
-from . import ImportResult, Skipped, slugify, unique_ids
+from . import ImportResult, Skipped, slugify, unique_id
 from ._markdown import html_to_markdown
 from ._safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
 
@@ -44,10 +48,13 @@ def php_trim(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """One text field as Moodle stores it: the text and its format."""
+    """One text field as Moodle stores it: the text and its format; from Moodle XML, also the
+    element's name for messages (`area`) and the files embedded in it (name -> bytes)."""
 
     text: str = ""
     format: str = "html"  # "html" | "moodle" | "plain" | "markdown"
+    area: str = ""
+    files: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +253,59 @@ def category_topic(path: str) -> str:
     return "/".join(segments) or DEFAULT_TOPIC
 
 
+# --- embedded files (a Moodle file area per text) -> image files beside the items ------------
+
+#: Folder, relative to the bank folder (and so to each item's file), of the files imported from
+#: Moodle XML: `img/<item id>/<file name>`.
+IMAGE_DIR = "img"
+#: A reference to a file of the text's area, as Moodle writes it: the name URL-escaped.
+_REF = re.compile(r"@@PLUGINFILE@@/([^\"'\s<>?#()]*)")
+#: Characters left out of a written file name: control characters, folder separators, and
+#: what Windows refuses.
+_NOT_IN_NAME = re.compile(r'[\x00-\x1f\x7f-\x9f/\\:*?"<>|]')
+_MAX_NAME_BYTES = 120
+
+
+def file_name(name: str) -> str:
+    """`name` as a file name safe to write in one folder: no folder separators, no `..`, no
+    leading dot, no control characters; the extension is kept."""
+    name = _NOT_IN_NAME.sub("_", unicodedata.normalize("NFC", name))
+    name = re.sub(r"\.{2,}", ".", name).strip(" ").rstrip(". ")
+    if name.startswith("."):
+        name = "image" + name
+    stem, ext = posixpath.splitext(name)
+    if len(ext) > 16:
+        stem, ext = name, ""
+    while stem and len((stem + ext).encode("utf-8")) > _MAX_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.rstrip(". ") or "image") + ext
+
+
+class _Files:
+    """The files one item's texts show, written under `img/<item id>/` in the order the texts
+    first show them: a name (compared case-folded, for case-insensitive file systems) holds one
+    file; the same bytes under the same name are written once, different bytes are renamed
+    `x-2.png`, `x-3.png`, ..."""
+
+    def __init__(self, item_id: str) -> None:
+        self.folder = f"{IMAGE_DIR}/{item_id}"
+        self.files: dict[str, tuple[str, bytes]] = {}
+
+    def link(self, name: str, data: bytes) -> str:
+        """The relative, URL-escaped path the text refers to the file by."""
+        name = file_name(name)
+        stem, ext = posixpath.splitext(name)
+        n = 1
+        while (got := self.files.get(name.casefold())) is not None and got[1] != data:
+            n += 1
+            name = f"{stem}-{n}{ext}"
+        self.files[name.casefold()] = (name, data)
+        return f"{self.folder}/{quote(name, safe='')}"
+
+    def written(self) -> dict[str, bytes]:
+        return {f"{self.folder}/{name}": data for name, data in self.files.values()}
+
+
 # --- Moodle question -> item --------------------------------------------------------------------
 
 
@@ -288,6 +348,8 @@ class Builder:
         self._file_langs: dict[str, None] = {}
         self._tag_notes: dict[str, str] = {}
         self._topic = ""  # the category path in force
+        self._ids: set[str] = set()  # ids of the items built so far
+        self._renamed: list[tuple[str, str, str]] = []  # (location, id, id given)
 
     def warn(self, where: str, message: str) -> None:
         self.result.warnings.append(f"{where}: {message}")
@@ -325,24 +387,18 @@ class Builder:
                 self._file_langs.setdefault(code, None)
         topics: dict[str, str] = {}
         first = next(iter(self._file_langs), "")
-        locations = []
         for (q, path), langs in zip(self._pending, langs_by_q, strict=True):
             if path not in topics:
                 topics[path] = category_topic(select(path, first))
             try:
                 self.result.items.append(self._item(q, topics[path], langs))
-                locations.append(q.location)
             except Skip as exc:
                 self.skip(q.location, str(exc))
         for original, tag in sorted(self._tag_notes.items()):
             self.warn(self.name, f"tag {original!r} written as {tag!r}" if tag
                       else f"tag {original!r} has no letters or digits; left out")
-        before = [i.id for i in self.result.items]
-        self.result.items = unique_ids(self.result.items)
-        for old, loc, item in zip(before, locations, self.result.items, strict=True):
-            if item.id != old:
-                self.warn(loc, f"id {old!r} is used by an earlier question; this one is "
-                               f"{item.id!r}")
+        for loc, old, new in self._renamed:
+            self.warn(loc, f"id {old!r} is used by an earlier question; this one is {new!r}")
         return self.result
 
     # -- one question -----------------------------------------------------------------------
@@ -408,8 +464,18 @@ class Builder:
                            for oid in ids}
                 if all(abs(weights[o] - default[o]) < GRADE_TOLERANCE for o in ids):
                     weights = None
+        names = {model: plain_name(select(q.name, code)) for model, code in langs}
+        plain_first = next(iter(names.values()))
+        if not plain_first:  # images do not show in plain text: the links do not matter here
+            plain_first = to_plain(to_markdown(select(q.stem.text, langs[0][1]), q.stem.format,
+                                               inline=False))
+        wanted, id_note = self._id(q, plain_first)
+        item_id = unique_id(wanted, set(self._ids))
+        files = _Files(item_id)
+        stem, general = self._link(q, q.stem, files), self._link(q, q.general, files)
+        answers = [Answer(self._link(q, a.text, files), a.fraction,
+                          self._link(q, a.feedback, files)) for a in answers]
         text: dict[str, Content] = {}
-        names: dict[str, str] = {}
         for model, code in langs:
             def md(t: Text, inline: bool, code: str = code) -> str:
                 return to_markdown(select(t.text, code), t.format, inline=inline)
@@ -419,13 +485,12 @@ class Builder:
             feedback = {oid: fb for oid, a in zip(ids, answers, strict=True)
                         if (fb := md(a.feedback, False))}
             try:
-                text[model] = Content(stem=md(q.stem, False), options=options, feedback=feedback,
-                                      explanation=md(q.general, False) or None)
+                text[model] = Content(stem=md(stem, False), options=options, feedback=feedback,
+                                      explanation=md(general, False) or None)
             except ValidationError as exc:
                 raise Skip(validation_reason(exc)) from None
-            names[model] = plain_name(select(q.name, code))
-        plain_first = next(iter(names.values()))
-        item_id = self._id(q, plain_first or to_plain(text[langs[0][0]].stem))
+        if id_note:
+            self.warn(q.location, id_note)
         tags = self._tags(q.tags)
         try:
             item = Item(id=item_id, type=kind, topic=topic, points=q.points, tags=tags,
@@ -441,17 +506,51 @@ class Builder:
             item = Item.model_validate({**item.model_dump(by_alias=True), "text": titled})
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
+        self._ids.add(item_id)
+        if item_id != wanted:
+            self._renamed.append((q.location, wanted, item_id))
+        self.result.files.update(files.written())
         return item
 
-    def _id(self, q: Question, fallback: str) -> str:
+    def _id(self, q: Question, fallback: str) -> tuple[str, str]:
+        """The question's id, and a note when its idnumber had to be rewritten."""
         idnumber = php_trim(q.idnumber)
         if idnumber:
             if valid_id(idnumber):
-                return idnumber
+                return idnumber, ""
             new = slugify(idnumber)
-            self.warn(q.location, f"idnumber {idnumber!r} is not an item id; using {new!r}")
-            return new
-        return slugify(fallback)
+            return new, f"idnumber {idnumber!r} is not an item id; using {new!r}"
+        return slugify(fallback), ""
+
+    def _link(self, q: Question, t: Text, files: _Files) -> Text:
+        """`t` with each `@@PLUGINFILE@@/<name>` that names a file of its area pointing at
+        that file, written under `files`. A reference to a file the area does not hold keeps
+        its link, and a file no reference shows is not written; both are warned about."""
+        if not t.area or (not t.files and "@@PLUGINFILE@@" not in t.text):
+            return t
+        embedded = dict(t.files)
+        shown: dict[str, None] = {}
+        missing: dict[str, None] = {}
+
+        def link(m: re.Match[str]) -> str:
+            name = unquote(html.unescape(m[1]))
+            data = embedded.get(name)
+            if data is None:
+                missing.setdefault(name, None)
+                return m[0]
+            shown.setdefault(name, None)
+            return files.link(name, data)
+
+        text = _REF.sub(link, t.text)
+        for name in missing:
+            self.warn(q.location, f"{t.area}: the text shows file {name!r}, which the area "
+                                  "does not hold (or which could not be read); the link is "
+                                  "kept (a broken image)")
+        for name in embedded:
+            if name not in shown:
+                self.warn(q.location, f"{t.area}: embedded file {name!r} is not shown by the "
+                                      "text; not imported")
+        return replace(t, text=text)
 
     def _tags(self, raw: list[str]) -> tuple[str, ...]:
         out: dict[str, None] = {}
@@ -507,19 +606,49 @@ class _Reader:
             return php_trim(inner)
         return php_trim(t.text or "")
 
-    def field(self, el: etree._Element | None, default: str, where: str) -> Text:
-        """A text with its format (qformat_xml::import_text_with_files)."""
+    def field(self, el: etree._Element | None, default: str, where: str, area: str) -> Text:
+        """A text with its format and files (qformat_xml::import_text_with_files)."""
         if el is None:
-            return Text("", default)
+            return Text("", default, area)
         raw = el.get("format")
         fmt = default if raw is None else _FORMATS.get(php_trim(raw))
         if fmt is None:
             self.b.warn(where, f"unknown text format {raw!r}; read as HTML (as Moodle does)")
             fmt = "html"
+        return Text(self.text_of(el, where), fmt, area, self.files(el, where, area))
+
+    def files(self, el: etree._Element, where: str, area: str) -> tuple[tuple[str, bytes], ...]:
+        """The `<file>`s of a text area (qformat_xml::import_files_as_draft): name -> bytes.
+        A file that cannot be read is left out with a warning naming it."""
+        out: dict[str, bytes] = {}
         for f in el.findall("file"):
-            self.b.warn(where, f"embedded file {f.get('name', '')!r} is not imported; the text "
-                               "still refers to it (@@PLUGINFILE@@)")
-        return Text(self.text_of(el, where), fmt)
+            name = f.get("name", "")
+            path, encoding = f.get("path", "/"), f.get("encoding", "base64")
+            problem = None
+            if not name:
+                problem = "has no name"
+            elif path != "/":
+                problem = f"is in folder {path!r} (only files at '/' are imported)"
+            elif encoding != "base64":
+                problem = f"is encoded as {encoding!r}, not base64"
+            else:
+                try:
+                    data = base64.b64decode("".join((f.text or "").split()), validate=True)
+                except (binascii.Error, ValueError):
+                    problem = "is not valid base64"
+            if problem is None and out.get(name, data) != data:
+                problem = "has the name of an earlier file of the area (Moodle keeps the first)"
+            if problem is not None:
+                self.b.warn(where, f"{area}: embedded file {name!r} {problem}; not imported")
+                continue
+            out[name] = data
+        return tuple(out.items())
+
+    def unused_files(self, el: etree._Element | None, where: str, area: str) -> None:
+        """Warn about the files of an element whose text is not carried."""
+        for f in [] if el is None else el.findall("file"):
+            self.b.warn(where, f"{area}: embedded file {f.get('name', '')!r} is not imported "
+                               "(this text is not carried)")
 
     def value(self, q: etree._Element, tag: str, default: str) -> str:
         el = q.find(tag)
@@ -550,9 +679,9 @@ class _Reader:
         name_el = q.find("name")
         if name_el is None or name_el.find("text") is None:
             raise Skip("the question has no <name><text> (Moodle refuses it too)")
-        stem = self.field(q.find("questiontext"), "html", where)
+        stem = self.field(q.find("questiontext"), "html", where, "questiontext")
         fmt = stem.format
-        general = self.field(q.find("generalfeedback"), fmt, where)
+        general = self.field(q.find("generalfeedback"), fmt, where, "generalfeedback")
         points = number(self.value(q, "defaultgrade", "1"), "defaultgrade")
         if not 0 < points <= 1000:
             raise Skip(f"defaultgrade {points:g}: an item is worth more than 0 and at most "
@@ -563,6 +692,7 @@ class _Reader:
             if self.text_of(q.find(tag), where):
                 self.b.warn(where, f"<{tag}> is not carried (the model has per-option feedback "
                                    "and an explanation)")
+            self.unused_files(q.find(tag), where, tag)
         if q.findall("hint"):
             self.b.warn(where, f"{len(q.findall('hint'))} hint(s) not carried")
         answers_el = q.findall("answer")
@@ -574,10 +704,11 @@ class _Reader:
         if qtype == "truefalse":
             return Question(**common, answers=self._truefalse(answers_el, fmt, where))
         answers = []
-        for a in answers_el:
+        for n, a in enumerate(answers_el, 1):
             fraction = number(a.get("fraction", "0"), "fraction") / 100
-            answers.append(Answer(self.field(a, fmt, where), fraction,
-                                  self.field(a.find("feedback"), fmt, where)))
+            answers.append(Answer(self.field(a, fmt, where, f"answer {n}"), fraction,
+                                  self.field(a.find("feedback"), fmt, where,
+                                             f"answer {n} feedback")))
         single = self.value(q, "single", "true") not in ("false", "", "0")
         shuffle = self.value(q, "shuffleanswers", "false") not in ("false", "", "0")
         return Question(**common, answers=answers, single=single, shuffle=shuffle)
@@ -597,7 +728,8 @@ class _Reader:
             except ValueError:
                 full = False
             correct_true = full if word == "true" else not full
-            feedback[word] = self.field(a.find("feedback"), fmt, where)
+            self.unused_files(a, where, f"answer {n + 1}")
+            feedback[word] = self.field(a.find("feedback"), fmt, where, f"answer {n + 1} feedback")
         assert correct_true is not None
         return [Answer(Text("true"), 1.0 if correct_true else 0.0, feedback["true"]),
                 Answer(Text("false"), 0.0 if correct_true else 1.0, feedback["false"])]
