@@ -247,13 +247,13 @@ def test_items_without_images_give_the_committed_exports_byte_for_byte(fmt, fold
 # --- round trip through dpassess's own Moodle XML importer -----------------------------------
 
 
-def test_import_of_embedded_files_is_reported_not_silent(tmp_path):
-    """The importer (src/dpassess/importing/moodle_xml.py) does not import `<file>`s: it warns
-    for each one and keeps the `@@PLUGINFILE@@` link in the text."""
+def test_import_brings_embedded_files_back_beside_the_items(tmp_path):
+    """The importer (src/dpassess/importing/moodle_xml.py) writes each `<file>` as
+    `img/<item id>/<name>` and points the text there (tests/test_import_images.py has the rest)."""
     it = item("See ![d](img/x.png)", explanation="![d](img/x.png)")
     data = moodle_xml.export(bank_of(tmp_path, [it]), "en").data
     result = import_moodle_xml(data, "bank.xml", "en")
-    assert [w for w in result.warnings if "embedded file 'x.png' is not imported" in str(w)]
-    assert len([w for w in result.warnings if "embedded file" in str(w)]) == 2
+    assert not result.warnings
     (back,) = result.items
-    assert back.text["en"].stem == f"See ![d]({PLUGINFILE}x.png)"
+    assert back.text["en"].stem == f"See ![d](img/{back.id}/x.png)"
+    assert result.files == {f"img/{back.id}/x.png": PNG}
