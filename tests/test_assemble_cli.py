@@ -177,7 +177,8 @@ def test_a_path_in_the_way_writes_nothing_and_exits_2(tmp_path, in_the_way, mess
 
 @pytest.mark.parametrize("fresh", [True, False])
 def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assembly, fresh):
-    from dpassess.assemble import output, write_assembly
+    from dpassess import io
+    from dpassess.assemble import write_assembly
     from dpassess.errors import UsageError
 
     out = tmp_path / "out"
@@ -185,7 +186,7 @@ def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assemb
         write_assembly(assembly, out)
         (out / "dp-quiz-a" / "dp-quiz-a-key.csv").write_text("edited by hand\n")
     before = tree(out) if out.exists() else None
-    real = output._fill
+    real = io._fill
     calls = []
 
     def failing(tmp: Path, data: bytes, path: Path) -> None:
@@ -194,7 +195,7 @@ def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assemb
         if path.name == "dp-quiz-b-en.html":  # ... then form b's exam fails, after form a
             raise UsageError(f"{path}: cannot write: No space left on device")
 
-    monkeypatch.setattr(output, "_fill", failing)
+    monkeypatch.setattr(io, "_fill", failing)
     with pytest.raises(UsageError, match=r"dp-quiz-b-en\.html: cannot write"):
         write_assembly(assembly, out)
     assert any(p.parent.name == "dp-quiz-a" for p in calls)  # form a was complete by then
@@ -205,13 +206,14 @@ def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assemb
 
 
 def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly):
-    from dpassess.assemble import output, write_assembly
+    from dpassess import io
+    from dpassess.assemble import write_assembly
     from dpassess.errors import UsageError
 
     def failing(tmp: Path, path: Path) -> None:
         raise UsageError(f"{path}: cannot write: Permission denied")
 
-    monkeypatch.setattr(output, "replace_from_temp", failing)
+    monkeypatch.setattr(io, "replace_from_temp", failing)
     with pytest.raises(UsageError, match="Permission denied"):
         write_assembly(assembly, tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -213,3 +213,14 @@ def test_images_are_not_overwritten_without_force(tmp_path):
     assert tree(bank) == {"img/q1/x.png": b"mine"}  # nothing written, not even the item
     write_items(result, bank, overwrite=True)
     assert tree(bank)["img/q1/x.png"] == PNG and "q1.yaml" in tree(bank)
+
+
+def test_a_path_in_the_way_writes_nothing(tmp_path):
+    """Items and their images are written all together or not at all (io.write_all)."""
+    data = quiz(question("q1", img("x.png"), file("x.png", PNG)))
+    result = import_moodle_xml(data, "q.xml", "en")
+    bank = tmp_path / "bank"
+    (bank / "q1.yaml").mkdir(parents=True)  # a folder where the item file goes
+    with pytest.raises(UsageError, match="is a directory"):
+        write_items(result, bank, overwrite=True)
+    assert sorted(p.relative_to(bank).as_posix() for p in bank.rglob("*")) == ["q1.yaml"]

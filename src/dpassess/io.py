@@ -111,3 +111,22 @@ def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty
         raise
+
+
+def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write every `(path, data)`, or none of them (through `staged`: a failure leaves no new
+    file, no temporary file and no new empty folder). Raises UsageError naming the path."""
+    paths = [p for p, _ in files]
+    with staged(paths) as temps:
+        for (path, data), tmp in zip(files, temps, strict=True):
+            _fill(tmp, data, path)
+        for tmp, path in zip(temps, paths, strict=True):
+            replace_from_temp(tmp, path)
+
+
+def _fill(tmp: Path, data: bytes, path: Path) -> None:
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc

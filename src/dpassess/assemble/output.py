@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ..export import EXPORTERS, MULTI, Collection
 from ..export._xmlchars import xml_safe
 from ..exporting import FORMAT_DIRS
-from ..io import replace_from_temp, staged
+from ..io import write_all
 from ..render import to_html
 from .forms import Form
 from .problem import SCALE, Problem
@@ -275,20 +275,8 @@ def write(output: Output, out_dir: Path) -> list[Path]:
     rels = sorted(output.files, key=lambda rel: (rel.startswith("summary."), rel))
     paths = [out_dir / rel for rel in rels]
     check_targets(paths)
-    with staged(paths) as temps:
-        for rel, tmp, path in zip(rels, temps, paths, strict=True):
-            _fill(tmp, output.files[rel], path)
-        for tmp, path in zip(temps, paths, strict=True):
-            replace_from_temp(tmp, path)
+    write_all([(path, output.files[rel]) for rel, path in zip(rels, paths, strict=True)])
     return paths
-
-
-def _fill(tmp: Path, data: bytes, path: Path) -> None:
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def stale_forms(output: Output, out_dir: Path) -> list[str]:

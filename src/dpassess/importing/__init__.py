@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from ..io import atomic_write
+from ..io import write_all
 from ..model import Item
 from ._safe import InputError, read_input
 
@@ -104,7 +104,8 @@ def write_items(
     images first, so an item never refers to a file not yet written). Refuses to overwrite any
     existing file unless `overwrite`.
 
-    All texts are produced before the first write; each write is atomic.
+    All texts are produced before the first write, and every file is written or none is
+    (`io.write_all`).
     """
     from ..writer import item_to_yaml
 
@@ -119,8 +120,7 @@ def write_items(
                 f"{clash[0]}: already exists ({len(clash)} file(s) would be overwritten; "
                 "use --force)"
             )
-    for p, data in planned:
-        atomic_write(p, data)
+    write_all(planned)
     return [p for p, _ in planned]
 
 
