@@ -22,6 +22,7 @@ from ..model import Content, Item, ItemType
 from ..model.item import TRUE_FALSE_WORDS
 from ..render import to_html, to_inline_html, to_plain
 from . import MULTI, Collection, ExportWarning
+from ._images import has_img_tag, is_local_image
 from ._xmlchars import xml_safe
 
 # --- grades -----------------------------------------------------------------------------------
@@ -462,36 +463,11 @@ class ItemTexts:
 
 
 # --- images -----------------------------------------------------------------------------------
-# The rules of qti21's `pack_images`: an `<img src>` that is not a URL (`scheme:`, data: URIs
-# included), an absolute path or a `#fragment` is a file beside the item's source file.
-
-# What an image needs in a source text: `![` (Markdown) or `<img` (HTML). Rendering comes before
-# `xml_safe` here, so a character XML cannot carry (`!\x01[`) never makes an image.
-_IMG_TAG = re.compile("<img", re.IGNORECASE)
-_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def may_show_images(item: Item, langs: Sequence[str]) -> bool:
-    """False when no text of the item in `langs` can render an image (True may be a false
-    alarm): a substring test and, only for texts with a `<`, one regex over the texts joined by
-    spaces (which make neither `![` nor `<img`), as qti21's `_may_show_images`."""
-    parts: list[str] = []
-    for la in langs:
-        content = item.text[la]
-        parts += (content.stem, content.explanation or "", *content.feedback.values(),
-                  *content.options.values())
-    text = " ".join(parts)
-    return "![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
-
-
-def is_local_image(src: str) -> bool:
-    """Whether an `<img src>` names a file beside the item (a relative path)."""
-    return not (_REMOTE.match(src) or src.startswith(("/", "#")))
 
 
 def image_fragment(html: str) -> etree._Element | None:
     """`html` parsed as a fragment under a `<div>` when it has an `<img>`, else None."""
-    if _IMG_TAG.search(html) is None:
+    if not has_img_tag(html):
         return None
     return lxml_html.fragment_fromstring(html, create_parent="div")
 

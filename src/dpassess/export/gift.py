@@ -21,7 +21,8 @@ from typing import BinaryIO, assert_never
 
 from ..model import Item, ItemType
 from . import Collection, ExportResult, ExportWarning
-from ._moodle import ItemTexts, category_path, grades, local_images, may_show_images
+from ._images import may_show_images
+from ._moodle import ItemTexts, category_path, grades, local_images
 
 SUFFIX = ".txt"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)

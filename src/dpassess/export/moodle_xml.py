@@ -26,22 +26,15 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, assert_never
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from lxml import etree
 
 from ..model import Item, ItemType
 from . import MULTI as ALL_LANGUAGES
 from . import Collection, ExportResult, ExportWarning
-from ._moodle import (
-    ItemTexts,
-    category_path,
-    grades,
-    image_fragment,
-    is_local_image,
-    may_show_images,
-    name_html,
-)
+from ._images import is_local_image, locate_image, may_show_images
+from ._moodle import ItemTexts, category_path, grades, image_fragment, name_html
 from ._xmlchars import has_non_xml, xml_safe
 
 SUFFIX = ".xml"
@@ -207,23 +200,21 @@ class _Writer:
             src = img.get("src", "")
             if not is_local_image(src):
                 continue  # a URL or data: URI travels as written
-            rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
-            local = Path(source).parent / rel if source else None
-            problem = None
-            if not posixpath.normpath(posixpath.join("items", rel)).startswith("items/"):
-                problem = "is outside the item's folder"
-            elif local is None or not local.is_file():
-                problem = "not found" + (f" at {local}" if local else "")
+            found = locate_image(src, source)
+            if isinstance(found, str):
+                problem: str | None = found
             else:
+                path, local = found
                 try:
                     data = self._read(local)
+                    problem = None
                 except OSError as exc:
                     problem = f"cannot be read: {local}: {exc.strerror or exc}"
             if problem is not None:
                 warn(where, f"image {src!r} {problem}; not embedded, the link is written as it "
                             "is and shows a broken image in Moodle")
                 continue
-            name = area.add(_file_name(rel), data)
+            name = area.add(_file_name(path), data)
             img.set("src", "@@PLUGINFILE@@/" + quote(name, safe=""))
         if not area.files:
             return html, {}

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import copy
 import io
-import posixpath
-import re
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import IO, BinaryIO, NamedTuple
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from lxml import etree
 
@@ -26,8 +23,9 @@ from ..errors import UsageError
 from ..model import Item, ItemType
 from ..render import to_html, to_inline_html, to_plain
 from . import Collection, ExportResult, ExportWarning, check_lang
+from ._images import is_local_image, locate_image, may_show_images
 from ._xhtml import PLAIN_PARAGRAPH, PLAIN_TEXT, QTI_NS, XML_LANG, append_flow, flow_kind
-from ._xmlchars import has_non_xml, xml_safe
+from ._xmlchars import xml_safe
 from ._zip import ZipStream
 
 SUFFIX = ".zip"
@@ -90,7 +88,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     for i, item in enumerate(items):
         if i in notes:
             continue
-        if by_path[item_path(item)] != i or _may_show_images(item, lang):
+        if by_path[item_path(item)] != i or may_show_images(item, (lang,), non_xml=True):
             builder = _ItemBuilder(item, lang)
             media[item.id] = builder.pack_images(builder.build(), collection.paths.get(item.id),
                                                  images)
@@ -112,28 +110,6 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     package.add(test_path(collection), _xml(_test(collection, lang, exported)))
     package.close()
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
-
-
-# What an image needs in a source: `![` (Markdown) or `<img` (HTML), or a character XML cannot
-# carry, which `xml_safe` removes before rendering (`!\x01[` becomes `![`).
-_MAY_SHOW_IMAGE = re.compile(
-    "!\\[|<img|[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.IGNORECASE)
-_IMG_TAG = re.compile("<img", re.IGNORECASE)
-
-
-def _may_show_images(item: Item, lang: str) -> bool:
-    """False when no text of the item can render an image (True may be a false alarm): what
-    `_MAY_SHOW_IMAGE` finds in any of its texts, looked for in the texts joined by spaces
-    (which make neither `![` nor `<img`, and leave the joined text printable, so `has_non_xml`
-    answers without a regex scan unless some text holds a line break) by a substring test and
-    two plain regexes, several times faster than the case-insensitive class on each text. The
-    options' own texts are enough: the true/false words used in place of missing ones show no
-    image."""
-    content = item.text[lang]
-    text = " ".join([content.stem, content.explanation or "", *content.feedback.values(),
-                     *content.options.values()])
-    return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
-            or has_non_xml(text))
 
 
 def item_identifier(item: Item, lang: str) -> str:
@@ -274,17 +250,16 @@ class _ItemBuilder:
         found: list[str] = []
         for img in root.iter(_Q + "img"):
             src = img.get("src", "")
-            if _REMOTE.match(src) or src.startswith(("/", "#")):
+            if not is_local_image(src):
                 continue  # a URL or data: URI travels as written
-            rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
-            path = posixpath.normpath(posixpath.join("items", rel))
-            local = Path(source).parent / rel if source else None
-            if not path.startswith("items/") or path.endswith(".xml"):
-                self.warn(f"text.{self.lang}", f"image {src!r} is outside the item's folder "
-                          "or names an XML file; not in the package")
-            elif local is None or not local.is_file():
-                self.warn(f"text.{self.lang}", f"image {src!r} not found"
-                          + (f" at {local}" if local else "") + "; not in the package")
+            located = locate_image(src, source)
+            if isinstance(located, str):
+                self.warn(f"text.{self.lang}", f"image {src!r} {located}; not in the package")
+                continue
+            path, local = located
+            if path.endswith(".xml"):
+                self.warn(f"text.{self.lang}", f"image {src!r} names an XML file (the "
+                          "package's own files are XML); not in the package")
             else:
                 try:
                     data = local.read_bytes()
@@ -303,8 +278,6 @@ class _ItemBuilder:
                     found.append(path)
         return found
 
-
-_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 class _Shape(NamedTuple):
