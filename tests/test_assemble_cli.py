@@ -205,13 +205,19 @@ def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assemb
         assert tree(out) == before
 
 
-def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly):
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly, which):
+    """The first rename, or the last (summary.json, after every form file is in place)."""
     from dpassess import io
     from dpassess.assemble import write_assembly
     from dpassess.errors import UsageError
 
+    real = io.replace_from_temp
+
     def failing(tmp: Path, path: Path) -> None:
-        raise UsageError(f"{path}: cannot write: Permission denied")
+        if which == "first" or path.name == "summary.json":
+            raise UsageError(f"{path}: cannot write: Permission denied")
+        real(tmp, path)
 
     monkeypatch.setattr(io, "replace_from_temp", failing)
     with pytest.raises(UsageError, match="Permission denied"):

@@ -97,15 +97,18 @@ def missing_dirs(paths: Sequence[Path]) -> list[Path]:
 def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
     """Write all of `paths` or none: yields an empty temporary file beside each (same order)
     for the caller to fill and then rename with `replace_from_temp`. If the block raises, every
-    temporary file and every folder created for them (when left empty) are removed."""
+    temporary file, every path that did not exist before (a rename may have put it there) and
+    every folder created for them (when left empty) are removed. A file that replaced an earlier
+    one before the failure stays (complete): renames are atomic one by one, not together."""
     created = missing_dirs(paths)
+    new = [p for p in paths if not os.path.lexists(p)]
     temps: list[Path] = []
     try:
         for path in paths:
             temps.append(temp_beside(path))
         yield temps
     except BaseException:
-        for tmp in temps:
+        for tmp in [*temps, *new]:
             discard(tmp)
         for folder in created:
             with contextlib.suppress(OSError):
@@ -115,7 +118,9 @@ def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
 
 def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
     """Write every `(path, data)`, or none of them (through `staged`: a failure leaves no new
-    file, no temporary file and no new empty folder). Raises UsageError naming the path."""
+    file, no temporary file and no new empty folder; a failing rename, only when the folder
+    changes during the call, leaves the files it had already replaced, each complete). Raises
+    UsageError naming the path."""
     paths = [p for p, _ in files]
     with staged(paths) as temps:
         for (path, data), tmp in zip(files, temps, strict=True):
