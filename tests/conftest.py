@@ -31,3 +31,9 @@ if "DPASSESS_MODEL_CACHE" not in os.environ:
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file below `root`: its POSIX path relative to `root` -> its bytes (sorted)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}

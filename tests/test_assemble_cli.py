@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEED_BANK
+from conftest import ROOT, SEED_BANK, files
 from dpassess.schemas import json_schema
 
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
@@ -23,8 +23,6 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
-def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_published_blueprint_schema_is_fresh_and_validates_the_seed_blueprint():

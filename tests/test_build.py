@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-from conftest import ROOT
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+from conftest import ROOT, files
 
 
 def test_build_is_deterministic_and_exports_are_current(tmp_path):
@@ -26,9 +19,9 @@ def test_build_is_deterministic_and_exports_are_current(tmp_path):
         )
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
-        outs.append(_files(out))
+        outs.append(files(out))
     assert outs[0] == outs[1], "two builds of the same bank differ"
-    committed = _files(ROOT / "exports")
+    committed = files(ROOT / "exports")
     stale = sorted(
         name for name in set(outs[0]) | set(committed) if outs[0].get(name) != committed.get(name)
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from conftest import files
 from dpassess import load_bank
 from dpassess.errors import UsageError
 from dpassess.export import Collection, moodle_xml
@@ -37,9 +38,6 @@ def imported_bank(tmp_path: Path, data: bytes, lang: str | None, langs=("en",)) 
     return bank
 
 
-def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def everywhere(lang_image: dict[str, str]) -> dict[str, Content]:
@@ -74,7 +72,7 @@ def test_export_import_export_keeps_every_image(tmp_path, lang):
     if lang == "multi":  # both languages' files were in one area: the second one is renamed
         assert back.text["id"].stem == "id see ![d](img/img-item/x-2.png)"
         assert (bank / "img/img-item/x-2.png").read_bytes() == PNG2
-    assert sorted(p for p in tree(bank) if p.startswith("img/")) == (
+    assert sorted(p for p in files(bank) if p.startswith("img/")) == (
         ["img/img-item/x.png"] if lang == "en" else ["img/img-item/x-2.png", "img/img-item/x.png"])
 
     again = moodle_xml.export(Collection.from_bank(load_bank(bank)), lang)
@@ -90,7 +88,7 @@ def test_two_imports_give_the_same_tree_byte_for_byte(tmp_path):
     for n in (1, 2):
         result = import_moodle_xml(data, "bank.xml", "en")
         write_items(result, tmp_path / f"out{n}")
-        trees.append(tree(tmp_path / f"out{n}"))
+        trees.append(files(tmp_path / f"out{n}"))
     assert trees[0] == trees[1] and "img/img-item/x.png" in trees[0]
 
 
@@ -146,7 +144,7 @@ def test_same_names_in_two_items_do_not_collide_and_one_item_writes_a_file_once(
     assert one.text["en"].options["a"] == "![a](img/one/x-2.png)"
     assert two.text["en"].options["a"] == "![a](img/two/x.png)"
     written = write_items(result, tmp_path / "bank")
-    assert tree(tmp_path / "bank") == {**result.files, "one.yaml": written[-2].read_bytes(),
+    assert files(tmp_path / "bank") == {**result.files, "one.yaml": written[-2].read_bytes(),
                                        "two.yaml": written[-1].read_bytes()}
 
 
@@ -210,9 +208,9 @@ def test_images_are_not_overwritten_without_force(tmp_path):
     (bank / "img/q1/x.png").write_bytes(b"mine")
     with pytest.raises(UsageError, match="already exists"):
         write_items(result, bank)
-    assert tree(bank) == {"img/q1/x.png": b"mine"}  # nothing written, not even the item
+    assert files(bank) == {"img/q1/x.png": b"mine"}  # nothing written, not even the item
     write_items(result, bank, overwrite=True)
-    assert tree(bank)["img/q1/x.png"] == PNG and "q1.yaml" in tree(bank)
+    assert files(bank)["img/q1/x.png"] == PNG and "q1.yaml" in files(bank)
 
 
 def test_a_path_in_the_way_writes_nothing(tmp_path):

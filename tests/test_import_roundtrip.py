@@ -272,3 +272,4 @@ def test_multilang_merge_of_malformed_html_attributes() -> None:
 
     html, problems = multilang((("id", "0"), ("en", to_inline_html("<P 0"))))
     assert "attribute" in problems and 'lang="en"' in html
+    assert "0<=" not in html  # the attribute `0<` is left out

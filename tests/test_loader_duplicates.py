@@ -62,29 +62,23 @@ def test_a_repeated_key_at_any_depth_is_refused_at_its_second_occurrence(text, e
 
 def test_keys_from_a_merge_may_be_overridden():
     text = "base: &b {key: [two], seed: 1}\nitem:\n  <<: *b\n  key: [four]\n"
-    assert load_yaml(text) == yaml.load(text, Loader=yaml.CSafeLoader)
-    assert load_yaml(text)["item"] == {"key": ["four"], "seed": 1}
+    assert load_yaml(text)["item"] == {"key": ["four"], "seed": 1}  # as PyYAML: test_loader
 
 
-def test_item_with_a_repeated_key_is_a_positioned_load_error(tmp_path):
-    body = GOOD.replace("key: right", "key: [right]") + "key: [wrong]\n"
-    assert errors_of(make_bank(tmp_path, {"x.yaml": body})) == [
-        "x.yaml:13:1: key: duplicate key 'key' (first at line 5)"
-    ]
-
-
-def test_item_with_two_language_blocks_is_refused(tmp_path):
-    body = GOOD + "  en:\n    stem: Again?\n    options: {right: R, wrong: W, other: O}\n"
-    assert errors_of(make_bank(tmp_path, {"x.yaml": body})) == [
-        "x.yaml:13:3: text.en: duplicate key 'en' (first at line 10)"
-    ]
-
-
-def test_repeated_key_deep_in_an_item(tmp_path):
-    body = GOOD.replace("options: {right: Benar,", "options: {right: Benar, right: Betul,")
-    assert errors_of(make_bank(tmp_path, {"x.yaml": body})) == [
-        "x.yaml:9:29: text.id.options.right: duplicate key 'right' (first at line 9)"
-    ]
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (GOOD.replace("key: right", "key: [right]") + "key: [wrong]\n",
+         "x.yaml:13:1: key: duplicate key 'key' (first at line 5)"),
+        (GOOD + "  en:\n    stem: Again?\n    options: {right: R, wrong: W, other: O}\n",
+         "x.yaml:13:3: text.en: duplicate key 'en' (first at line 10)"),
+        (GOOD.replace("options: {right: Benar,", "options: {right: Benar, right: Betul,"),
+         "x.yaml:9:29: text.id.options.right: duplicate key 'right' (first at line 9)"),
+    ],
+    ids=["key", "language-block", "deep"],
+)
+def test_item_with_a_repeated_key_is_a_positioned_load_error(tmp_path, body, error):
+    assert errors_of(make_bank(tmp_path, {"x.yaml": body})) == [error]
 
 
 def test_repeated_key_in_bank_yaml(tmp_path):

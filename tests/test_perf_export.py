@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from conftest import ROOT, SEED_BANK
+from conftest import ROOT, SEED_BANK, files
 from dpassess.export import EXPORTERS, MULTI, Collection, _moodle, _xhtml, gift
 from dpassess.exporting import FORMAT_DIRS, Target, export_pairs, write_targets
 from dpassess.loader import load_bank
@@ -28,8 +28,6 @@ def _targets(collection: Collection, out: Path) -> list[Target]:
     ]
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.mark.parametrize("bank", ["synthetic", "seed"])
@@ -44,7 +42,7 @@ def test_parallel_export_equals_sequential(tmp_path: Path, bank: str) -> None:
         [p.relative_to(tmp_path / "par") for p in w] for w, _ in par
     ]
     assert [ws for _, ws in seq] == [ws for _, ws in par]
-    one, two = _files(tmp_path / "seq"), _files(tmp_path / "par")
+    one, two = files(tmp_path / "seq"), files(tmp_path / "par")
     assert len(one) >= 8
     for name in one:
         assert one[name] == two[name], name
@@ -129,6 +127,6 @@ def test_build_through_the_lint_cache_gives_the_same_result(tmp_path: Path) -> N
         out = tmp_path / f"out{n}"
         report = build(items, out, none, **kw)
         lines = [line.replace(str(out), "OUT") for line in report.lines]
-        runs.append((lines, report.warnings, report.exit_code, _files(out)))
+        runs.append((lines, report.warnings, report.exit_code, files(out)))
     assert any(p.suffix == ".lint" for p in (tmp_path / "c").iterdir())  # the cache was filled
     assert runs[0] == runs[1] == runs[2]
