@@ -77,13 +77,12 @@ def slugify(text: str, *, prefix: str = "q", max_len: int = 48) -> str:
     return slug if len(slug) >= 2 else f"{prefix}-{slug}"
 
 
-def unique_id(item_id: str, seen: set[str]) -> str:
-    """`item_id`, or `item_id-2`, `-3`... when `seen` has it; the id returned is added to `seen`."""
+def free_id(item_id: str, seen: set[str]) -> str:
+    """`item_id`, or `item_id-2`, `-3`... when `seen` has it (`seen` is not changed)."""
     new, n = item_id, 1
     while new in seen:
         n += 1
         new = f"{item_id[:60]}-{n}"
-    seen.add(new)
     return new
 
 
@@ -92,7 +91,8 @@ def unique_ids(items: list[Item]) -> list[Item]:
     seen: set[str] = set()
     out = []
     for item in items:
-        new = unique_id(item.id, seen)
+        new = free_id(item.id, seen)
+        seen.add(new)
         out.append(item if new == item.id else item.model_copy(update={"id": new}))
     return out
 
@@ -129,9 +129,9 @@ __all__ = [
     "ImportResult",
     "InputError",
     "Skipped",
+    "free_id",
     "import_file",
     "slugify",
-    "unique_id",
     "unique_ids",
     "write_items",
 ]

@@ -25,7 +25,7 @@ from ..export._moodle import GRADE_TOLERANCE
 from ..model import Content, Item, ItemType, Option
 from ..model.item import MAX_TEXT
 from ..render import to_plain
-from . import ImportResult, Skipped, slugify, unique_id
+from . import ImportResult, Skipped, free_id, slugify
 from ._markdown import html_to_markdown
 from ._safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
 
@@ -470,7 +470,7 @@ class Builder:
             plain_first = to_plain(to_markdown(select(q.stem.text, langs[0][1]), q.stem.format,
                                                inline=False))
         wanted, id_note = self._id(q, plain_first)
-        item_id = unique_id(wanted, set(self._ids))
+        item_id = free_id(wanted, self._ids)  # taken once the item is built
         files = _Files(item_id)
         stem, general = self._link(q, q.stem, files), self._link(q, q.general, files)
         answers = [Answer(self._link(q, a.text, files), a.fraction,
