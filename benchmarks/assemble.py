@@ -16,10 +16,10 @@ import random
 import sys
 import time
 
-from dpassess.assemble.blueprint import Blueprint
 from dpassess.assemble.problem import Problem, resolve
 from dpassess.assemble.solve import solve
 from dpassess.model import Bank, BankConfig, Item, LoadedItem
+from dpassess.model.blueprint import Blueprint
 
 DIFFS = ("easy", "medium", "hard")
 

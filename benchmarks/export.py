@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/export.py [N] [--repeat R] [--formats qti21,gift]
 
 Without --formats, two more rows: every file `dpassess build` writes (3 formats x id, en, multi
-where carried), streamed to a temporary folder by `dpassess.exporting.write_targets` in one
+where carried), streamed to a temporary folder by `dpassess.export.runner.write_targets` in one
 process, and in a process pool (the workers write the files; nothing comes back but warnings).
 
 Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
@@ -30,8 +30,8 @@ from lxml import etree
 sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.markup.markdown import clear_cache
 from dpassess.model import Item
-from dpassess.render import clear_cache
 
 
 def make_items(n: int, seed: int = 1) -> list[Item]:
@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
                   f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
                   f"  ({len(result.warnings)} warnings)")
     if "--formats" not in opts:
-        from dpassess.exporting import Target, write_targets
+        from dpassess.export.runner import Target, write_targets
 
         # every file `dpassess build` writes for the bank, in one process and in a process pool
         langs = {fmt: ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else [])) for fmt in EXPORTERS}

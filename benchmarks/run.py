@@ -86,7 +86,7 @@ def step_text2qti(work: Path) -> dict:
 def step_dpassess(work: Path, root: Path | None = None) -> dict:
     from dpassess import load_bank
     from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.exporting import Target, write_targets
+    from dpassess.export.runner import Target, write_targets
     from dpassess.lint import LintConfig, lint_banks
 
     root = root or work / "bank"
@@ -114,7 +114,7 @@ def step_same_as_a(work: Path) -> dict:
     zip in English; no lint. Not a target of the issue: it shows the like-for-like figure."""
     from dpassess import load_bank
     from dpassess.export import Collection
-    from dpassess.exporting import Target, write_targets
+    from dpassess.export.runner import Target, write_targets
 
     parts: dict[str, float] = {}
     t0 = t = time.perf_counter()
@@ -157,7 +157,7 @@ def _build_items(work: Path) -> Path:
 def step_build(work: Path, cold: bool = True) -> dict:
     """`dpassess build` (the library call the command makes): cold lint cache, or the unchanged
     bank again (the cache filled by the cold runs)."""
-    from dpassess.build import build
+    from dpassess.app.build import build
 
     cdir = work / "build-cache"
     if cold:
@@ -203,9 +203,9 @@ def step_floor(work: Path) -> dict:
 def step_relint(work: Path) -> dict:
     """Cold lint through the CLI path with an empty cache, then the unchanged bank again, then
     after one item changed."""
-    from dpassess.cache import Cache
     from dpassess.lint import LintConfig
-    from dpassess.lint.cached import lint_paths
+    from dpassess.lint.incremental import lint_paths
+    from dpassess.runtime.cache import Cache
 
     bank = work / "bank"
     cdir = work / "cache"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess import load_bank
 from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.exporting import Target, write_targets
+from dpassess.export.runner import Target, write_targets
 
 
 def main(argv: list[str]) -> int:

@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
+from dpassess.bank.write import item_to_yaml
 from dpassess.model import BankConfig, Content, Item, ItemType, Option
-from dpassess.writer import item_to_yaml
 
 LANGS = ("id", "en")
 

@@ -27,12 +27,12 @@ from dpassess.assemble import (
     Status,
     assemble,
 )
-from dpassess.assemble.blueprint import Blueprint
 from dpassess.assemble.forms import _movable, letter
 from dpassess.assemble.problem import SCALE, Problem, resolve
 from dpassess.export import MULTI
+from dpassess.markup.markdown import to_html
 from dpassess.model import Bank, ItemType, LoadedItem
-from dpassess.render import to_html
+from dpassess.model.blueprint import Blueprint
 from strategies import bank_config, items
 
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
@@ -250,7 +250,7 @@ def test_infeasible_conflict_is_named_by_the_deletion_filter():
 
 
 def _seed_items():
-    from dpassess.loader import load_bank
+    from dpassess.bank.load import load_bank
 
     return list(load_bank(ROOT / "items" / "data-parallelism"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SEED_BANK, files
-from dpassess.schemas import json_schema
+from dpassess.model.schemas import json_schema
 
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
 
@@ -175,9 +175,9 @@ def test_a_path_in_the_way_writes_nothing_and_exits_2(tmp_path, in_the_way, mess
 
 @pytest.mark.parametrize("fresh", [True, False])
 def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assembly, fresh):
-    from dpassess import io
     from dpassess.assemble import write_assembly
-    from dpassess.errors import UsageError
+    from dpassess.diagnostics import UsageError
+    from dpassess.runtime import files as io
 
     out = tmp_path / "out"
     if not fresh:  # an earlier run's files stay exactly as they were
@@ -206,9 +206,9 @@ def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assemb
 @pytest.mark.parametrize("which", ["first", "last"])
 def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly, which):
     """The first rename, or the last (summary.json, after every form file is in place)."""
-    from dpassess import io
     from dpassess.assemble import write_assembly
-    from dpassess.errors import UsageError
+    from dpassess.diagnostics import UsageError
+    from dpassess.runtime import files as io
 
     real = io.replace_from_temp
 

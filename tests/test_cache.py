@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 import dpassess
 from conftest import ROOT
-from dpassess.cache import Cache, cache_dir
+from dpassess.bank.load import load_banks
 from dpassess.cli import app
 from dpassess.lint import LintConfig, lint_banks
-from dpassess.lint import cached as cached_mod
-from dpassess.loader import load_banks
+from dpassess.lint import incremental as cached_mod
+from dpassess.runtime.cache import Cache, cache_dir
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 
@@ -205,7 +205,7 @@ def test_unreadable_or_unwritable_cache_is_ignored(bank: Path, tmp_path: Path) -
 
 
 def test_load_errors_are_reported_and_not_cached(bank: Path, tmp_path: Path) -> None:
-    from dpassess.errors import BankLoadError
+    from dpassess.diagnostics import BankLoadError
 
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     (bank / "09-broken.yaml").write_text("id: [unclosed\n", encoding="utf-8")

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, SEED_BANK
 from dpassess import __version__
-from dpassess.schemas import json_schema
+from dpassess.model.schemas import json_schema
 from strategies import write_bank
 
 

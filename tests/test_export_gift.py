@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from dpassess.export import EXPORTERS
-from dpassess.export.gift import escape
+from dpassess.export.moodle.gift import escape
+from dpassess.markup.markdown import to_html, to_inline_html
 from dpassess.model import Content, Item, ItemType
-from dpassess.render import to_html, to_inline_html
 from strategies import LANGS
 from test_export_moodle import (
     GOLDEN,

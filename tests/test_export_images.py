@@ -10,8 +10,9 @@ from pathlib import Path
 from lxml import etree
 
 from dpassess import load_bank
-from dpassess.export import Collection, gift, moodle_xml
-from dpassess.importing.moodle_xml import read as import_moodle_xml
+from dpassess.export import Collection
+from dpassess.export.moodle import gift, moodle_xml
+from dpassess.importers.moodle_xml import read as import_moodle_xml
 from dpassess.model import Content, Item, Option
 from strategies import bank_config, write_bank
 from test_export_moodle_oracle import read_xml

@@ -21,10 +21,12 @@ from lxml import etree as lxml_etree
 from lxml import html as lxml_html
 
 from conftest import ROOT, SEED_BANK
-from dpassess.export import EXPORTERS, Collection, _moodle, moodle_xml
-from dpassess.loader import load_banks
+from dpassess.bank.load import load_banks
+from dpassess.export import EXPORTERS, Collection
+from dpassess.export.moodle import moodle_xml
+from dpassess.export.moodle import texts as _moodle
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.model import Content, Item, ItemType, Option
-from dpassess.render import to_html, to_inline_html, to_plain
 from strategies import LANGS, items
 from test_export_moodle_oracle import (
     GRADES,

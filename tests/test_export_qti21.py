@@ -29,12 +29,13 @@ from lxml import etree
 
 from conftest import ROOT, SEED_BANK
 from dpassess import UsageError, load_bank
-from dpassess.export import EXPORTERS, Collection, qti21
-from dpassess.export._images import may_show_images
-from dpassess.export._xmlchars import xml_safe
-from dpassess.export.qti21 import EXPLANATION_ID, export
+from dpassess.export import EXPORTERS, Collection
+from dpassess.export.qti import qti21
+from dpassess.export.qti.qti21 import EXPLANATION_ID, export
+from dpassess.markup.markdown import to_html, to_plain
+from dpassess.markup.media import may_show_images
+from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Content, Item, ItemType, Option
-from dpassess.render import to_html, to_plain
 from strategies import HOSTILE, bank_config, items, write_bank
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -499,7 +500,7 @@ def test_image_screen_finds_what_the_pattern_finds_in_any_text(stem, option, fee
                                   "\xa0", "\u2028", "\ud7ff", "\ue000", "\ufffd", "\ufffe",
                                   "\uffff", "\U0001f600", "\U0010ffff", "\u200b", "\ud800"]), max_size=8))
 def test_non_xml_screen_agrees_with_the_xml_char_production(text):
-    from dpassess.export import _xmlchars
+    from dpassess.markup import xmlchars as _xmlchars
 
     assert _xmlchars.has_non_xml(text) == (_xmlchars._NOT_XML.search(text) is not None)
     clean, removed = _xmlchars.xml_safe(text)

@@ -15,11 +15,13 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from conftest import SEED_BANK
-from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning, gift, moodle_xml, qti21
-from dpassess.export._images import may_show_images
-from dpassess.export._zip import zip_bytes
-from dpassess.exporting import FORMAT_DIRS, Target, write_collection, write_targets
-from dpassess.loader import load_bank
+from dpassess.bank.load import load_bank
+from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
+from dpassess.export.moodle import gift, moodle_xml
+from dpassess.export.qti import qti21
+from dpassess.export.qti.package import zip_bytes
+from dpassess.export.runner import FORMAT_DIRS, Target, write_collection, write_targets
+from dpassess.markup.media import may_show_images
 from dpassess.model import Content, Item, Option
 from strategies import items
 
@@ -242,7 +244,7 @@ def test_written_files_equal_the_exports_in_memory(seed, tmp_path, jobs):
 
 
 def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
-    from dpassess.errors import UsageError
+    from dpassess.diagnostics import UsageError
 
     (tmp_path / "data-parallelism-id.txt").mkdir()
     with pytest.raises(UsageError, match="is a directory"):
@@ -252,7 +254,7 @@ def test_a_directory_in_the_way_writes_nothing(seed, tmp_path):
 
 def test_a_file_where_a_folder_must_be_is_named(seed, tmp_path):
     """mkdir's "File exists" would not say which part of the path is the problem."""
-    from dpassess.errors import UsageError
+    from dpassess.diagnostics import UsageError
 
     (tmp_path / "afile").write_text("x", encoding="utf-8")
     with pytest.raises(UsageError, match=r"cannot write: .*afile is a file, not a folder"):

@@ -12,11 +12,12 @@ from lxml import etree
 
 from conftest import files
 from dpassess import load_bank
-from dpassess.errors import UsageError
-from dpassess.export import Collection, moodle_xml
-from dpassess.importing import write_items
-from dpassess.importing.moodle_xml import file_name
-from dpassess.importing.moodle_xml import read as import_moodle_xml
+from dpassess.diagnostics import UsageError
+from dpassess.export import Collection
+from dpassess.export.moodle import moodle_xml
+from dpassess.importers import write_items
+from dpassess.importers.moodle_xml import file_name
+from dpassess.importers.moodle_xml import read as import_moodle_xml
 from dpassess.model import Content
 from strategies import bank_config, write_bank
 from test_export_images import PNG, PNG2, area_files, bank_of, item

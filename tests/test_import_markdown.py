@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from dpassess.importing._markdown import html_to_markdown, same_html
-from dpassess.render import to_html, to_inline_html
+from dpassess.importers.html_markdown import html_to_markdown, same_html
+from dpassess.markup.markdown import to_html, to_inline_html
 from strategies import line_text
 
 READABLE = [

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dpassess.importing import import_file
-from dpassess.importing.gift import read as read_gift
-from dpassess.importing.moodle_xml import category_topic, select
-from dpassess.loader import load_banks
+from dpassess.bank.load import load_banks
+from dpassess.importers import import_file
+from dpassess.importers.gift import read as read_gift
+from dpassess.importers.moodle_xml import category_topic, select
 
 FIXTURES = Path(__file__).parent / "fixtures" / "moodle"
 XML = FIXTURES / "questions.xml"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpassess.export._zip import zip_bytes
-from dpassess.importing import InputError
-from dpassess.importing.qti21 import read
+from dpassess.export.qti.package import zip_bytes
+from dpassess.importers import InputError
+from dpassess.importers.qti21 import read
 
 ITEM = b"""<?xml version="1.0" encoding="UTF-8"?>
 <assessmentItem xmlns="http://www.imsglobal.org/xsd/imsqti_v2p1" identifier="choiceMultiple"

@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from conftest import SEED_BANK
+from dpassess.bank.load import load_banks
 from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
-from dpassess.export._moodle import BLOCK_TAGS
-from dpassess.export._xhtml import parse as xhtml_parse
-from dpassess.importing import READERS
-from dpassess.importing.moodle_xml import option_ids
-from dpassess.importing.qti21 import _html as qti_html
-from dpassess.loader import load_banks
+from dpassess.export.moodle.texts import BLOCK_TAGS
+from dpassess.importers import READERS
+from dpassess.importers.moodle_xml import option_ids
+from dpassess.importers.qti21 import _html as qti_html
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.xhtml import parse as xhtml_parse
 from dpassess.model import Item, ItemType
-from dpassess.render import to_html, to_inline_html, to_plain
 from strategies import LANGS, items
 
 POSITIONAL = {"gift", "moodle-xml"}  # formats whose answers have no ids
@@ -258,7 +258,7 @@ def test_blank_lines_inside_pre_survive_the_raw_html_fallback() -> None:
     """Found by hypothesis: an unclosed code fence renders as <pre> with a blank line and no
     closing newline, which no fence reproduces; the raw HTML kept it only without the blank
     line (one ends an HTML block), so the code changed."""
-    from dpassess.importing._markdown import html_to_markdown, renders_as
+    from dpassess.importers.html_markdown import html_to_markdown, renders_as
 
     html = to_html("```\n\n0\n\n0")
     md = html_to_markdown(html)
@@ -268,7 +268,7 @@ def test_blank_lines_inside_pre_survive_the_raw_html_fallback() -> None:
 def test_multilang_merge_of_malformed_html_attributes() -> None:
     """Found by hypothesis: `<P 0` parses as <p> with an attribute named `0<`, which lxml
     cannot set on a new element; the merge leaves it out and says so."""
-    from dpassess.export._moodle import multilang
+    from dpassess.export.moodle.texts import multilang
 
     html, problems = multilang((("id", "0"), ("en", to_inline_html("<P 0"))))
     assert "attribute" in problems and 'lang="en"' in html

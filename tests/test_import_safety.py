@@ -15,10 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import SEED_BANK
+from dpassess.bank.load import load_banks
 from dpassess.export import EXPORTERS, Collection
-from dpassess.export._zip import zip_bytes
-from dpassess.importing import READERS, ImportResult, InputError, _safe, import_file
-from dpassess.loader import load_banks
+from dpassess.export.qti.package import zip_bytes
+from dpassess.importers import READERS, ImportResult, InputError, import_file
+from dpassess.importers import safe as _safe
 
 
 def reader(fmt: str):

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import ROOT, SEED_BANK
+from dpassess.bank.load import load_banks
 from dpassess.cli import app
-from dpassess.errors import UsageError
+from dpassess.diagnostics import UsageError
 from dpassess.lint import LintConfig, failing, lint_banks, load_config
-from dpassess.loader import load_banks
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 

@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 
 from conftest import ROOT
-from dpassess.errors import UsageError
+from dpassess.bank.load import load_banks
+from dpassess.diagnostics import UsageError
 from dpassess.lint import Finding, Severity, format_findings, lint_banks
 from dpassess.lint.report import _escape_data, _escape_property
-from dpassess.loader import load_banks
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dpassess.bank.locator import find, index
+from dpassess.bank.positions import locate
 from dpassess.lint import LintConfig, lint_banks
-from dpassess.lint.where import find, index
 from dpassess.model import Bank, BankConfig, LoadedItem
-from dpassess.positions import locate
 from strategies import bank_config, items, write_bank
 
 GLOSSARY = BankConfig.model_validate({

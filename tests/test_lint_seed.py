@@ -8,8 +8,8 @@ from collections import defaultdict
 import pytest
 
 from conftest import ROOT, SEED_BANK
+from dpassess.bank.load import load_banks
 from dpassess.lint import Finding, lint_banks
-from dpassess.loader import load_banks
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import SEED_BANK
 from dpassess import BankLoadError, UsageError, load_bank, load_banks
-from dpassess.loader import MAX_FILE_BYTES
+from dpassess.bank.load import MAX_FILE_BYTES
 from strategies import bank_config, items, write_bank
 
 SEED_KEYS = {
@@ -207,7 +207,7 @@ def _outcome(load, text):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("text", _YAML_CASES)
 def test_fast_yaml_construction_matches_pyyaml(text: str) -> None:
-    from dpassess.loader import load_yaml
+    from dpassess.bank.load import load_yaml
 
     assert _outcome(load_yaml, text) == _outcome(lambda t: yaml.load(t, Loader=yaml.CSafeLoader), text)
 
@@ -223,7 +223,7 @@ _data = st.recursive(
 
 @given(_data, st.booleans())
 def test_fast_yaml_construction_matches_pyyaml_on_any_data(data, flow: bool) -> None:  # type: ignore[no-untyped-def]
-    from dpassess.loader import load_yaml
+    from dpassess.bank.load import load_yaml
 
     text = yaml.safe_dump(data, allow_unicode=True, default_flow_style=flow)
     assert load_yaml(text) == yaml.load(text, Loader=yaml.CSafeLoader)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from dpassess.assemble import BlueprintError
 from dpassess.assemble.problem import load_blueprint
-from dpassess.loader import DuplicateKeyError, load_yaml
+from dpassess.bank.load import DuplicateKeyError, load_yaml
 from test_loader import GOOD, errors_of, make_bank
 
 TF = """\

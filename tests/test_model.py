@@ -7,8 +7,8 @@ import yaml
 from hypothesis import given
 from pydantic import ValidationError
 
+from dpassess.bank.write import item_to_yaml
 from dpassess.model import Item, ItemType
-from dpassess.writer import item_to_yaml
 from strategies import items
 
 BASE = {

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT, SEED_BANK
+from dpassess.bank.load import load_bank
 from dpassess.lint import LintConfig, lint_banks
-from dpassess.loader import load_bank
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import synth

@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from conftest import ROOT, SEED_BANK, files
-from dpassess.export import EXPORTERS, MULTI, Collection, _moodle, _xhtml, gift
-from dpassess.exporting import FORMAT_DIRS, Target, export_pairs, write_targets
-from dpassess.loader import load_bank
+from dpassess.bank.load import load_bank
+from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.export.moodle import gift
+from dpassess.export.moodle import texts as _moodle
+from dpassess.export.runner import FORMAT_DIRS, Target, export_pairs, write_targets
+from dpassess.markup import xhtml as _xhtml
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import synth
@@ -116,7 +119,7 @@ def test_gift_escape_equals_the_translate_table(text: str) -> None:
 
 
 def test_build_through_the_lint_cache_gives_the_same_result(tmp_path: Path) -> None:
-    from dpassess.build import build
+    from dpassess.app.build import build
 
     items = tmp_path / "items"
     synth.write(items / "synthetic", 40)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dpassess.render import _md, to_html, to_inline_html, to_plain
+from dpassess.markup.markdown import _md, to_html, to_inline_html, to_plain
 from strategies import line_text
 
 _ascii = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
@@ -31,7 +31,7 @@ def test_inline_and_plain():
 def test_plain_text_keeps_a_bare_less_than_sign() -> None:
     """Found by hypothesis (QTI export property): raw HTML may hold `a < b`, which a browser
     shows as text; only tags and comments are dropped."""
-    from dpassess.render import to_plain
+    from dpassess.markup.markdown import to_plain
 
     assert to_plain("<b>\n0 0 < 1\n\n2") == "0 0 < 1 2"
     assert to_plain("x <!-- note --> *y* <br/>z") == "x y z"

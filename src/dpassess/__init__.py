@@ -9,9 +9,9 @@ The library API (the CLI is a thin layer over it)::
 
 __version__ = "0.1.0"
 
-from .errors import BankLoadError, Diagnostic, DpassessError, UsageError
-from .loader import find_banks, load_bank, load_banks
-from .model import Bank, BankConfig, Item, ItemType
+from dpassess.bank.load import find_banks, load_bank, load_banks
+from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, UsageError
+from dpassess.model import Bank, BankConfig, Item, ItemType
 
 __all__ = [
     "Bank",

@@ -1,3 +1,3 @@
-from .cli import main
+from dpassess.cli import main
 
 main()

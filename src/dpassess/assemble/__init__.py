@@ -14,11 +14,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .blueprint import Blueprint
-from .forms import Form, make_forms
-from .output import Output, render, stale_forms, summary_data, summary_text, write
-from .problem import BlueprintError, Problem, load_blueprint, load_problem
-from .solve import Infeasible, Selection, Status, solve
+from dpassess.assemble.forms import Form, make_forms
+from dpassess.assemble.output import Output, render, stale_forms, summary_data, summary_text, write
+from dpassess.assemble.problem import BlueprintError, Problem, load_blueprint, load_problem
+from dpassess.assemble.solve import Infeasible, Selection, Status, solve
+from dpassess.model.blueprint import Blueprint
 
 __all__ = [
     "Assembly",

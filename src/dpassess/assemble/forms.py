@@ -11,8 +11,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from ..model import Item, ItemType, Option
-from .problem import Problem
+from dpassess.assemble.problem import Problem
+from dpassess.model import Item, ItemType, Option
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -17,15 +17,15 @@ from pathlib import Path
 import lxml.html
 from lxml.html import builder as E
 
-from ..errors import UsageError
-from ..export import EXPORTERS, MULTI, Collection
-from ..export._xmlchars import xml_safe
-from ..exporting import FORMAT_DIRS
-from ..io import write_all
-from ..render import to_html
-from .forms import Form
-from .problem import SCALE, Problem
-from .solve import Selection
+from dpassess.assemble.forms import Form
+from dpassess.assemble.problem import SCALE, Problem
+from dpassess.assemble.solve import Selection
+from dpassess.diagnostics import UsageError
+from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.export.runner import FORMAT_DIRS
+from dpassess.markup.markdown import to_html
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.runtime.files import write_all
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {"form": "Form", "key": "Answer key", "items": "items", "points": "points",
@@ -100,7 +100,7 @@ def key_json(form: Form, pr: Problem, seed: int) -> bytes:
 
 
 def _fragments(markdown: str) -> list:
-    """Markdown -> HTML through dpassess.render, parsed into lxml nodes (never concatenated)."""
+    """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never concatenated)."""
     parts = lxml.html.fragments_fromstring(to_html(markdown)) if markdown.strip() else []
     return list(parts)
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import BankLoadError, Diagnostic, DpassessError
-from ..loader import BANK_FILE, diagnostics_from, load_bank, read_yaml
-from ..model import Bank, Item
-from ..positions import locate
-from .blueprint import Blueprint, Cell
+from dpassess.bank.load import BANK_FILE, diagnostics_from, load_bank, read_yaml
+from dpassess.bank.positions import locate
+from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError
+from dpassess.model import Bank, Item
+from dpassess.model.blueprint import Blueprint, Cell
 
 #: Solver arithmetic is integral: p values and points are scaled by this factor.
 SCALE = 1000

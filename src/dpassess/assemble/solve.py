@@ -21,9 +21,9 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from ..errors import Diagnostic, DpassessError
-from ..positions import locate
-from .problem import SCALE, BlueprintError, Problem, restrict
+from dpassess.assemble.problem import SCALE, BlueprintError, Problem, restrict
+from dpassess.bank.positions import locate
+from dpassess.diagnostics import Diagnostic, DpassessError
 
 #: Above this many (non-anchor item x form pair) products, overlap is enforced through a compact
 #: rule (at most `max_overlap` items reused across all forms), which implies the exact one.

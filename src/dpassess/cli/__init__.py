@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import BankLoadError, DpassessError
-
 # Each module registers its commands on `app` when imported.
-from . import assemble, core, export, importing, lint  # noqa: F401
-from ._app import app, err, report_load_error
+from dpassess.cli import assemble, core, export, importers, lint  # noqa: F401
+from dpassess.cli._app import app, err, report_load_error
+from dpassess.diagnostics import BankLoadError, DpassessError
 
 __all__ = ["app", "main"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from .. import __version__
-from ..errors import BankLoadError
+from dpassess import __version__
+from dpassess.diagnostics import BankLoadError
 
 app = typer.Typer(
     name="dpassess",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._app import app, err
+from dpassess.cli._app import app, err
 
 
 @app.command()
@@ -28,8 +28,8 @@ def assemble(
     Exit 1 when no forms can meet the blueprint (with the reason), 2 for a bad blueprint or
     an output path that cannot be written (then nothing is written).
     """
-    from ..assemble import BlueprintError, Infeasible, write_assembly
-    from ..assemble import assemble as run
+    from dpassess.assemble import BlueprintError, Infeasible, write_assembly
+    from dpassess.assemble import assemble as run
 
     if not blueprint.is_file():
         err(f"error: {blueprint}: no such blueprint file")

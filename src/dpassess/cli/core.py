@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..errors import BankLoadError
-from ..loader import load_banks
-from ._app import app, err, report_load_error
+from dpassess.bank.load import load_banks
+from dpassess.cli._app import app, err, report_load_error
+from dpassess.diagnostics import BankLoadError
 
 SCHEMAS = ("item", "bank", "blueprint")
 
@@ -19,7 +19,7 @@ def schema(
     kind: str = typer.Argument("item", help=f"Which file: {', '.join(SCHEMAS)}."),
 ) -> None:
     """Print the JSON Schema of an item file (or the bank file, or a blueprint)."""
-    from ..schemas import json_schema
+    from dpassess.model.schemas import json_schema
 
     if kind not in SCHEMAS:
         raise typer.BadParameter(f"{kind!r} is not one of {', '.join(SCHEMAS)}", param_hint="KIND")
@@ -53,7 +53,7 @@ def build(
     ),
 ) -> None:
     """The main job: check and lint the banks, write every export and the sample forms."""
-    from ..build import build as run_build
+    from dpassess.app.build import build as run_build
 
     report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache)
     for line in report.lines:

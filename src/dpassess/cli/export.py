@@ -6,11 +6,11 @@ from pathlib import Path
 
 import typer
 
-from ..errors import UsageError
-from ..export import EXPORTERS, MULTI, Collection, ExportWarning
-from ..exporting import FORMAT_DIRS, write_collection
-from ..loader import load_banks
-from ._app import app, err
+from dpassess.bank.load import load_banks
+from dpassess.cli._app import app, err
+from dpassess.diagnostics import UsageError
+from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
+from dpassess.export.runner import FORMAT_DIRS, write_collection
 
 
 def print_warnings(warnings: list[ExportWarning], collection: Collection, bank: str) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import typer
 
-from ..errors import BankLoadError, UsageError
-from ..io import atomic_write
-from ._app import app, err, report_load_error
+from dpassess.cli._app import app, err, report_load_error
+from dpassess.diagnostics import BankLoadError, UsageError
+from dpassess.runtime.files import atomic_write
 
 
 @app.command()
@@ -45,10 +45,10 @@ def lint(
     ),
 ) -> None:
     """Check banks for item-writing flaws, translation problems, bank-wide cues and LMS traps."""
-    from ..cache import Cache
-    from ..cache import cache_dir as default_cache_dir
-    from ..lint import FORMATS, failing, format_findings, load_config
-    from ..lint.cached import lint_paths
+    from dpassess.lint import FORMATS, failing, format_findings, load_config
+    from dpassess.lint.incremental import lint_paths
+    from dpassess.runtime.cache import Cache
+    from dpassess.runtime.cache import cache_dir as default_cache_dir
 
     try:
         if fmt not in FORMATS:

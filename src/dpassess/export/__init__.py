@@ -11,7 +11,7 @@ not carry: nothing is dropped silently.
 Each entry point also streams: `export(collection, lang, out)` with `out` a binary file object
 (seekable for QTI's zip) writes the same bytes there item by item, never holding the whole file,
 and returns the warnings with empty `data`. If it raises, `out` holds part of a file: write to a
-temporary file (as `dpassess.exporting.write_targets` does) and discard it.
+temporary file (as `dpassess.export.runner.write_targets` does) and discard it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from ..model import Bank, Item
+from dpassess.model import Bank, Item
 
 MULTI = "multi"
 
@@ -105,9 +105,9 @@ class FormatModule:
 
 #: format name -> module path. Modules are imported on first use (the CLI lists names only).
 _MODULES: dict[str, str] = {
-    "qti21": "dpassess.export.qti21",
-    "moodle-xml": "dpassess.export.moodle_xml",
-    "gift": "dpassess.export.gift",
+    "qti21": "dpassess.export.qti.qti21",
+    "moodle-xml": "dpassess.export.moodle.moodle_xml",
+    "gift": "dpassess.export.moodle.gift",
 }
 
 
@@ -130,7 +130,7 @@ EXPORTERS: Mapping[str, Exporter] = _Registry()
 
 def check_lang(fmt: str, collection: Collection, lang: str, *, multi: bool) -> None:
     """Raise UsageError when `lang` is not one of the collection's languages (or multi)."""
-    from ..errors import UsageError
+    from dpassess.diagnostics import UsageError
 
     if lang == MULTI:
         if not multi:

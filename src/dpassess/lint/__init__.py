@@ -9,11 +9,11 @@ Rules live in `rules/` (one function each, registered in `registry.RULES`); thei
 the pages of docs/rules/.
 """
 
-from . import rules as _rules  # noqa: F401  (registers every rule)
-from .config import LintConfig, load_config
-from .engine import Finding, failing, lint_banks
-from .registry import FAMILIES, RULES, Rule, Severity
-from .report import FORMATS, format_findings
+from dpassess.lint import rules as _rules  # noqa: F401  (registers every rule)
+from dpassess.lint.config import LintConfig, load_config
+from dpassess.lint.engine import Finding, failing, lint_banks
+from dpassess.lint.registry import FAMILIES, RULES, Rule, Severity
+from dpassess.lint.report import FORMATS, format_findings
 
 __all__ = [
     "FAMILIES",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from .registry import FAMILIES, RULES, Rule, Severity, by_name
+from dpassess.diagnostics import UsageError
+from dpassess.lint.registry import FAMILIES, RULES, Rule, Severity, by_name
 
 CONFIG_FILES = ("dpassess.toml", "pyproject.toml")
 FAIL_LEVELS = ("error", "warning")

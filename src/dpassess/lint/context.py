@@ -11,12 +11,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from ..model import Bank, Content, Item, ItemType
-from .config import LintConfig
-from .glossary import Glossary
-from .langid import LanguageGuesser
-from .registry import Loc
-from .text import Phrases, plain, words
+from dpassess.lint.config import LintConfig
+from dpassess.lint.glossary import Glossary
+from dpassess.lint.langid import LanguageGuesser
+from dpassess.lint.registry import Loc
+from dpassess.lint.text import Phrases, plain, words
+from dpassess.model import Bank, Content, Item, ItemType
 
 T = TypeVar("T")
 

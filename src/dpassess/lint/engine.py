@@ -7,14 +7,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._gc import gc_paused
-from ..model import Bank, LoadedItem
-from .config import LintConfig
-from .context import BankContext, ItemContext
-from .langid import ModelDeferred
-from .registry import Hit, Loc, Rule, Severity
-from .text import clear_memos
-from .where import Locator
+from dpassess.bank.locator import Locator
+from dpassess.lint.config import LintConfig
+from dpassess.lint.context import BankContext, ItemContext
+from dpassess.lint.langid import ModelDeferred
+from dpassess.lint.registry import Hit, Loc, Rule, Severity
+from dpassess.lint.text import clear_memos
+from dpassess.model import Bank, LoadedItem
+from dpassess.runtime.gcpause import gc_paused
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ def _complete(
 
 def _load_model(bctx: BankContext) -> None:
     """Load the language model for the bank's languages (once per process)."""
-    from .langid import _identifier
+    from dpassess.lint.langid import _identifier
 
     _identifier(bctx.guesser._langs)
 
@@ -151,7 +151,7 @@ def _sample_needs_model(todo: list[LoadedItem], item_rules: list[Rule], bctx: Ba
     the bank (a few milliseconds): then every worker would, and it is cheaper to load it once
     before forking than to run those rules again here. A bank where the sample does not need it
     is checked with the model deferred (see _ItemChecks), so the guess changes no finding."""
-    from .langid import loaded
+    from dpassess.lint.langid import loaded
 
     guesser = bctx.guesser
     if not any(r.code == "TR007" for r in item_rules) or loaded(guesser._langs):

@@ -11,8 +11,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
-from ..model import BankConfig, GlossaryTerm
-from .text import gated_finditer, needles
+from dpassess.lint.text import gated_finditer, needles
+from dpassess.model import BankConfig, GlossaryTerm
 
 #: Inflections of a glossary-language (English) term still count as the term: GPUs, sharded.
 _SUFFIX = r"(?:s|es|ed|d|ing)?"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import numpy as np
 
-from .words import STOPWORDS
+from dpassess.lint.words import STOPWORDS
 
 T = TypeVar("T")
 

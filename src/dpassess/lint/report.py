@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
-from .. import __version__
-from ..errors import UsageError
-from .engine import Finding
-from .registry import FAMILIES, RULES, Severity
+from dpassess import __version__
+from dpassess.diagnostics import UsageError
+from dpassess.lint.engine import Finding
+from dpassess.lint.registry import FAMILIES, RULES, Severity
 
 JSON_VERSION = 1
 

@@ -1,6 +1,6 @@
 """Text helpers for the rules: Markdown source -> visible words, cheaply and memoised.
 
-The exporters render through `dpassess.render`; the rules only need the words a reader sees, so a
+The exporters render through `dpassess.markup.markdown`; the rules only need the words a reader sees, so a
 few regular expressions strip Markdown here (markdown-it is used only for the HTML rules).
 """
 

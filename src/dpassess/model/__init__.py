@@ -1,7 +1,7 @@
 """The item model. Knows no file format; imports only pydantic and the standard library."""
 
-from .bank import Bank, BankConfig, GlossaryTerm, LoadedItem
-from .item import (
+from dpassess.model.bank import Bank, BankConfig, GlossaryTerm, LoadedItem
+from dpassess.model.items import (
     MAX_TEXT,
     SCHEMA_VERSION,
     TRUE_FALSE_WORDS,

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .item import (
+from dpassess.model.items import (
     SCHEMA_VERSION,
     ItemId,
     ItemValueError,
@@ -16,7 +16,7 @@ from .item import (
     Text,
     _Strict,
 )
-from .item import (
+from dpassess.model.items import (
     Item as Item,
 )
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from ...model import ItemType
-from ..context import BankContext, ItemContext
-from ..registry import Hit, rule
-from ..stats import binom_sf, chi2_sf, z_score
-from ..text import norm, quote
-from ..words import STOPWORDS
-from .writing import absolute_terms, key_length_cue
+from dpassess.lint.context import BankContext, ItemContext
+from dpassess.lint.registry import Hit, rule
+from dpassess.lint.rules.writing import absolute_terms, key_length_cue
+from dpassess.lint.stats import binom_sf, chi2_sf, z_score
+from dpassess.lint.text import norm, quote
+from dpassess.lint.words import STOPWORDS
+from dpassess.model import ItemType
 
 ALPHA = 0.01
 #: Longest cycle looked for: longer ones are not something test takers can learn.

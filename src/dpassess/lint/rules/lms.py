@@ -9,11 +9,17 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from ... import render
-from ...export._moodle import GRADE_TOLERANCE, GRADES, MAX_NAME, is_multilang_name, moodle_name
-from ...model import ItemType
-from ..context import ItemContext
-from ..registry import Hit, rule
+from dpassess.export.moodle.texts import (
+    GRADE_TOLERANCE,
+    GRADES,
+    MAX_NAME,
+    is_multilang_name,
+    moodle_name,
+)
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import Hit, rule
+from dpassess.markup import markdown as render
+from dpassess.model import ItemType
 
 _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
 

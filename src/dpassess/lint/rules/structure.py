@@ -6,11 +6,11 @@ import re
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
-from ...model import ItemType
-from ..context import ItemContext
-from ..registry import Hit, rule
-from ..text import norm, quote
-from ..words import AND_OR, LETTER_NOUNS
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import Hit, rule
+from dpassess.lint.text import norm, quote
+from dpassess.lint.words import AND_OR, LETTER_NOUNS
+from dpassess.model import ItemType
 
 
 @rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.")

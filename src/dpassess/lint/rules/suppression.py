@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..context import ItemContext
-from ..registry import RULES, Hit, rule
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import RULES, Hit, rule
 
 
 @rule(

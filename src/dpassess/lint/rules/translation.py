@@ -7,10 +7,20 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from .. import langid
-from ..context import ItemContext
-from ..registry import Hit, Loc, rule
-from ..text import _CODE, _IMG, _MATH, has_digit, numbers, plain, quote, without_code, words
+from dpassess.lint import langid
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import Hit, Loc, rule
+from dpassess.lint.text import (
+    _CODE,
+    _IMG,
+    _MATH,
+    has_digit,
+    numbers,
+    plain,
+    quote,
+    without_code,
+    words,
+)
 
 
 def _fields(ctx: ItemContext, lang: str) -> dict[Loc, str]:

@@ -9,10 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import ItemContext, LangView
-from ..registry import Hit, rule
-from ..text import Phrases, gated_finditer, quote
-from ..words import ABSOLUTE, ALL_NONE, CONSONANT_SOUND, NEGATIVE, STOPWORDS, VOWEL_SOUND
+from dpassess.lint.context import ItemContext, LangView
+from dpassess.lint.registry import Hit, rule
+from dpassess.lint.text import Phrases, gated_finditer, quote
+from dpassess.lint.words import (
+    ABSOLUTE,
+    ALL_NONE,
+    CONSONANT_SOUND,
+    NEGATIVE,
+    STOPWORDS,
+    VOWEL_SOUND,
+)
 
 
 def _base(lang: str) -> str:

@@ -21,13 +21,13 @@ from urllib.parse import quote, unquote
 from lxml import etree
 from pydantic import ValidationError
 
-from ..export._moodle import GRADE_TOLERANCE
-from ..model import Content, Item, ItemType, Option
-from ..model.item import MAX_TEXT
-from ..render import to_plain
-from . import ImportResult, Skipped, free_id, slugify
-from ._markdown import html_to_markdown
-from ._safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
+from dpassess.export.moodle.texts import GRADE_TOLERANCE
+from dpassess.importers import ImportResult, Skipped, free_id, slugify
+from dpassess.importers.html_markdown import html_to_markdown
+from dpassess.importers.safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
+from dpassess.markup.markdown import to_plain
+from dpassess.model import Content, Item, ItemType, Option
+from dpassess.model.items import MAX_TEXT
 
 #: PHP's trim() characters: Moodle trims with these, never with Unicode whitespace.
 PHP_WS = " \t\n\r\0\x0b"

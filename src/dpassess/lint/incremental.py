@@ -1,7 +1,7 @@
-"""Load and lint bank folders through the content-hash cache (`dpassess.cache`).
+"""Load and lint bank folders through the content-hash cache (`dpassess.runtime.cache`).
 
 Same findings and the same load errors as `lint_banks(load_banks(paths), config)`, which is what
-runs when no cache is given; the cache only saves work (see `dpassess.cache` for the keys).
+runs when no cache is given; the cache only saves work (see `dpassess.runtime.cache` for the keys).
 `load_and_lint` also returns the loaded banks (for `dpassess build`, which exports them), so a
 bank is parsed once per run, and not at all when its items are in the cache.
 """
@@ -13,12 +13,12 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..cache import Cache, digest, salt
-from ..errors import BankLoadError, Diagnostic
-from ..loader import BANK_FILE, _item_files, find_banks, load_bank, load_banks
-from ..model import Bank, Item
-from .config import LintConfig
-from .engine import Finding, ItemResult, lint_banks
+from dpassess.bank.load import BANK_FILE, _item_files, find_banks, load_bank, load_banks
+from dpassess.diagnostics import BankLoadError, Diagnostic
+from dpassess.lint.config import LintConfig
+from dpassess.lint.engine import Finding, ItemResult, lint_banks
+from dpassess.model import Bank, Item
+from dpassess.runtime.cache import Cache, digest, salt
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from .model import Item
+from dpassess.model import Item
 
 HEADER = "# yaml-language-server: $schema=../../docs/schema/item.schema.json\n"
 

@@ -17,13 +17,9 @@ from urllib.parse import unquote
 from lxml import etree
 from pydantic import ValidationError
 
-from ..model import Content, Item, ItemType, Option
-from ..model.item import TRUE_FALSE_WORDS
-from ..render import to_plain
-from . import ImportResult, Skipped, slugify, unique_ids
-from ._markdown import html_to_markdown
-from ._safe import InputError, decode_utf8, open_zip, parse_xml
-from .moodle_xml import (
+from dpassess.importers import ImportResult, Skipped, slugify, unique_ids
+from dpassess.importers.html_markdown import html_to_markdown
+from dpassess.importers.moodle_xml import (
     DEFAULT_TOPIC,
     Skip,
     check_size,
@@ -36,6 +32,10 @@ from .moodle_xml import (
     valid_id,
     validation_reason,
 )
+from dpassess.importers.safe import InputError, decode_utf8, open_zip, parse_xml
+from dpassess.markup.markdown import to_plain
+from dpassess.model import Content, Item, ItemType, Option
+from dpassess.model.items import TRUE_FALSE_WORDS
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 TOOL = "dpassess"

@@ -12,9 +12,17 @@ from __future__ import annotations
 
 import re
 
-from . import ImportResult
-from ._safe import decode_utf8
-from .moodle_xml import Answer, Builder, Question, Skip, Text, check_size, php_trim
+from dpassess.importers import ImportResult
+from dpassess.importers.moodle_xml import (
+    Answer,
+    Builder,
+    Question,
+    Skip,
+    Text,
+    check_size,
+    php_trim,
+)
+from dpassess.importers.safe import decode_utf8
 
 # qformat_gift::escapedchar_pre / escapedchar_post
 _ESCAPED = {"\\:": "&&058;", "\\#": "&&035;", "\\=": "&&061;", "\\{": "&&123;", "\\}": "&&125;",

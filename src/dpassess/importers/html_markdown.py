@@ -1,6 +1,6 @@
 """HTML (as LMSs store it) -> Markdown source (as the bank stores it), verified by rendering.
 
-Export renders Markdown with `dpassess.render`; import must give back Markdown that renders to the
+Export renders Markdown with `dpassess.markup.markdown`; import must give back Markdown that renders to the
 same HTML. Markdown has many spellings for one rendering (`*a*` and `_a_`), so the guarantee is:
 `render(html_to_markdown(h))` is the same HTML as `h` (compared as parsed trees). Three attempts,
 each checked by rendering, the first that reproduces the HTML wins:
@@ -19,7 +19,7 @@ from functools import lru_cache
 import lxml.html
 from lxml import etree
 
-from ..render import to_html, to_inline_html
+from dpassess.markup.markdown import to_html, to_inline_html
 
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _BLANK = re.compile(r"\n[ \t]*\n")

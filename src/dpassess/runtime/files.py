@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .errors import UsageError
+from dpassess.diagnostics import UsageError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from lxml import etree
 
-from ..errors import UsageError
+from dpassess.diagnostics import UsageError
 
 #: Largest input file accepted (bytes), and largest total uncompressed size of a zip.
 MAX_INPUT_BYTES = 50 << 20

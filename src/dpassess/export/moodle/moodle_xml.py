@@ -30,12 +30,12 @@ from urllib.parse import quote
 
 from lxml import etree
 
-from ..model import Item, ItemType
-from . import MULTI as ALL_LANGUAGES
-from . import Collection, ExportResult, ExportWarning
-from ._images import is_local_image, locate_image, may_show_images
-from ._moodle import ItemTexts, category_path, grades, image_fragment, name_html
-from ._xmlchars import has_non_xml, xml_safe
+from dpassess.export import MULTI as ALL_LANGUAGES
+from dpassess.export import Collection, ExportResult, ExportWarning
+from dpassess.export.moodle.texts import ItemTexts, category_path, grades, image_fragment, name_html
+from dpassess.markup.media import is_local_image, locate_image, may_show_images
+from dpassess.markup.xmlchars import has_non_xml, xml_safe
+from dpassess.model import Item, ItemType
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)

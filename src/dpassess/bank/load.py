@@ -17,10 +17,10 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ._gc import gc_paused
-from .errors import BankLoadError, Diagnostic, UsageError
-from .model import Bank, BankConfig, Item, ItemValueError, LoadedItem
-from .positions import locate, locate_in
+from dpassess.bank.positions import locate, locate_in
+from dpassess.diagnostics import BankLoadError, Diagnostic, UsageError
+from dpassess.model import Bank, BankConfig, Item, ItemValueError, LoadedItem
+from dpassess.runtime.gcpause import gc_paused
 
 BANK_FILE = "bank.yaml"
 ITEM_SUFFIXES = (".yaml", ".yml")
@@ -468,7 +468,7 @@ def load_bank(
 
     Raises BankLoadError with every problem in every file, or UsageError if `path` is no bank.
     """
-    with gc_paused():  # items make no reference cycles; see dpassess._gc
+    with gc_paused():  # items make no reference cycles; see dpassess.runtime.gcpause
         return _load_bank(path, jobs=jobs, preloaded=preloaded)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ..model.item import (
+from dpassess.model.items import (
     Bloom,
     Difficulty,
     ItemId,

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
-from ..model import Item
-from ._xmlchars import has_non_xml
+from dpassess.markup.xmlchars import has_non_xml
+from dpassess.model import Item
 
 _IMG_TAG = re.compile("<img", re.IGNORECASE)
 #: A URL scheme (`https:`, `data:`): such a `src` travels as written.

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
-from .export import EXPORTERS, Collection, ExportResult, ExportWarning, check_lang
-from .io import replace_from_temp, staged
+from dpassess.diagnostics import UsageError
+from dpassess.export import EXPORTERS, Collection, ExportResult, ExportWarning, check_lang
+from dpassess.runtime.files import replace_from_temp, staged
 
 #: Folder under exports/ for each format.
 FORMAT_DIRS = {"qti21": "qti21", "moodle-xml": "moodle", "gift": "gift"}

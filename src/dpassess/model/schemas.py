@@ -7,11 +7,11 @@ from typing import Any
 
 def json_schema(kind: str) -> dict[str, Any]:
     if kind == "item":
-        from .model import Item as model
+        from dpassess.model import Item as model
     elif kind == "bank":
-        from .model import BankConfig as model
+        from dpassess.model import BankConfig as model
     elif kind == "blueprint":
-        from .assemble.blueprint import Blueprint as model
+        from dpassess.model.blueprint import Blueprint as model
     else:  # pragma: no cover - the CLI checks
         raise ValueError(kind)
     schema = model.model_json_schema(by_alias=True, mode="validation")

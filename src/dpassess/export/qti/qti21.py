@@ -2,7 +2,7 @@
 
 Shaped the way Canvas's QTI 2 importer reads packages (see docs/export-qti.md for why each choice
 was made) and valid against the QTI 2.1.2 and IMS CP 1.1 schemas. Markdown is rendered by
-`dpassess.render` and parsed into QTI's XHTML subset by `_xhtml`; the XML is built with lxml.
+`dpassess.markup.markdown` and parsed into QTI's XHTML subset by `_xhtml`; the XML is built with lxml.
 
 Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xml`), test
 `<collection id>-<lang>-test`; the same collection gives a byte-identical zip.
@@ -19,14 +19,21 @@ from urllib.parse import quote
 
 from lxml import etree
 
-from ..errors import UsageError
-from ..model import Item, ItemType
-from ..render import to_html, to_inline_html, to_plain
-from . import Collection, ExportResult, ExportWarning, check_lang
-from ._images import is_local_image, locate_image, may_show_images
-from ._xhtml import PLAIN_PARAGRAPH, PLAIN_TEXT, QTI_NS, XML_LANG, append_flow, flow_kind
-from ._xmlchars import xml_safe
-from ._zip import ZipStream
+from dpassess.diagnostics import UsageError
+from dpassess.export import Collection, ExportResult, ExportWarning, check_lang
+from dpassess.export.qti.package import ZipStream
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.media import is_local_image, locate_image, may_show_images
+from dpassess.markup.xhtml import (
+    PLAIN_PARAGRAPH,
+    PLAIN_TEXT,
+    QTI_NS,
+    XML_LANG,
+    append_flow,
+    flow_kind,
+)
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.model import Item, ItemType
 
 SUFFIX = ".zip"
 MULTI = False

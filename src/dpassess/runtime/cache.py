@@ -13,7 +13,7 @@ Every key includes a salt: the dpassess version, a fingerprint of the installed 
 files (size and mtime of each, so an edited rule in a development install invalidates too), the
 bank file's bytes and the lint settings. A cache file that is missing, unreadable, corrupted or
 written for another salt is ignored and rewritten: the cache never changes a result and never
-crashes a run. Writes go through `dpassess.io.atomic_write`, so a reader never sees half a file.
+crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
 
 The files are pickles: like Python's own `__pycache__`, the cache folder is trusted as much as
 the project it sits in (anyone who can write it can write the code that runs).
@@ -100,8 +100,8 @@ class Cache:
         return None
 
     def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
-        from .errors import UsageError
-        from .io import atomic_write
+        from dpassess.diagnostics import UsageError
+        from dpassess.runtime.files import atomic_write
 
         path = self._path(bank_root, kind)
         with contextlib.suppress(OSError, UsageError, pickle.PicklingError, TypeError):

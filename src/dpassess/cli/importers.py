@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ..importing import READERS, import_file, write_items
-from ._app import app, err
+from dpassess.cli._app import app, err
+from dpassess.importers import READERS, import_file, write_items
 
 
 @app.command("import")

@@ -19,10 +19,10 @@ import io
 import re
 from typing import BinaryIO, assert_never
 
-from ..model import Item, ItemType
-from . import Collection, ExportResult, ExportWarning
-from ._images import may_show_images
-from ._moodle import ItemTexts, category_path, grades, local_images
+from dpassess.export import Collection, ExportResult, ExportWarning
+from dpassess.export.moodle.texts import ItemTexts, category_path, grades, local_images
+from dpassess.markup.media import may_show_images
+from dpassess.model import Item, ItemType
 
 SUFFIX = ".txt"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)

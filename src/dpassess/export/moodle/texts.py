@@ -18,12 +18,12 @@ from functools import lru_cache
 from lxml import etree
 from lxml import html as lxml_html
 
-from ..model import Content, Item, ItemType
-from ..model.item import TRUE_FALSE_WORDS
-from ..render import to_html, to_inline_html, to_plain
-from . import MULTI, Collection, ExportWarning
-from ._images import has_img_tag, is_local_image
-from ._xmlchars import xml_safe
+from dpassess.export import MULTI, Collection, ExportWarning
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.media import has_img_tag, is_local_image
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.model import Content, Item, ItemType
+from dpassess.model.items import TRUE_FALSE_WORDS
 
 # --- grades -----------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Field path -> (line, column) in an item file, fast: one line scan of block-style YAML.
 
-`dpassess.positions.locate` composes the whole file with marks (about 2 ms a file), which is
-more than loading it. Item files are block YAML written by people or by `dpassess.writer`, so a
+`dpassess.bank.positions.locate` composes the whole file with marks (about 2 ms a file), which is
+more than loading it. Item files are block YAML written by people or by `dpassess.bank.write`, so a
 scan of indented keys finds the field in microseconds. Whenever the scan is not sure (flow
 style, quoted keys, list steps, a missing field), it falls back to `locate`, so both agree.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..positions import locate
-from .registry import Loc
+from dpassess.bank.positions import locate
+from dpassess.lint.registry import Loc
 
 
 def _indent(line: str) -> int:

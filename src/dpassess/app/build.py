@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .export import EXPORTERS, MULTI, Collection
-from .exporting import FORMAT_DIRS, Target, write_targets
+from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.export.runner import FORMAT_DIRS, Target, write_targets
 
 
 @dataclass
@@ -35,11 +35,11 @@ def build(
     Lint goes through the lint cache (`cache_dir`, default `$DPASSESS_CACHE_DIR` or
     `.dpassess_cache`, as `dpassess lint`), so an unchanged bank is not linted again;
     `use_cache=False` lints without it. The findings are the same either way."""
-    from .assemble import build_forms
-    from .cache import Cache
-    from .cache import cache_dir as default_cache_dir
-    from .lint import failing, format_findings, load_config
-    from .lint.cached import load_and_lint
+    from dpassess.assemble import build_forms
+    from dpassess.lint import failing, format_findings, load_config
+    from dpassess.lint.incremental import load_and_lint
+    from dpassess.runtime.cache import Cache
+    from dpassess.runtime.cache import cache_dir as default_cache_dir
 
     report = BuildReport()
     config = load_config(items)

@@ -4,7 +4,7 @@ Each format is one module with one entry point `read(data: bytes, name: str, lan
 -> ImportResult`. Nothing is written until the whole input has been read and every item built;
 then each file is written atomically.
 
-    from dpassess.importing import import_file, write_items
+    from dpassess.importers import import_file, write_items
     result = import_file("questions.gift.txt", "gift", lang="en")
     write_items(result, "items/my-bank")
 """
@@ -17,15 +17,15 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
-from ..io import write_all
-from ..model import Item
-from ._safe import InputError, read_input
+from dpassess.diagnostics import UsageError
+from dpassess.importers.safe import InputError, read_input
+from dpassess.model import Item
+from dpassess.runtime.files import write_all
 
 READERS = {
-    "gift": "dpassess.importing.gift",
-    "moodle-xml": "dpassess.importing.moodle_xml",
-    "qti21": "dpassess.importing.qti21",
+    "gift": "dpassess.importers.gift",
+    "moodle-xml": "dpassess.importers.moodle_xml",
+    "qti21": "dpassess.importers.qti21",
 }
 
 
@@ -107,7 +107,7 @@ def write_items(
     All texts are produced before the first write, and every file is written or none is
     (`io.write_all`).
     """
-    from ..writer import item_to_yaml
+    from dpassess.bank.write import item_to_yaml
 
     root = Path(bank_dir)
     planned = [(root / rel, data) for rel, data in result.files.items()]

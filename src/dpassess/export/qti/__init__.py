@@ -1,0 +1,1 @@
+"""QTI 2.1 content packages (Canvas and other QTI systems)."""
