@@ -15,7 +15,7 @@ import yaml
 from hypothesis import strategies as st
 
 from dpassess.bank.write import item_to_yaml
-from dpassess.model import BankConfig, Content, Item, ItemType, Option
+from dpassess.model import BankConfig, Content, Item, ItemType, Option, parse_item
 
 LANGS = ("id", "en")
 
@@ -79,7 +79,7 @@ def items(draw, langs: tuple[str, ...] = LANGS, types=tuple(ItemType)) -> Item:
             feedback=fb,
             explanation=draw(st.none() | block_text()),
         )
-    return Item(
+    return parse_item(dict(
         id=draw(item_slug),
         type=kind,
         topic="/".join(draw(st.lists(slug, min_size=1, max_size=3))),
@@ -90,7 +90,7 @@ def items(draw, langs: tuple[str, ...] = LANGS, types=tuple(ItemType)) -> Item:
         options=tuple(Option(id=o, locked=o in locked) for o in option_ids),
         key=tuple(key),
         text=text,
-    )
+    ))
 
 
 def bank_config(bank_id: str = "test-bank", langs: tuple[str, ...] = LANGS) -> BankConfig:

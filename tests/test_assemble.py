@@ -358,10 +358,10 @@ def test_key_positions_are_balanced_on_every_form(n_options, n_items, seed, data
     import random
 
     from dpassess.assemble.forms import _arrange
-    from dpassess.model import Item
+    from dpassess.model import parse_item
 
     opts = [f"o{k}" for k in range(n_options)]
-    its = [Item.model_validate({
+    its = [parse_item({
         "id": f"q{k}", "topic": "t", "options": opts, "key": data.draw(st.sampled_from(opts)),
         "text": {"en": {"stem": "s", "options": {o: o for o in opts}}}}) for k in range(n_items)]
     out = _arrange(its, random.Random(seed), shuffle=True, balance=True)

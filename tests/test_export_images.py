@@ -13,7 +13,7 @@ from dpassess import load_bank
 from dpassess.export import Collection
 from dpassess.export.moodle import gift, moodle_xml
 from dpassess.importers.moodle_xml import read as import_moodle_xml
-from dpassess.model import Content, Item, Option
+from dpassess.model import Content, Item, Option, parse_item
 from strategies import bank_config, write_bank
 from test_export_moodle_oracle import read_xml
 
@@ -27,8 +27,8 @@ def item(stem="Which?", *, id="img-item", kind="single_choice", key=("a",), opti
     options = options or {"a": "Alpha", "b": "Beta"}
     text = lang_text or {"en": Content(stem=stem, options=options, feedback=feedback or {},
                                        explanation=explanation)}
-    return Item(id=id, type=kind, topic="t/u", points=1.0,
-                options=[Option(id=o) for o in options], key=list(key), text=text)
+    return parse_item(dict(id=id, type=kind, topic="t/u", points=1.0,
+                options=[Option(id=o) for o in options], key=list(key), text=text))
 
 
 def bank_of(tmp_path: Path, items: list[Item], langs=("en",), files=None) -> Collection:

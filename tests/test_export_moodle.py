@@ -26,7 +26,7 @@ from dpassess.export import EXPORTERS, Collection
 from dpassess.export.moodle import moodle_xml
 from dpassess.export.moodle import texts as _moodle
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
-from dpassess.model import Content, Item, ItemType, Option
+from dpassess.model import Content, Item, ItemType, Option, parse_item
 from strategies import LANGS, items
 from test_export_moodle_oracle import (
     GRADES,
@@ -128,7 +128,7 @@ def tf_item(**kw) -> Item:
         text={"en": Content(stem="Sky is *green*.", options={},
                             feedback={"true": "No: it is blue.", "false": "Right."})},
     )
-    return Item(**{**base, **kw})
+    return parse_item(dict(**{**base, **kw}))
 
 
 def one(*its: Item, langs=("en",)) -> Collection:
@@ -154,12 +154,12 @@ def test_true_false_is_lower_case_and_fraction_100_on_the_key():
 
 
 def mr_item(weights: dict[str, float] | None, **kw) -> Item:
-    return Item(
+    return parse_item(dict(
         id="mr-one", type=ItemType.multiple_response, topic="t", options=(
             Option(id="a"), Option(id="b", locked=True), Option(id="c")),
         key=("a", "b"), weights=weights,
         text={"en": Content(stem="Pick", options={"a": "A", "b": "B", "c": "C"})}, **kw,
-    )
+    ))
 
 
 def test_fraction_outside_moodles_list_is_snapped_with_a_warning():
@@ -423,11 +423,11 @@ def test_generated_questions_as_built_element_by_element(its, lang):
 @pytest.mark.parametrize("lang", ["id", "en"])
 def test_characters_xml_cannot_carry_warn_per_field_as_built_element_by_element(lang):
     bad = "x\x01<b>y</b>\x0b"
-    mr = Item(id="mr", type="multiple_response", topic="t", tags=("tag", "ok"),
+    mr = parse_item(dict(id="mr", type="multiple_response", topic="t", tags=("tag", "ok"),
               options=[Option(id="a"), Option(id="b"), Option(id="c")], key=("a", "b"),
               text={la: Content(stem=f"{la} {bad}", options={"a": bad, "b": "B", "c": bad},
                                 feedback={"a": bad, "c": "fine"}, explanation=bad)
-                    for la in ("id", "en")})
+                    for la in ("id", "en")}))
     tf = tf_item(tags=("x",), text={"en": Content(stem=bad, options={}, explanation=bad,
                                                       feedback={"true": bad})})
     collection = Collection(id="c", title={"id": "K", "en": "C"}, languages=("id", "en"),
@@ -441,11 +441,11 @@ def test_characters_xml_cannot_carry_warn_per_field_as_built_element_by_element(
 
 
 def _two_languages(en_a: str, id_a: str = "0") -> Collection:
-    it = Item(
+    it = parse_item(dict(
         id="a0", topic="a", options=(Option(id="a"), Option(id="b")), key=("a",),
         text={"id": Content(stem="S", options={"a": id_a, "b": "x"}),
               "en": Content(stem="S", options={"a": en_a, "b": "x"})},
-    )
+    ))
     return one(it, langs=("id", "en"))
 
 

@@ -35,7 +35,7 @@ from dpassess.export.qti.qti21 import EXPLANATION_ID, export
 from dpassess.markup.markdown import to_html, to_plain
 from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import Content, Item, ItemType, Option
+from dpassess.model import Content, Item, ItemType, Option, parse_item
 from strategies import HOSTILE, bank_config, items, write_bank
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -147,10 +147,10 @@ def collection_of(*its: Item, langs: tuple[str, ...] = ("id", "en")) -> Collecti
 def item(stem="Which?", *, kind="single_choice", key=("a",), feedback=None, explanation=None,
          options=None, points=1.0, **extra) -> Item:
     options = options or {"a": "Alpha", "b": "Beta", "c": "Gamma"}
-    return Item(id=extra.pop("id", "it-one"), type=kind, topic="t/u", points=points,
+    return parse_item(dict(id=extra.pop("id", "it-one"), type=kind, topic="t/u", points=points,
                 options=[Option(id=o) for o in options], key=key,
                 text={"en": Content(stem=stem, options=options, feedback=feedback or {},
-                                    explanation=explanation)}, **extra)
+                                    explanation=explanation)}, **extra))
 
 
 def item_doc(data: bytes, item_id: str = "it-one") -> etree._Element:
@@ -299,8 +299,8 @@ def test_multiple_response_maps_partial_credit_with_floor_zero():
 
 
 def test_true_false_is_a_two_choice_item_in_the_language():
-    it = Item(id="tf", type=ItemType.true_false, topic="t", key=("false",), shuffle=False,
-              text={"id": Content(stem="Langit hijau.", options={})})
+    it = parse_item(dict(id="tf", type=ItemType.true_false, topic="t", key=("false",), shuffle=False,
+              text={"id": Content(stem="Langit hijau.", options={})}))
     doc = item_doc(export(collection_of(it, langs=("id",)), "id").data, "tf")
     choices = doc.findall(f".//{Q}simpleChoice")
     assert [(c.get("identifier"), c.text) for c in choices] == [("true", "Benar"),
@@ -310,9 +310,9 @@ def test_true_false_is_a_two_choice_item_in_the_language():
 
 
 def test_locked_options_are_fixed_when_shuffling():
-    it = Item(id="lk", topic="t", key=("a",),
+    it = parse_item(dict(id="lk", topic="t", key=("a",),
               options=[Option(id="a"), Option(id="b"), Option(id="none", locked=True)],
-              text={"en": Content(stem="?", options={"a": "A", "b": "B", "none": "None"})})
+              text={"en": Content(stem="?", options={"a": "A", "b": "B", "none": "None"})}))
     doc = item_doc(export(collection_of(it, langs=("en",)), "en").data, "lk")
     assert doc.find(f".//{Q}choiceInteraction").get("shuffle") == "true"
     assert {c.get("identifier"): c.get("fixed") for c in doc.iter(Q + "simpleChoice")} == {
@@ -458,11 +458,11 @@ _FLOW_TEXTS = st.sampled_from([
 def test_items_refilled_into_one_working_tree_serialise_as_fresh_copies(texts):
     trees = qti21._Trees()
     for n, (stem, option, feedback, explanation) in enumerate(texts):
-        it = Item(id=f"it{n}", type="single_choice", topic="t",
+        it = parse_item(dict(id=f"it{n}", type="single_choice", topic="t",
                   options=[Option(id="a"), Option(id="b")], key=("a",),
                   text={"en": Content(stem=stem or "Q", options={"a": option, "b": feedback},
                                       feedback={"a": feedback, "b": option or "fb"},
-                                      explanation=explanation or "why")})
+                                      explanation=explanation or "why")}))
         fresh = qti21._ItemBuilder(it, "en")
         reused = qti21._ItemBuilder(it, "en")
         assert qti21._xml(reused.build(trees)) == qti21._xml(fresh.build())
@@ -483,10 +483,10 @@ _SCREEN_TEXTS = st.text(st.sampled_from(["!", "[", "<", "i", "I", "m", "M", "g",
 @given(_SCREEN_TEXTS, _SCREEN_TEXTS, _SCREEN_TEXTS, _SCREEN_TEXTS)
 def test_image_screen_finds_what_the_pattern_finds_in_any_text(stem, option, feedback,
                                                                explanation):
-    it = Item(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
+    it = parse_item(dict(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
               key=("a",), text={"en": Content(stem=stem or "Q", options={"a": option, "b": "B"},
                                               feedback={"b": feedback},
-                                              explanation=explanation or None)})
+                                              explanation=explanation or None)}))
     content = it.text["en"]
     texts = [content.stem, content.explanation or "", *content.feedback.values(),
              *(it.option_text("en", o.id) for o in it.options)]

@@ -22,7 +22,7 @@ from dpassess.export.qti import qti21
 from dpassess.export.qti.package import zip_bytes
 from dpassess.export.runner import FORMAT_DIRS, Target, write_collection, write_targets
 from dpassess.markup.media import may_show_images
-from dpassess.model import Content, Item, Option
+from dpassess.model import Content, Item, Option, parse_item
 from strategies import items
 
 PAIRS = [(fmt, lang) for fmt in EXPORTERS
@@ -153,10 +153,10 @@ def test_generated_items_streamed_equals_returned_whatever_the_batch(tmp_path_fa
 
 def _image_item(item_id: str, stem: str, langs=("en",)) -> Item:
     options = {"a": "Alpha", "b": "Beta"}
-    return Item(id=item_id, type="single_choice", topic="t", options=[Option(id="a"),
+    return parse_item(dict(id=item_id, type="single_choice", topic="t", options=[Option(id="a"),
                 Option(id="b")], key=("a",),
                 text={la: Content(stem=stem, options=options, feedback={"b": "See ![g](g.png)"})
-                      for la in langs})
+                      for la in langs}))
 
 
 def test_qti_images_missing_languages_and_repeated_ids_as_before(tmp_path):
@@ -194,11 +194,11 @@ def test_qti_image_screen_never_misses_an_image(text, where):
     text = text or "x"
     stem = text if where == "stem" else "Q"
     options = {"a": text if where == "option" else "A", "b": "B"}
-    it = Item(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
+    it = parse_item(dict(id="it", type="single_choice", topic="t", options=[Option(id="a"), Option(id="b")],
               key=("a",), text={"en": Content(
                   stem=stem, options=options,
                   feedback={"b": text} if where == "feedback" else {},
-                  explanation=text if where == "explanation" else None)})
+                  explanation=text if where == "explanation" else None)}))
     root = qti21._ItemBuilder(it, "en").build()
     if next(root.iter(qti21._Q + "img"), None) is not None:
         assert may_show_images(it, ("en",), non_xml=True)  # as qti21 asks

@@ -74,7 +74,7 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
         "options": [rename[o] for o in ids],
         "key": sorted(rename[k] for k in item.key),
         "fractions": {rename[o]: round(f, 5) for o, f in item.fractions().items()},
-        "weights given": item.weights is not None,
+        "weights given": getattr(item, "weights", None) is not None,
     }
     if fmt != "gift":
         out["points"] = item.points

@@ -13,7 +13,7 @@ from conftest import ROOT
 from dpassess.lint import RULES, LintConfig, lint_banks
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import HEADINGS
-from dpassess.model import Bank, BankConfig, Item, LoadedItem
+from dpassess.model import Bank, BankConfig, LoadedItem, parse_item
 
 CASES = Path(__file__).parent / "lint_cases"
 BASE = yaml.safe_load((CASES / "_base.yaml").read_text(encoding="utf-8"))
@@ -40,7 +40,7 @@ def build(case: dict[str, Any]) -> Bank:
         data = merge(BASE["item"], patch)
         if "items" in case and "id" not in patch:
             data["id"] = f"item-{i}"
-        item = Item.model_validate(data)
+        item = parse_item(data)
         if "after" in case:
             after = {k: tuple(v) if isinstance(v, list) else v for k, v in case["after"].items()}
             item = item.model_copy(update=after)

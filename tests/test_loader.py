@@ -98,6 +98,11 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         (GOOD.replace("key: right", "key: [right, wrong]"),
          "x.yaml:5:1: key: a single_choice item has exactly one key"),
         (GOOD.replace("topic: a/b\n", ""), "x.yaml:1:1: topic: required field is missing"),
+        (GOOD.replace("key: right", "key: right\nweights: {right: 1}"),
+         "x.yaml:6:1: weights: weights is for multiple_response items only (this item is "
+         "single_choice)"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ntype: essay"),
+         "x.yaml:4:1: type: 'essay' is not one of single_choice, multiple_response, true_false"),
         (GOOD.replace("    options: {right: Right, wrong: Wrong, other: Other}",
                       "    options: {right: Right, wrong: Wrong}"),
          "x.yaml:12:5: text.en.options: no text for option(s) other"),

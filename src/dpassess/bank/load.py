@@ -19,7 +19,16 @@ from pydantic import BaseModel, ValidationError
 
 from dpassess.bank.positions import locate, locate_in
 from dpassess.diagnostics import BankLoadError, Diagnostic, UsageError
-from dpassess.model import Bank, BankConfig, Item, ItemValueError, LoadedItem
+from dpassess.model import (
+    ITEM_CLASSES,
+    Bank,
+    BankConfig,
+    Item,
+    ItemValueError,
+    LoadedItem,
+    UnknownItemType,
+    item_class,
+)
 from dpassess.runtime.gcpause import gc_paused
 
 BANK_FILE = "bank.yaml"
@@ -336,6 +345,11 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
     if kind == "extra_forbidden":
         loc = tuple(err["loc"])
         close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc), n=1)
+        if len(loc) == 1 and not close:
+            owners = [t.value for t, cls in ITEM_CLASSES.items() if loc[0] in cls.model_fields]
+            if owners:
+                return (f"{loc[0]} is for {' and '.join(owners)} items only"
+                        f" (this item is {get_args(model.model_fields['type'].annotation)[0]})")
         return "unknown field" + (f" (did you mean {close[0]!r}?)" if close else "")
     if kind == "string_too_long":
         return f"text too long (limit {err['ctx']['max_length']:,} characters)"
@@ -379,9 +393,14 @@ def load_item(path: str) -> tuple[Item | None, list[Diagnostic]]:
     if data is None:
         return None, diags
     try:
-        return Item.model_validate(data), []
+        cls = item_class(data)
+    except UnknownItemType as exc:
+        line, col = locate(path, ("type",))
+        return None, [Diagnostic(path, line, col, "type", str(exc))]
+    try:
+        return cls.model_validate(data), []  # type: ignore[return-value]
     except ValidationError as exc:
-        return None, diagnostics_from(exc, path, Item)
+        return None, diagnostics_from(exc, path, cls)
 
 
 def _item_files(root: Path) -> list[str]:

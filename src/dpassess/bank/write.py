@@ -27,18 +27,22 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _ItemDumper.add_representer(str, _str)
 
 
+#: The order of fields in an item file (fields of any type; a type has some of them).
+FIELD_ORDER = (
+    "schema", "id", "type", "topic", "difficulty", "p_value", "bloom", "points", "tags", "status",
+    "enemies", "symbols", "shuffle", "options", "key", "weights", "text", "source", "suppress",
+)
+
+
 def item_to_data(item: Item) -> dict[str, Any]:
     """Plain data for an item file: defaults left out, options as ids when none is locked."""
     data = item.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     data = {"schema": item.schema_version, **data}
-    data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
+    if "options" in data:  # a true/false item's [true, false] is its default
+        data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
     if len(item.key) == 1 and item.type.value != "multiple_response":
         data["key"] = item.key[0]
-    if item.type.value == "true_false" and data["options"] == ["true", "false"]:
-        data.pop("options")
-    order = list(Item.model_fields)
-    alias = {n: (f.alias or n) for n, f in Item.model_fields.items()}
-    rank = {alias[n]: i for i, n in enumerate(order)}
+    rank = {name: i for i, name in enumerate(FIELD_ORDER)}
     return dict(sorted(data.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 

@@ -26,8 +26,7 @@ from dpassess.importers import ImportResult, Skipped, free_id, slugify
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
 from dpassess.markup.markdown import to_plain
-from dpassess.model import Content, Item, ItemType, Option
-from dpassess.model.items import MAX_TEXT
+from dpassess.model import MAX_TEXT, Content, Item, ItemType, Option, parse_item
 
 #: PHP's trim() characters: Moodle trims with these, never with Unicode whitespace.
 PHP_WS = " \t\n\r\0\x0b"
@@ -493,9 +492,11 @@ class Builder:
             self.warn(q.location, id_note)
         tags = self._tags(q.tags)
         try:
-            item = Item(id=item_id, type=kind, topic=topic, points=q.points, tags=tags,
-                        shuffle=q.shuffle, options=[Option(id=o) for o in ids], key=key,
-                        weights=weights, text=text)
+            extra = {"weights": weights} if kind is ItemType.multiple_response else {}
+            item = parse_item(dict(id=item_id, type=kind, topic=topic, points=q.points,
+                                   tags=tags, shuffle=q.shuffle,
+                                   options=[Option(id=o) for o in ids], key=key, text=text,
+                                   **extra))
             titled = {}
             for model, content in item.text.items():
                 name = names[model]
@@ -503,7 +504,7 @@ class Builder:
                 if name and name != shown:
                     content = content.model_copy(update={"title": title_markdown(name)})
                 titled[model] = content
-            item = Item.model_validate({**item.model_dump(by_alias=True), "text": titled})
+            item = parse_item({**item.model_dump(by_alias=True), "text": titled})
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
         self._ids.add(item_id)

@@ -34,8 +34,7 @@ from dpassess.importers.moodle_xml import (
 )
 from dpassess.importers.safe import InputError, decode_utf8, open_zip, parse_xml
 from dpassess.markup.markdown import to_plain
-from dpassess.model import Content, Item, ItemType, Option
-from dpassess.model.items import TRUE_FALSE_WORDS
+from dpassess.model import TRUE_FALSE_WORDS, Content, Item, ItemType, Option, parse_item
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 TOOL = "dpassess"
@@ -286,23 +285,25 @@ class _ItemReader:
         item_id = self._id(root)
         topic, tags = self._topic_and_tags()
         try:
-            item = Item(
+            extra = {"weights": weights} if kind is ItemType.multiple_response else {}
+            item = parse_item(dict(
                 id=item_id, type=kind, topic=topic, points=points, tags=tags,
                 status=_STATUS.get(self.meta.status, "draft"),
                 difficulty=_DIFFICULTY.get(self.meta.difficulty),
                 shuffle=inter.get("shuffle", "false") == "true",
                 options=[Option(id=oid, locked=c.get("fixed") == "true")
                          for oid, c in zip(ids, choices, strict=True)],
-                key=key, weights=weights,
+                key=key,
                 text={lang: Content(stem=stem, options=options, feedback=feedback,
                                     explanation=explanation or None)},
-            )
+                **extra,
+            ))
             name = " ".join(root.get("title", "").split())
             shown = " ".join(to_plain(item.title(lang)).split()) or item.id
             if name and name != shown:
                 content_ = item.text[lang].model_copy(update={"title": title_markdown(name)})
-                item = Item.model_validate({**item.model_dump(by_alias=True),
-                                            "text": {lang: content_}})
+                item = parse_item({**item.model_dump(by_alias=True),
+                                   "text": {lang: content_}})
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
         return item

@@ -8,22 +8,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from dpassess.model.items import (
+from dpassess.model.common import (
     SCHEMA_VERSION,
     ItemId,
     ItemValueError,
     LangCode,
+    Strict,
     Text,
-    _Strict,
 )
-from dpassess.model.items import (
-    Item as Item,
-)
+from dpassess.model.items import Item
 
 Term = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 
 
-class GlossaryTerm(_Strict):
+class GlossaryTerm(Strict):
     """A term and how each language must render it.
 
     `keep: true` means the term stays exactly as written in every language (all-reduce, GPU).
@@ -50,7 +48,7 @@ class GlossaryTerm(_Strict):
         return self.render.get(lang, ())
 
 
-class BankConfig(_Strict):
+class BankConfig(Strict):
     """The bank file `bank.yaml` beside the item files."""
 
     schema_version: Literal[1] = Field(SCHEMA_VERSION, alias="schema")

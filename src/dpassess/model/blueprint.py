@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from dpassess.model.items import (
+from dpassess.model.common import (
     Bloom,
     Difficulty,
     ItemId,
@@ -20,7 +20,7 @@ from dpassess.model.items import (
     Tag,
     Text,
     TopicPath,
-    _Strict,
+    Strict,
 )
 
 BLUEPRINT_SCHEMA_VERSION = 1
@@ -30,7 +30,7 @@ MAX_FORMS = 200
 NonNegInt = Annotated[int, Field(ge=0, le=100_000)]
 
 
-class Range(_Strict):
+class Range(Strict):
     """A count between `min` and `max` (inclusive); no `max` means no upper bound."""
 
     min: NonNegInt = 0
@@ -69,7 +69,7 @@ Count = Annotated[Range, BeforeValidator(_count, json_schema_input_type=NonNegIn
 Points = Annotated[float, Field(ge=0, le=1_000_000)]
 
 
-class PointsRange(_Strict):
+class PointsRange(Strict):
     """Total points between `min` and `max` (inclusive)."""
 
     min: Points = 0
@@ -98,7 +98,7 @@ def _points(value: Any) -> Any:
 PointsSpec = Annotated[PointsRange, BeforeValidator(_points, json_schema_input_type=Points | PointsRange)]
 
 
-class Cell(_Strict):
+class Cell(Strict):
     """Items per form that match every filter given (topic and below, difficulty, Bloom, tags)."""
 
     name: Annotated[str, Field(min_length=1, max_length=80)] | None = Field(
@@ -127,7 +127,7 @@ class Cell(_Strict):
         return " × ".join(str(p) for p in parts if p)
 
 
-class Balance(_Strict):
+class Balance(Strict):
     """Mean difficulty across forms: a hard tolerance, an objective to minimise, or both."""
 
     tolerance: Annotated[float, Field(ge=0, le=1)] | None = Field(
@@ -147,7 +147,7 @@ class Balance(_Strict):
 P = Annotated[float, Field(ge=0, le=1)]
 
 
-class DifficultyScale(_Strict):
+class DifficultyScale(Strict):
     """Expected proportion correct (p) for items that have a difficulty but no `p_value`."""
 
     easy: P = 0.8
@@ -155,7 +155,7 @@ class DifficultyScale(_Strict):
     hard: P = 0.4
 
 
-class Blueprint(_Strict):
+class Blueprint(Strict):
     """A blueprint: how many forms, what each must contain, and how to order and shuffle them.
 
     See docs/assemble.md for a worked example.

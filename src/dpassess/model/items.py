@@ -1,140 +1,52 @@
-"""The item model: one multiple-choice item, language-neutral structure plus text per language.
+"""The item model: one class per item type, all sharing the metadata of `ItemBase`; `Item` is
+their union, told apart by the `type` field.
 
 Imports only pydantic and the standard library. Text fields hold Markdown *source*; nothing here
 is escaped or rendered: that is each exporter's job.
+
+Adding an item type: one class here (its own fields and content, `extra="forbid"`), one entry in
+`ITEM_CLASSES` and in `Item`; mypy then names every `match` on items that lacks a case for it
+(each ends in `assert_never`). See docs/architecture.md.
 """
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator, Mapping
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    model_validator,
+from pydantic import Field, StringConstraints, model_validator
+
+from dpassess.model.common import (
+    SCHEMA_VERSION,
+    Bloom,
+    Difficulty,
+    ItemId,
+    ItemValueError,
+    LangCode,
+    Loc,
+    OptionId,
+    RuleCode,
+    Status,
+    Strict,
+    Tag,
+    Text,
+    TopicPath,
 )
-
-SCHEMA_VERSION = 1
-
-#: Longest text field accepted (characters). A 10 MB field is an authoring accident, not an item.
-MAX_TEXT = 20_000
-
-# An item id is a slug that is also a valid QTI identifier (xs:NCName) and Moodle idnumber (<=100).
-ItemId = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$", min_length=2, max_length=64),
-]
-# Option ids are shared by every language; the key names them, never letters or positions.
-# (Ids, language codes, topics and tags repeat in every item: one interned string each, not one
-# per use, keeps a 100,000-item bank's memory down.)
-OptionId = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$", max_length=32),
-    AfterValidator(sys.intern),
-]
-# A language code as Moodle's multilang filter and xml:lang expect it: `id`, `en`, `pt-BR`.
-LangCode = Annotated[
-    str, StringConstraints(pattern=r"^[a-z]{2,3}(?:-[A-Z]{2})?$"), AfterValidator(sys.intern)
-]
-TopicPath = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$"),
-    AfterValidator(sys.intern),
-]
-Tag = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64),
-    AfterValidator(sys.intern),
-]
-Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
-RuleCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{1,4}[0-9]{3}$")]
 
 
 class ItemType(StrEnum):
-    """Item types the model holds. `numerical` and `short_answer` will join as their own models."""
+    """The `type` of an item file; each names one model class (`ITEM_CLASSES`)."""
 
     single_choice = "single_choice"
     multiple_response = "multiple_response"
     true_false = "true_false"
 
 
-class Difficulty(StrEnum):
-    easy = "easy"
-    medium = "medium"
-    hard = "hard"
+# --- what every item has -----------------------------------------------------------------------
 
 
-class Bloom(StrEnum):
-    remember = "remember"
-    understand = "understand"
-    apply = "apply"
-    analyze = "analyze"
-    evaluate = "evaluate"
-    create = "create"
-
-
-class Status(StrEnum):
-    draft = "draft"
-    reviewed = "reviewed"
-    retired = "retired"
-
-
-#: One shared set per distinct combination of fields set: pydantic keeps a set per model
-#: instance (about 30% of a loaded item's memory otherwise). Safe because the models are frozen:
-#: pydantic copies the set before changing it (`model_copy(update=...)`).
-_FIELDS_SET: dict[frozenset[str], set[str]] = {}
-
-
-def _shared_fields_set(fields: set[str]) -> set[str]:
-    key = frozenset(fields)
-    shared = _FIELDS_SET.get(key)
-    if shared is None:
-        shared = _FIELDS_SET[key] = set(key)
-    return shared
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    def model_post_init(self, context: Any, /) -> None:
-        object.__setattr__(
-            self, "__pydantic_fields_set__", _shared_fields_set(self.__pydantic_fields_set__)
-        )
-
-    def __setstate__(self, state: dict[Any, Any]) -> None:  # unpickled from a worker or cache
-        super().__setstate__(state)
-        self.model_post_init(None)
-
-
-class Option(_Strict):
-    """The language-neutral part of an option: its stable id and whether shuffling may move it."""
-
-    id: OptionId
-    locked: bool = Field(False, description="Keep this option at its position when shuffling.")
-
-
-class Content(_Strict):
-    """Everything an item says in one language (Markdown source)."""
-
-    title: Text | None = Field(None, description="Short name shown in LMS question lists.")
-    stem: Text = Field(description="The question (Markdown).")
-    options: dict[OptionId, Text] = Field(
-        default_factory=dict,
-        description="Option text by option id (Markdown); required for every option, except in "
-        "true_false items, whose options default to built-in words in id and en.",
-    )
-    feedback: dict[OptionId, Text] = Field(
-        default_factory=dict, description="Why this option is right or wrong, by option id."
-    )
-    explanation: Text | None = Field(None, description="General feedback shown after answering.")
-
-
-class Source(_Strict):
+class Source(Strict):
     """Where the item came from, with its original wording kept verbatim."""
 
     origin: str
@@ -142,24 +54,31 @@ class Source(_Strict):
     text: Text
 
 
-class Suppression(_Strict):
+class Suppression(Strict):
     """A lint rule switched off for this item; the reason is required."""
 
     rule: RuleCode
     reason: Annotated[str, StringConstraints(min_length=3, strip_whitespace=True)]
 
 
-TRUE_FALSE_IDS = ("true", "false")
+class ContentBase(Strict):
+    """What an item of any type says in one language (Markdown source)."""
+
+    title: Text | None = Field(None, description="Short name shown in LMS question lists.")
+    stem: Text = Field(description="The question (Markdown).")
+    explanation: Text | None = Field(None, description="General feedback shown after answering.")
 
 
-class Item(_Strict):
-    """One assessment item. See docs/authoring.md for the file format."""
+class ItemBase(Strict):
+    """The metadata every item has, whatever its type. See docs/authoring.md for the file format.
 
+    Field order here and in the subclasses is the order of an item file (`bank.write`)."""
+
+    type: ItemType
     schema_version: Literal[1] = Field(
         SCHEMA_VERSION, alias="schema", description="Item file format version."
     )
     id: ItemId
-    type: ItemType = ItemType.single_choice
     topic: TopicPath
     difficulty: Difficulty | None = None
     p_value: Annotated[float, Field(ge=0, le=1)] | None = Field(
@@ -173,71 +92,13 @@ class Item(_Strict):
     symbols: tuple[str, ...] = Field(
         (), description="Symbols that must appear unchanged in every language (B, W, ...)."
     )
-    shuffle: bool = True
-    options: tuple[Option, ...] = Field(description="Options in authoring order.")
-    key: tuple[OptionId, ...] = Field(description="Id(s) of the correct option(s).")
-    weights: dict[OptionId, Annotated[float, Field(ge=-1, le=1)]] | None = Field(
-        None,
-        description="multiple_response only: fraction of the points per option (default: "
-        "correct options share +1, wrong options share -1, total floored at 0).",
-    )
-    text: dict[LangCode, Content] = Field(description="Text by language code.")
+    text: Mapping[LangCode, ContentBase] = Field(description="Text by language code.")
     source: Source | None = None
     suppress: tuple[Suppression, ...] = Field((), description="Lint rules off for this item.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _normalise(cls, data: object) -> object:
-        if not isinstance(data, dict):
-            return data
-        if isinstance(data.get("key"), str):
-            data = {**data, "key": [data["key"]]}
-        if data.get("type") == "true_false" and "options" not in data:
-            data = {**data, "options": [{"id": i} for i in TRUE_FALSE_IDS]}
-        opts = data.get("options")
-        if isinstance(opts, list) and any(isinstance(o, str) for o in opts):
-            data = {**data, "options": [{"id": o} if isinstance(o, str) else o for o in opts]}
-        return data
-
-    @model_validator(mode="after")
-    def _check(self) -> Item:
-        problems = list(_problems(self))
-        if problems:
-            raise ItemValueError.many(problems)
-        return self
-
-    # --- derived views (nothing stored twice) ---------------------------------------------
-
-    @property
-    def option_ids(self) -> tuple[str, ...]:
-        return tuple(o.id for o in self.options)
 
     @property
     def languages(self) -> tuple[str, ...]:
         return tuple(self.text)
-
-    def is_correct(self, option_id: str) -> bool:
-        return option_id in self.key
-
-    def fractions(self) -> dict[str, float]:
-        """Fraction of the points each option earns when chosen (1.0 for a single key)."""
-        if self.type is not ItemType.multiple_response:
-            return {oid: (1.0 if oid in self.key else 0.0) for oid in self.option_ids}
-        if self.weights is not None:
-            return {oid: self.weights.get(oid, 0.0) for oid in self.option_ids}
-        n_right = len(self.key)
-        n_wrong = len(self.options) - n_right
-        return {
-            oid: (1.0 / n_right if oid in self.key else (-1.0 / n_wrong if n_wrong else 0.0))
-            for oid in self.option_ids
-        }
-
-    def option_text(self, lang: str, option_id: str) -> str:
-        """The option's text in `lang`; true/false items fall back to the language's words."""
-        content = self.text[lang]
-        if option_id in content.options:
-            return content.options[option_id]
-        return TRUE_FALSE_WORDS.get(lang, TRUE_FALSE_WORDS["en"])[option_id]
 
     def title(self, lang: str) -> str:
         """The title in `lang`, else the first line of the stem, shortened."""
@@ -247,6 +108,162 @@ class Item(_Strict):
         first = content.stem.strip().splitlines()[0] if content.stem.strip() else self.id
         return first if len(first) <= 80 else first[:77].rstrip() + "..."
 
+    @model_validator(mode="after")
+    def _check(self) -> ItemBase:
+        problems = list(self._problems())
+        if problems:
+            raise ItemValueError.many(problems)
+        return self
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        if not self.text:
+            yield ("text",), "an item needs text in at least one language"
+
+
+# --- choice items: options with stable ids, a key naming some of them ----------------------------
+
+
+class Option(Strict):
+    """The language-neutral part of an option: its stable id and whether shuffling may move it."""
+
+    id: OptionId
+    locked: bool = Field(False, description="Keep this option at its position when shuffling.")
+
+
+class Content(ContentBase):
+    """Everything a choice item says in one language (Markdown source)."""
+
+    options: dict[OptionId, Text] = Field(
+        default_factory=dict,
+        description="Option text by option id (Markdown); required for every option, except in "
+        "true_false items, whose options default to built-in words in id and en.",
+    )
+    feedback: dict[OptionId, Text] = Field(
+        default_factory=dict, description="Why this option is right or wrong, by option id."
+    )
+
+
+# Fields of a choice item, in file order after the metadata's `symbols`.
+class ChoiceBase(ItemBase):
+    """Options in authoring order and the key naming the correct ones (by option id)."""
+
+    shuffle: bool = True
+    options: tuple[Option, ...] = Field(description="Options in authoring order.")
+    key: tuple[OptionId, ...] = Field(description="Id(s) of the correct option(s).")
+    text: dict[LangCode, Content] = Field(description="Text by language code.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: object) -> object:
+        """`key: a` for `key: [a]`, and `options: [a, b]` for `[{id: a}, {id: b}]`."""
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("key"), str):
+            data = {**data, "key": [data["key"]]}
+        opts = data.get("options")
+        if isinstance(opts, list) and any(isinstance(o, str) for o in opts):
+            data = {**data, "options": [{"id": o} if isinstance(o, str) else o for o in opts]}
+        return data
+
+    # --- derived views (nothing stored twice) ---------------------------------------------
+
+    @property
+    def option_ids(self) -> tuple[str, ...]:
+        return tuple(o.id for o in self.options)
+
+    def is_correct(self, option_id: str) -> bool:
+        return option_id in self.key
+
+    def fractions(self) -> dict[str, float]:
+        """Fraction of the points each option earns when chosen (1.0 for a single key)."""
+        return {oid: (1.0 if oid in self.key else 0.0) for oid in self.option_ids}
+
+    def option_text(self, lang: str, option_id: str) -> str:
+        """The option's text in `lang`."""
+        return self.text[lang].options[option_id]
+
+    # --- validation -----------------------------------------------------------------------
+
+    #: Most keys an item of the type may have (None: any number).
+    max_keys: ClassVar[int | None] = 1
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        ids = [o.id for o in self.options]
+        seen: set[str] = set()
+        for i, oid in enumerate(ids):
+            if oid in seen:
+                yield ("options", i, "id"), f"duplicate option id {oid!r}"
+            seen.add(oid)
+        if len(ids) < 2:
+            yield ("options",), "an item needs at least two options"
+        yield from self._option_problems(ids)
+        if not self.key:
+            yield ("key",), "the key names no option"
+        for i, k in enumerate(self.key):
+            if k not in seen:
+                yield ("key", i), f"key {k!r} names no option (options: {', '.join(ids)})"
+        if len(set(self.key)) != len(self.key):
+            yield ("key",), "the key names an option twice"
+        if self.max_keys is not None and len(self.key) > self.max_keys:
+            yield ("key",), f"a {self.type.value} item has exactly one key"
+        yield from self._key_problems(seen)
+        yield from super()._problems()
+        for lang, content in self.text.items():
+            for oid in content.options:
+                if oid not in seen:
+                    yield ("text", lang, "options", oid), f"text for unknown option {oid!r}"
+            for oid in content.feedback:
+                if oid not in seen:
+                    yield ("text", lang, "feedback", oid), f"feedback for unknown option {oid!r}"
+            missing = [oid for oid in ids if oid not in content.options]
+            yield from self._text_problems(lang, missing)
+
+    def _option_problems(self, ids: list[str]) -> Iterator[tuple[Loc, str]]:
+        return iter(())
+
+    def _key_problems(self, option_ids: set[str]) -> Iterator[tuple[Loc, str]]:
+        return iter(())
+
+    def _text_problems(self, lang: str, missing: list[str]) -> Iterator[tuple[Loc, str]]:
+        if missing:
+            yield ("text", lang, "options"), f"no text for option(s) {', '.join(missing)}"
+
+
+class SingleChoice(ChoiceBase):
+    """One correct option among several."""
+
+    type: Literal[ItemType.single_choice] = ItemType.single_choice
+
+
+class MultipleResponse(ChoiceBase):
+    """Any number of correct options; each option earns a fraction of the points."""
+
+    type: Literal[ItemType.multiple_response]
+    weights: dict[OptionId, Annotated[float, Field(ge=-1, le=1)]] | None = Field(
+        None,
+        description="Fraction of the points per option (default: correct options share +1, "
+        "wrong options share -1, total floored at 0).",
+    )
+
+    max_keys: ClassVar[int | None] = None
+
+    def fractions(self) -> dict[str, float]:
+        if self.weights is not None:
+            return {oid: self.weights.get(oid, 0.0) for oid in self.option_ids}
+        n_right = len(self.key)
+        n_wrong = len(self.options) - n_right
+        return {
+            oid: (1.0 / n_right if oid in self.key else (-1.0 / n_wrong if n_wrong else 0.0))
+            for oid in self.option_ids
+        }
+
+    def _key_problems(self, option_ids: set[str]) -> Iterator[tuple[Loc, str]]:
+        for oid in self.weights or ():
+            if oid not in option_ids:
+                yield ("weights", oid), f"weight for unknown option {oid!r}"
+
+
+TRUE_FALSE_IDS = ("true", "false")
 
 TRUE_FALSE_WORDS: dict[str, dict[str, str]] = {
     "id": {"true": "Benar", "false": "Salah"},
@@ -254,69 +271,71 @@ TRUE_FALSE_WORDS: dict[str, dict[str, str]] = {
 }
 
 
-Loc = tuple[str | int, ...]
+class TrueFalse(ChoiceBase):
+    """A statement that is true or false: the options are `true` and `false`, in that order."""
 
+    type: Literal[ItemType.true_false]
+    options: tuple[Option, ...] = Field(
+        (Option(id="true"), Option(id="false")), description="Always [true, false]."
+    )
 
-class ItemValueError(ValueError):
-    """Semantic errors inside an item or bank file, each with the field path it concerns.
+    def option_text(self, lang: str, option_id: str) -> str:
+        """The option's text in `lang`, else the language's word for true or false."""
+        content = self.text[lang]
+        if option_id in content.options:
+            return content.options[option_id]
+        return TRUE_FALSE_WORDS.get(lang, TRUE_FALSE_WORDS["en"])[option_id]
 
-    Raised from model validators, which only see the whole model; the loader turns each
-    `(loc, message)` of `problems` into a diagnostic with its position.
-    """
+    def _option_problems(self, ids: list[str]) -> Iterator[tuple[Loc, str]]:
+        if tuple(ids) != TRUE_FALSE_IDS:
+            yield ("options",), "a true_false item has the options [true, false]"
 
-    def __init__(self, loc: Loc, message: str) -> None:
-        self.problems: list[tuple[Loc, str]] = [(loc, message)]
-        super().__init__(message)
-
-    @classmethod
-    def many(cls, problems: list[tuple[Loc, str]]) -> ItemValueError:
-        exc = cls(*problems[0])
-        exc.problems = problems
-        exc.args = ("; ".join(m for _, m in problems),)
-        return exc
-
-
-def _problems(item: Item):
-    ids = [o.id for o in item.options]
-    seen: set[str] = set()
-    for i, oid in enumerate(ids):
-        if oid in seen:
-            yield ("options", i, "id"), f"duplicate option id {oid!r}"
-        seen.add(oid)
-    if len(ids) < 2:
-        yield ("options",), "an item needs at least two options"
-    if item.type is ItemType.true_false and tuple(ids) != TRUE_FALSE_IDS:
-        yield ("options",), "a true_false item has the options [true, false]"
-    if not item.key:
-        yield ("key",), "the key names no option"
-    for i, k in enumerate(item.key):
-        if k not in seen:
-            yield ("key", i), f"key {k!r} names no option (options: {', '.join(ids)})"
-    if len(set(item.key)) != len(item.key):
-        yield ("key",), "the key names an option twice"
-    if item.type is not ItemType.multiple_response and len(item.key) > 1:
-        yield ("key",), f"a {item.type.value} item has exactly one key"
-    if item.weights is not None:
-        if item.type is not ItemType.multiple_response:
-            yield ("weights",), "weights are for multiple_response items only"
-        for oid in item.weights:
-            if oid not in seen:
-                yield ("weights", oid), f"weight for unknown option {oid!r}"
-    if not item.text:
-        yield ("text",), "an item needs text in at least one language"
-    for lang, content in item.text.items():
-        for oid in content.options:
-            if oid not in seen:
-                yield ("text", lang, "options", oid), f"text for unknown option {oid!r}"
-        for oid in content.feedback:
-            if oid not in seen:
-                yield ("text", lang, "feedback", oid), f"feedback for unknown option {oid!r}"
-        missing = [oid for oid in ids if oid not in content.options]
-        if item.type is not ItemType.true_false:
-            if missing:
-                yield ("text", lang, "options"), f"no text for option(s) {', '.join(missing)}"
-        elif missing and lang not in TRUE_FALSE_WORDS:
+    def _text_problems(self, lang: str, missing: list[str]) -> Iterator[tuple[Loc, str]]:
+        if missing and lang not in TRUE_FALSE_WORDS:
             yield (("text", lang, "options"),
                    f"no built-in words for true/false in {lang!r} (only "
                    f"{', '.join(TRUE_FALSE_WORDS)}): give them, e.g. options: "
                    '{"true": ..., "false": ...} (quoted: YAML reads a bare true as a boolean)')
+
+
+# --- the union ---------------------------------------------------------------------------------
+
+#: Every item type; `match item:` over these ends in `assert_never(item)`.
+Item = Annotated[SingleChoice | MultipleResponse | TrueFalse, Field(discriminator="type")]
+
+#: The choice types (options and a key), as a tuple for `isinstance`.
+ChoiceItem = SingleChoice | MultipleResponse | TrueFalse
+
+#: The class of each `type`; an item file without `type` is single_choice.
+ITEM_CLASSES: dict[ItemType, type[ItemBase]] = {
+    ItemType.single_choice: SingleChoice,
+    ItemType.multiple_response: MultipleResponse,
+    ItemType.true_false: TrueFalse,
+}
+DEFAULT_TYPE = ItemType.single_choice
+
+
+class UnknownItemType(ValueError):
+    """`type` names no item type."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        super().__init__(
+            f"{value!r} is not one of {', '.join(t.value for t in ITEM_CLASSES)}"
+        )
+
+
+def item_class(data: Mapping[str, Any]) -> type[ItemBase]:
+    """The class that validates the raw item `data` (by its `type`; UnknownItemType if none)."""
+    value = data.get("type", DEFAULT_TYPE.value)
+    try:
+        return ITEM_CLASSES[ItemType(value)]
+    except (ValueError, TypeError):
+        raise UnknownItemType(value) from None
+
+
+def parse_item(data: Mapping[str, Any]) -> Item:
+    """Validate raw item data (a mapping, as read from a file) into the model of its type.
+
+    Raises UnknownItemType or pydantic's ValidationError (whose field paths are the file's)."""
+    return item_class(data).model_validate(data)  # type: ignore[return-value]

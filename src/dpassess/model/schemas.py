@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter
+
 
 def json_schema(kind: str) -> dict[str, Any]:
     if kind == "item":
@@ -14,7 +16,7 @@ def json_schema(kind: str) -> dict[str, Any]:
         from dpassess.model.blueprint import Blueprint as model
     else:  # pragma: no cover - the CLI checks
         raise ValueError(kind)
-    schema = model.model_json_schema(by_alias=True, mode="validation")
+    schema = TypeAdapter(model).json_schema(by_alias=True, mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = f"https://dpassess.invalid/schema/{kind}.schema.json"
     return schema

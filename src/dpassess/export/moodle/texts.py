@@ -77,7 +77,7 @@ def grades(item: Item, warn: Callable[[str, str], None]) -> Grades:
 
     Memoised by what the fractions depend on (a bank repeats a few key and option patterns):
     the lookup costs a fraction of the Decimal work it saves. The result is shared: read only."""
-    weights = item.weights
+    weights = getattr(item, "weights", None)
     memo_key = (item.type, item.key, item.option_ids,
                 None if weights is None else tuple(weights.items()))
     found = _GRADES.get(memo_key)
@@ -99,7 +99,7 @@ def _grades(item: Item) -> tuple[Grades, list[tuple[str, str]]]:
     """`grades` of `item`, and its warnings as (where, message)."""
     notes: list[tuple[str, str]] = []
     out: dict[str, Decimal] = {}
-    where = "weights" if item.weights is not None else "key"
+    where = "weights" if getattr(item, "weights", None) is not None else "key"
     for oid, fraction in item.fractions().items():
         grade, exact = snap(fraction)
         if not exact:

@@ -100,7 +100,7 @@ def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
         return
     for oid, f in fractions.items():
         if not any(abs(abs(f) - m) < GRADE_TOLERANCE for m in MOODLE_FRACTIONS):
-            loc = ("weights", oid) if item.weights is not None else ("key",)
+            loc = ("weights", oid) if getattr(item, "weights", None) is not None else ("key",)
             yield Hit(loc, f"[Moodle] option {oid!r} earns {f * 100:.4g}%, which Moodle does not accept")
             return
 
