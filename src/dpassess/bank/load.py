@@ -29,7 +29,9 @@ from dpassess.model import (
     UnknownItemType,
     item_class,
 )
+from dpassess.runtime import parallel
 from dpassess.runtime.gcpause import gc_paused
+from dpassess.runtime.parallel import chunks, worker_count
 
 BANK_FILE = "bank.yaml"
 ITEM_SUFFIXES = (".yaml", ".yml")
@@ -443,33 +445,20 @@ PARALLEL_MIN_FILES = 1500
 CHUNK_FILES = 1000
 
 
-def _load_chunk(paths: list[str]) -> list[tuple[Item | None, list[Diagnostic]]]:
-    return [load_item(p) for p in paths]
+def _load_chunk(files: list[str], chunk: range) -> list[tuple[Item | None, list[Diagnostic]]]:
+    return [load_item(files[i]) for i in chunk]
 
 
 def _load_items(
     files: list[str], jobs: int | None
 ) -> Iterable[tuple[Item | None, list[Diagnostic]]]:
-    """load_item over `files`, in order; in a process pool when the bank is large.
-
-    Each worker parses and validates a contiguous chunk, so results come back in file order and
-    the output does not depend on scheduling.
-    """
-    if jobs is None:
-        jobs = min(os.cpu_count() or 1, 8) if len(files) >= PARALLEL_MIN_FILES else 1
-    if jobs <= 1 or len(files) < 2:
+    """load_item over `files`, in order; in worker processes when the bank is large (each
+    parses a contiguous chunk, so the output does not depend on scheduling)."""
+    n_jobs = worker_count(len(files), PARALLEL_MIN_FILES, jobs)
+    if n_jobs <= 1:
         return map(load_item, files)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # at least 4 chunks per worker, at most CHUNK_FILES files each: results arrive (and are
-    # unpickled here) while the workers go on, and no result is a large pickle
-    size = min(-(-len(files) // (jobs * 4)), CHUNK_FILES)
-    chunks = [files[i : i + size] for i in range(0, len(files), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        return [r for chunk in pool.map(_load_chunk, chunks) for r in chunk]
+    parts = parallel.run(_load_chunk, files, chunks(len(files), n_jobs, most=CHUNK_FILES), n_jobs)
+    return [r for part in parts for r in part]
 
 
 def load_bank(

@@ -21,10 +21,10 @@ from urllib.parse import quote, unquote
 from lxml import etree
 from pydantic import ValidationError
 
-from dpassess.export.moodle.texts import GRADE_TOLERANCE
 from dpassess.importers import ImportResult, Skipped, free_id, slugify
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import MAX_INPUT_BYTES, InputError, decode_utf8, parse_xml
+from dpassess.lms.moodle import GRADE_TOLERANCE
 from dpassess.markup.markdown import to_plain
 from dpassess.model import MAX_TEXT, Content, Item, ItemType, Option, parse_item
 

@@ -17,10 +17,10 @@ from dpassess.model.common import (
     ItemValueError,
     LangCode,
     Status,
+    Strict,
     Tag,
     Text,
     TopicPath,
-    Strict,
 )
 
 BLUEPRINT_SCHEMA_VERSION = 1

@@ -32,7 +32,8 @@ from lxml import etree
 
 from dpassess.export import MULTI as ALL_LANGUAGES
 from dpassess.export import Collection, ExportResult, ExportWarning
-from dpassess.export.moodle.texts import ItemTexts, category_path, grades, image_fragment, name_html
+from dpassess.export.moodle.texts import ItemTexts, category_path, grades, image_fragment
+from dpassess.lms.moodle import name_html
 from dpassess.markup.media import is_local_image, locate_image, may_show_images
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import Item, ItemType

@@ -9,7 +9,7 @@ Every rule here is taken from Moodle's own code (4.5): `question_bank::fraction_
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -19,44 +19,20 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from dpassess.export import MULTI, Collection, ExportWarning
-from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.lms.moodle import (
+    MAX_NAME,
+    is_multilang_name,
+    moodle_name,
+    percent,
+    snap,
+)
+from dpassess.markup.markdown import to_html, to_inline_html
 from dpassess.markup.media import has_img_tag, is_local_image
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Content, Item, ItemType
 from dpassess.model.items import TRUE_FALSE_WORDS
 
 # --- grades -----------------------------------------------------------------------------------
-
-#: `question_bank::fraction_options_full()`: 0, 1, -1 and +/- these, written to 7 decimals.
-_RAW = (
-    "0.9000000", "0.8333333", "0.8000000", "0.7500000", "0.7000000", "0.6666667", "0.6000000",
-    "0.5000000", "0.4000000", "0.3333333", "0.3000000", "0.2500000", "0.2000000", "0.1666667",
-    "0.1428571", "0.1250000", "0.1111111", "0.1000000", "0.0500000",
-)
-GRADES: tuple[Decimal, ...] = tuple(
-    sorted({Decimal(0), Decimal(1), Decimal(-1), *(Decimal(s) for s in _RAW),
-            *(-Decimal(s) for s in _RAW)}, reverse=True)
-)
-#: `match_grade_options(..., 'error')`: a grade within this distance of a list entry is accepted.
-GRADE_TOLERANCE = 0.00001
-
-
-def percent(grade: Decimal) -> str:
-    """A grade as Moodle writes it: percent, up to 5 decimals, no trailing zeros (`33.33333`)."""
-    text = format(grade * 100, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-@lru_cache(maxsize=4096)
-def snap(fraction: float) -> tuple[Decimal, bool]:
-    """The nearest grade in Moodle's list, and whether Moodle would accept `fraction` as it is.
-
-    Memoised: a bank uses a handful of fractions, and the search walks the whole list."""
-    best = min(GRADES, key=lambda g: (abs(float(g) - fraction), -g))
-    return best, abs(float(best) - fraction) < GRADE_TOLERANCE
-
 
 @dataclass(frozen=True, slots=True)
 class Grades:
@@ -124,8 +100,6 @@ def category_path(collection: Collection, topic: str | None = None) -> str:
     return "/".join(parts)
 
 
-#: `qformat_default::clean_question_name` shortens names past this many characters.
-MAX_NAME = 255
 
 
 
@@ -324,28 +298,6 @@ _MULTI_PROBLEMS = {
     "attribute": "malformed HTML (an attribute name that is not XML, such as `<p 0`): left out "
                  "when the languages were merged",
 }
-
-
-def name_html(text: str) -> str:
-    """A plain-text name as HTML text: `&`, `<`, `>` escaped (Moodle's PARAM_TEXT strips tags, and
-    names are shown through format_string, which reads HTML)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def moodle_name(item: Item, langs: Sequence[str]) -> str:
-    """The question name Moodle stores for `item` in `langs` (as lint's LM005 measures it too):
-    each language's title as plain HTML text (see `Item.title`); names that differ between the
-    languages as adjacent multilang spans, which PARAM_TEXT keeps."""
-    names = [name_html(to_plain(item.title(la)) or item.id) for la in langs]
-    if len(set(names)) <= 1:
-        return names[0] if names else item.id
-    return "".join(f'<span lang="{la}" class="multilang">{v}</span>'
-                   for la, v in zip(langs, names, strict=True))
-
-
-def is_multilang_name(name: str) -> bool:
-    """Whether a `moodle_name` holds language spans (a plain name has its `<` escaped)."""
-    return name.startswith("<span ")
 
 
 # --- an item's texts in one language or all -------------------------------------------------

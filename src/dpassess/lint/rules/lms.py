@@ -9,15 +9,15 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from dpassess.export.moodle.texts import (
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import Hit, rule
+from dpassess.lms.moodle import (
     GRADE_TOLERANCE,
-    GRADES,
     MAX_NAME,
+    POSITIVE_FRACTIONS,
     is_multilang_name,
     moodle_name,
 )
-from dpassess.lint.context import ItemContext
-from dpassess.lint.registry import Hit, rule
 from dpassess.markup import markdown as render
 from dpassess.model import ItemType
 
@@ -60,8 +60,6 @@ def astral_character(ctx: ItemContext) -> Iterator[Hit]:
             )
 
 
-#: Grade fractions Moodle accepts (question_bank::fraction_options_full), shared with the exporter.
-MOODLE_FRACTIONS = tuple(float(g) for g in GRADES if g >= 0)
 
 
 @rule(
@@ -99,7 +97,7 @@ def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
     except ZeroDivisionError:  # no correct option: ST003
         return
     for oid, f in fractions.items():
-        if not any(abs(abs(f) - m) < GRADE_TOLERANCE for m in MOODLE_FRACTIONS):
+        if not any(abs(abs(f) - m) < GRADE_TOLERANCE for m in POSITIVE_FRACTIONS):
             loc = ("weights", oid) if getattr(item, "weights", None) is not None else ("key",)
             yield Hit(loc, f"[Moodle] option {oid!r} earns {f * 100:.4g}%, which Moodle does not accept")
             return
