@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpassess.bank.locator import Locator
+from dpassess.bank.positions import Locator
 from dpassess.lint.config import LintConfig
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.langid import ModelDeferred
