@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from dpassess.bank.positions import locate, locate_in
-from dpassess.diagnostics import BankLoadError, Diagnostic, UsageError
+from dpassess.diagnostics import BankLoadError, Diagnostic, UsageError, format_field
 from dpassess.model import (
     ITEM_CLASSES,
     Bank,
@@ -53,7 +53,7 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
     """
 
     def __init__(self, mapping: yaml.Node, first: yaml.Node, second: yaml.Node) -> None:
-        key = str(second.value) if isinstance(second, yaml.ScalarNode) else second.id
+        key = str(second.value) if isinstance(second, yaml.ScalarNode) else _kind(second)
         super().__init__(
             "while constructing a mapping", first.start_mark,
             f"found duplicate key {key!r}", second.start_mark,
@@ -70,6 +70,11 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
         self.loc.insert(0, step)
         self.node = node
         return self
+
+
+def _kind(node: yaml.Node) -> str:
+    """`mapping`, `sequence` or `scalar`: what a key that is no plain string is."""
+    return str(getattr(node, "id", "node"))
 
 
 def load_yaml(text: str) -> Any:
@@ -176,7 +181,7 @@ def _check_keys(node: yaml.Node, loader: Any, done: set[int]) -> None:
         try:
             _check_keys(v, loader, done)
         except DuplicateKeyError as exc:
-            step = str(k.value) if k.__class__ is yaml.ScalarNode else k.id
+            step = str(k.value) if k.__class__ is yaml.ScalarNode else _kind(k)
             raise exc.within(node, step) from None
 
 
@@ -213,7 +218,7 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
     except DuplicateKeyError as exc:
         line, col = _pos(exc)
         msg = f"duplicate key {exc.key!r} (first at line {exc.first_line})"
-        return None, [Diagnostic(path, line, col, _field(exc.loc), msg)]
+        return None, [Diagnostic(path, line, col, format_field(exc.loc), msg)]
     except yaml.constructor.ConstructorError as exc:
         line, col = _pos(exc)
         m = re.search(r"'([^']+)'", str(exc.problem or ""))
@@ -230,16 +235,6 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
             Diagnostic(path, 1, 1, "", f"expected a mapping of fields, found {type(data).__name__}")
         ]
     return data, []
-
-
-def _field(loc: Iterable[str | int]) -> str:
-    out = ""
-    for step in loc:
-        if isinstance(step, int):
-            out += f"[{step}]"
-        else:
-            out += ("." if out else "") + str(step)
-    return out
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
@@ -362,7 +357,7 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
     if kind in _SHAPES:
         want, how = _SHAPES[kind]
         return f"expected {want} ({how}), found {_found(err['input'])}"
-    msg = err["msg"]
+    msg: str = err["msg"]
     return msg.removeprefix("Value error, ")
 
 
@@ -382,10 +377,10 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
         if isinstance(inner, ItemValueError):
             problems = [(loc + tuple(sub), msg) for sub, msg in inner.problems]
         else:
-            problems = [(loc, _message(err, model, _scalar_text(node, loc)))]
+            problems = [(loc, _message(dict(err), model, _scalar_text(node, loc)))]
         for ploc, message in problems:
             line, col = locate_in(node, ploc) if node is not None else (1, 1)
-            out.append(Diagnostic(path, line, col, _field(ploc), message))
+            out.append(Diagnostic(path, line, col, format_field(ploc), message))
     return out
 
 

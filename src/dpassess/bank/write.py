@@ -13,7 +13,7 @@ HEADER = "# yaml-language-server: $schema=../../docs/schema/item.schema.json\n"
 _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _ItemDumper(_Dumper):  # type: ignore[misc, valid-type]
+class _ItemDumper(_Dumper):  # type: ignore[misc]
     pass
 
 
@@ -48,7 +48,7 @@ def item_to_data(item: Item) -> dict[str, Any]:
 
 def item_to_yaml(item: Item, *, header: str = HEADER) -> str:
     """The YAML text of an item file, header line included."""
-    body = yaml.dump(
+    body: str = yaml.dump(
         item_to_data(item),
         Dumper=_ItemDumper,
         sort_keys=False,

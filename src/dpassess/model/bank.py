@@ -9,7 +9,6 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from dpassess.model.common import (
-    SCHEMA_VERSION,
     ItemId,
     ItemValueError,
     LangCode,
@@ -51,7 +50,8 @@ class GlossaryTerm(Strict):
 class BankConfig(Strict):
     """The bank file `bank.yaml` beside the item files."""
 
-    schema_version: Literal[1] = Field(SCHEMA_VERSION, alias="schema")
+    schema_version: Literal[1] = Field(
+        1, alias="schema")
     id: ItemId = Field(description="The bank's slug; exports are named after it.")
     title: dict[LangCode, Text]
     languages: tuple[LangCode, ...] = Field(min_length=1, description="Required languages.")

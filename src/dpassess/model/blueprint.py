@@ -162,7 +162,7 @@ class Blueprint(Strict):
     """
 
     schema_version: Literal[1] = Field(
-        BLUEPRINT_SCHEMA_VERSION, alias="schema", description="Blueprint file format version."
+        1, alias="schema", description="Blueprint file format version."
     )
     id: ItemId = Field(description="Names the forms: <id>-a, <id>-b, ...")
     bank: Annotated[str, Field(min_length=1)] = Field(

@@ -18,7 +18,6 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from dpassess.model.common import (
-    SCHEMA_VERSION,
     Bloom,
     Difficulty,
     ItemId,
@@ -76,7 +75,7 @@ class ItemBase(Strict):
 
     type: ItemType
     schema_version: Literal[1] = Field(
-        SCHEMA_VERSION, alias="schema", description="Item file format version."
+        1, alias="schema", description="Item file format version."
     )
     id: ItemId
     topic: TopicPath

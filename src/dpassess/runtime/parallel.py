@@ -77,7 +77,7 @@ class Pool(Generic[S, T, R]):
         if jobs <= 1 or len(tasks) < 2 or not can_fork():
             return
         global _WORK
-        _WORK = (fn, shared, tasks)  # type: ignore[assignment]
+        _WORK = (fn, shared, tasks)
         try:
             # With `fork`, every worker is forked by the first submit, before the executor
             # starts a thread: all of them inherit _WORK.
