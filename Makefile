@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean venv
+.PHONY: run test pytest typecheck bench clean venv
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)" >&2; exit 2; }
@@ -27,10 +27,20 @@ $(NODE_STAMP): tests/js/package.json tests/js/package-lock.json
 run: $(STAMP)
 	$(BIN)/dpassess build
 
-## test: set up, then ruff and the test suite
+## test: set up, then ruff, mypy --strict on src/, the import contract and the test suite
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+## typecheck: mypy --strict on src/ alone (config: [tool.mypy] in pyproject.toml)
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## pytest: set up, then the test suite alone (PYTEST_ARGS="-k golden -x" to narrow it)
+PYTEST_ARGS ?=
+pytest: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## bench: set up (with the text2qti baseline), then print the benchmark table
 ##        (BENCH_ARGS="--big" adds the 100,000-item memory run; "--repeat 5", "--items N")
@@ -40,4 +50,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache .mypy_cache .import_linter_cache build src/*.egg-info
