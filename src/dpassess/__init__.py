@@ -10,8 +10,18 @@ The library API (the CLI is a thin layer over it)::
 __version__ = "0.1.0"
 
 from dpassess.bank.load import find_banks, load_bank, load_banks
-from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, UsageError
-from dpassess.model import Bank, BankConfig, Item, ItemType
+from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, Severity, UsageError
+from dpassess.model import (
+    Bank,
+    BankConfig,
+    Item,
+    ItemBase,
+    ItemType,
+    MultipleResponse,
+    SingleChoice,
+    TrueFalse,
+    parse_item,
+)
 
 __all__ = [
     "Bank",
@@ -20,10 +30,16 @@ __all__ = [
     "Diagnostic",
     "DpassessError",
     "Item",
+    "ItemBase",
     "ItemType",
+    "MultipleResponse",
+    "Severity",
+    "SingleChoice",
+    "TrueFalse",
     "UsageError",
     "__version__",
     "find_banks",
     "load_bank",
     "load_banks",
+    "parse_item",
 ]
