@@ -54,7 +54,8 @@ def stats(
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         bank = load_bank(bank_dir)
-        keys, only = None, form
+        keys: Path | None = None
+        only: str | None = form
         if form is not None and Path(form).exists():
             keys, only = Path(form), None
         result = read_responses(responses, bank, keys=keys, form=only)

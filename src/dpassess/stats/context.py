@@ -60,19 +60,19 @@ class Context:
 
     def form(self, raw: str, line: int) -> str | None:
         """The form a row is on (a key's id when keys are known), None to pass the row over."""
-        name = raw
+        key = None
         if self.keys:
             key = self.keys[0] if not raw and len(self.keys) == 1 else self._by_name.get(raw)
-            if key is None:
-                known = ", ".join(k.id for k in self.keys)
-                self.problems.error(line, "form", f"form {raw!r} has no answer-key file (the "
-                                    f"key files are of {known})")
-                return None
-            name = key.id
+        name = key.id if key is not None else raw
         if self.only is not None and name != self.only:
             self.problems.tally(("other-form", name), line, "form",
                                 f"rows of form {name!r} passed over: only form {self.only!r} is "
                                 "analysed")
+            return None
+        if self.keys and key is None:
+            known = ", ".join(k.id for k in self.keys)
+            self.problems.error(line, "form", f"form {raw!r} has no answer-key file (the key "
+                                f"files are of {known})")
             return None
         return name
 

@@ -82,21 +82,21 @@ def _choices(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
             if order is None:
                 ctx.problems.error(line, "response", f"letter {t!r}: letters need the form's "
                                    "answer-key file (options are shuffled per form); or give "
-                                   f"option ids ({', '.join(options)})", item=item.id)
+                                   f"option ids ({', '.join(options)})")
                 return None
             if idx >= len(order):
                 ctx.problems.error(line, "response", f"letter {t!r}: the question has options "
-                                   f"A to {chr(ord('A') + len(order) - 1)}", item=item.id)
+                                   f"A to {chr(ord('A') + len(order) - 1)}")
                 return None
             oid = order[idx]
         elif t in options:
             oid = t
         else:
             ctx.problems.error(line, "response", f"{t!r} is no option of item {item.id!r} "
-                               f"(options: {', '.join(options)})", item=item.id)
+                               f"(options: {', '.join(options)})")
             return None
         if oid in chosen:
-            ctx.problems.error(line, "response", f"option {oid!r} given twice", item=item.id)
+            ctx.problems.error(line, "response", f"option {oid!r} given twice")
             return None
         chosen.append(oid)
     return Response(frozenset(chosen))
@@ -112,10 +112,10 @@ def parse_score(raw: str, item: Item, line: int, ctx: Context,
     try:
         value = float(text.replace(",", ".") if "." not in text else text)
     except ValueError:
-        ctx.problems.error(line, fld, f"score {text!r} is not a number", item=item.id)
+        ctx.problems.error(line, fld, f"score {text!r} is not a number")
         return False, None
     if not 0 <= value <= item.points + 1e-9:
         ctx.problems.error(line, fld, f"score {text} is outside 0 to {item.points:g}, the "
-                           f"points of item {item.id!r}", item=item.id)
+                           f"points of item {item.id!r}")
         return False, None
     return True, value

@@ -142,7 +142,7 @@ def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
         return Answer(line, person, item, OMITTED, field=fld)
     chosen = ctx.index.choices(item, given, "; ")
     if isinstance(chosen, str):
-        ctx.problems.error(line, fld, chosen, item=item.id)
+        ctx.problems.error(line, fld, chosen)
         return None
     return Answer(line, person, item, Response(chosen), field=fld)
 
@@ -196,7 +196,7 @@ def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
                 continue
             chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)
             if isinstance(chosen, str):
-                ctx.problems.error(line, fld, chosen, item=item.id)
+                ctx.problems.error(line, fld, chosen)
                 continue
             yield Answer(line, person, item, Response(chosen), score=score, field=fld)
 

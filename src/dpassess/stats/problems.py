@@ -57,6 +57,11 @@ class Problems:
         self._kept.append(Diagnostic(path or self.path, line, 0, field, message, CODE, severity,
                                      item=item))
 
+    def summary(self, message: str) -> None:
+        """An error about the whole file, always shown (not counted against the limit)."""
+        self._errors += 1
+        self._kept.append(Diagnostic(self.path, 0, 0, "", message, CODE, Severity.error))
+
     def error(self, line: int, field: str, message: str, *, item: str | None = None,
               path: str | None = None) -> None:
         self.add(Severity.error, line, field, message, item=item, path=path)

@@ -86,9 +86,10 @@ def read_responses(
     if responses.source.rows == 0:
         raise UsageError(f"{p}: no responses (the file has a header only)")
     if not responses.columns and not problems.errors:
-        raise UsageError(f"{p}: no responses to analyse")
+        raise UsageError(f"{p}: no responses of form {form!r} (see the warnings for the forms "
+                         "the file has)" if form is not None else f"{p}: no responses to analyse")
     if not responses.columns:
-        problems.error(0, "", f"no row matches an item of bank {bank.config.id!r}: is this the "
+        problems.summary(f"no row matches an item of bank {bank.config.id!r}: is this the "
                        "responses file of another bank or form?")
     responses.finish()
     if problems.errors:

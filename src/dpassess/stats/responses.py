@@ -112,13 +112,13 @@ class Responses:
             self._first_line.append(a.line)
         elif self._form[idx] != a.form:
             p.error(a.line, "form", f"person {a.person!r} is on form {a.form!r} here but on form "
-                    f"{self._form[idx]!r} at line {self._first_line[idx]}", item=a.item.id)
+                    f"{self._form[idx]!r} at line {self._first_line[idx]}")
             return
         col = self.columns.get(a.item.id)
         if col is None:
             if len(options_of(a.item)) > MAX_OPTIONS:
                 p.error(a.line, a.field, f"item {a.item.id!r} has more than {MAX_OPTIONS} options, "
-                        "more than the analysis handles", item=a.item.id)
+                        "more than the analysis handles")
                 return
             col = self.columns[a.item.id] = Column(a.item)
         if idx >= len(col.scores):
@@ -126,7 +126,7 @@ class Responses:
         if col.lines[idx]:
             hint = f": {self.duplicate_hint}" if self.duplicate_hint else ""
             p.error(a.line, a.field, f"person {a.person!r} answers item {a.item.id!r} again (first "
-                    f"at line {col.lines[idx]}){hint}", item=a.item.id)
+                    f"at line {col.lines[idx]}){hint}")
             return
         earned = score(a.item, a.response)
         if a.score is not None and abs(a.score - earned) > 1e-9 * max(1.0, a.item.points):
