@@ -140,6 +140,7 @@ def test_an_assembled_form_by_its_key_file(tmp_path: Path) -> None:
     (["--write"], "not available yet"),
     (["--format", "pdf"], "--format pdf: choose one of text, json, html"),
     (["--form", "A"], "no responses of form 'A'"),
+    (["--form", "exports/forms/none-key.json"], "no such answer-key file or folder"),
 ])
 def test_usage(args: list[str], message: str) -> None:
     r = run(FIX / "hand.csv", "--bank", BANK, *args)

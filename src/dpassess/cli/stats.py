@@ -58,6 +58,8 @@ def stats(
         only: str | None = form
         if form is not None and Path(form).exists():
             keys, only = Path(form), None
+        elif form is not None and (form.endswith(".json") or "/" in form):
+            raise UsageError(f"--form {form}: no such answer-key file or folder")
         result = read_responses(responses, bank, keys=keys, form=only)
         analysis = analyse(result)
         report = render(analysis, fmt, bank.config.default_language)

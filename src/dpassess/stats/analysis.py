@@ -223,7 +223,7 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
         sem=sd * math.sqrt(1 - alpha) if alpha is not None else None, group=g,
         histogram=tuple(sorted(histogram.items())),
     )
-    warnings = tuple(d for d in responses.problems.diagnostics())
+    warnings = tuple(responses.problems.diagnostics())
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank)
 
 

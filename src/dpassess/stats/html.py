@@ -7,6 +7,7 @@ time stamp: the same analysis gives the same bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import lxml.html
@@ -34,7 +35,7 @@ ul.flags { color: #a40000; }
 FILL = {"all": "#4a6fa5", "upper": "#2e8b57", "lower": "#c0504d"}
 HIST_FILL = "#4a6fa5"
 #: Most bars of the histogram; more distinct totals are put into equal bins.
-MAX_BARS = 30
+MAX_BARS = 40
 
 
 def _t(text: str) -> str:
@@ -85,17 +86,25 @@ def histogram_svg(test: TestStats, lang: str) -> HtmlElement:
         name = f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
         parts.append(_rect(left + i * bar + 1, top + plot_h - h, bar - 2, h, HIST_FILL,
                            f"{w['score']} {name}: {count} {w['count']}"))
-        if len(bins) <= 16 or i % max(1, len(bins) // 8) == 0:
-            parts.append(_el("text", name, x=_f(left + (i + 0.5) * bar), y=_f(height - 12),
+        if i % math.ceil(len(bins) / 10) == 0:
+            parts.append(_el("text", f"{lo:g}", x=_f(left + (i + 0.5) * bar), y=_f(height - 12),
                              text_anchor="middle"))
     return _svg(width, height, w["histogram"], *parts)
 
 
 def _bins(test: TestStats) -> list[tuple[float, float, int]]:
-    """(lowest score, highest score, persons) per bar."""
+    """(lowest score, highest score, persons) per bar: every score from the lowest to the
+    highest (whole scores: one bar per score, or per run of scores above MAX_BARS of them)."""
+    lo, hi = test.histogram[0][0], test.histogram[-1][0]
+    if all(s == int(s) for s, _ in test.histogram):
+        width = max(1, math.ceil((hi - lo + 1) / MAX_BARS))
+        bars = [[lo + i * width, lo + (i + 1) * width - 1, 0]
+                for i in range(int((hi - lo) // width) + 1)]
+        for s, c in test.histogram:
+            bars[int((s - lo) // width)][2] += c
+        return [(a, min(b, hi), int(c)) for a, b, c in bars]
     if len(test.histogram) <= MAX_BARS:
         return [(s, s, c) for s, c in test.histogram]
-    lo, hi = test.histogram[0][0], test.histogram[-1][0]
     step = (hi - lo) / MAX_BARS
     out = [[lo + i * step, lo + (i + 1) * step, 0] for i in range(MAX_BARS)]
     for s, c in test.histogram:

@@ -20,6 +20,9 @@ from dpassess.stats.problems import Problems
 from dpassess.stats.scoring import Response, options_of, score, takes_one
 
 NOT_ANSWERED = math.nan
+#: A file's score that differs from the bank's by no more than this is the same score (LMS
+#: reports round to two decimals: 0.33 for a third).
+SCORE_TOLERANCE = 0.005
 #: Most options an item may have here (the chosen ones are a 64-bit mask).
 MAX_OPTIONS = 64
 
@@ -129,7 +132,7 @@ class Responses:
                     f"at line {col.lines[idx]}){hint}")
             return
         earned = score(a.item, a.response)
-        if a.score is not None and abs(a.score - earned) > 1e-9 * max(1.0, a.item.points):
+        if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
             p.tally(("score", a.item.id), a.line, "score",
                     f"item {a.item.id!r}: the file's score differs from the bank's key; the bank's "
                     "key is used", example=f"{a.score:g} for {earned:g} at line {a.line}")
