@@ -280,6 +280,15 @@ def test_moodle_two_attempts_of_one_person(bank, tmp_path: Path) -> None:
     assert line == 3 and "one attempt per person" in message
 
 
+def test_moodle_row_without_answers_is_reported(bank, tmp_path: Path) -> None:
+    path = write(tmp_path, MOODLE_HEAD + '"A","B","s1","Finished","The sun is a star.","True"\n'
+                 '"C","D","s2","Never submitted","-","-"\n')
+    r = read_responses(path, bank)
+    assert r.persons == ["s1"]
+    lines = {(d.line, d.field): d.message for d in r.problems.diagnostics()}
+    assert "passed over" in lines[(3, "")] and "attempts not finished" in lines[(3, "State")]
+
+
 def test_moodle_right_answer_that_differs_from_the_key(bank, tmp_path: Path) -> None:
     path = write(tmp_path, '"ID number","Question 1","Response 1","Right answer 1"\n'
                  '"s1","What is the capital of Indonesia?: Jakarta; Bandung; Medan; Surabaya",'

@@ -10,7 +10,9 @@ figures do not depend on the order of the persons or on the machine.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -164,11 +166,11 @@ class Analysis:
         }
 
 
-def _mean(values: list[float]) -> float:
+def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _var(values: list[float], mean: float) -> float:
+def _var(values: Sequence[float], mean: float) -> float:
     return math.fsum((v - mean) ** 2 for v in values) / len(values)
 
 
@@ -192,7 +194,7 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
     order = {item.id: i for i, item in enumerate(responses.bank)}
     cols = sorted(responses.columns.values(), key=lambda c: order[c.item.id])
     n, k = responses.n, len(cols)
-    scores = [[0.0 if math.isnan(s) else s for s in c.scores] for c in cols]
+    scores = [array("d", (0.0 if math.isnan(s) else s for s in c.scores)) for c in cols]
     totals = [math.fsum(t) for t in zip(*scores, strict=True)]
     persons = responses.persons
     ranked = sorted(range(n), key=lambda i: (-totals[i], persons[i]))
@@ -227,7 +229,7 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank)
 
 
-def _item(c: Column, x: list[float], var_x: float, totals: list[float], upper: list[int],
+def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], upper: list[int],
           lower: list[int], k: int, sum_var: float, th: Thresholds) -> ItemStats:
     item = c.item
     n, g, pts = len(x), len(upper), item.points

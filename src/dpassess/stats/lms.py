@@ -112,10 +112,14 @@ def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
         if state is not None and row[state].strip() not in ("Finished", ""):
             ctx.problems.tally(("state",), line, "State", "attempts not finished are analysed "
                                "as they are", example=repr(row[state].strip()))
+        answered = False
         for slot in sorted(slots.values(), key=lambda s: s.number):
             answer = _moodle_answer(row, line, person, slot, ctx)
             if answer is not None:
+                answered = True
                 yield answer
+        if not answered:
+            _empty(line, ctx)
 
 
 def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
@@ -145,6 +149,11 @@ def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
         ctx.problems.error(line, fld, chosen)
         return None
     return Answer(line, person, item, Response(chosen), field=fld)
+
+
+def _empty(line: int, ctx: Context) -> None:
+    ctx.problems.tally(("empty",), line, "", "rows without any answer (attempts never made or "
+                       "emptied) passed over: they are no persons of the analysis")
 
 
 def _one(items: list[Item], text: str, line: int, fld: str, ctx: Context) -> Item | None:
@@ -184,6 +193,8 @@ def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
             ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
             continue
         person = _person(row, ids, []) or f"line {line}"  # an anonymous survey names no one
+        if not any(row[col].strip() or row[col + 1].strip() for col, _, _ in questions):
+            _empty(line, ctx)
         for col, item, fld in questions:
             given, points = row[col].strip(), row[col + 1].strip()
             if not given and not points:
