@@ -125,7 +125,7 @@ def config_from_table(table: dict[str, Any], where: str) -> LintConfig:
         if isinstance(value, bool) or not isinstance(value, kind):
             want = "a list of rule codes" if kind is list else getattr(kind, "__name__", "a number")
             raise UsageError(f"{where}: {key} = {value!r}: expected {want}")
-        if kind is list:
+        if isinstance(value, list):  # select, ignore
             if not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{where}: {key} = {value!r}: expected a list of rule codes")
             value = tuple(value)
