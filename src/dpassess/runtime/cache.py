@@ -48,10 +48,18 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+#: The installed dpassess package (this file is dpassess/runtime/cache.py).
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
 @lru_cache(maxsize=1)
 def _source_fingerprint() -> str:
-    """Size and mtime of every installed dpassess source file (computed once per process)."""
-    root = Path(__file__).resolve().parent
+    """The fingerprint of the installed dpassess sources (computed once per process)."""
+    return fingerprint(PACKAGE)
+
+
+def fingerprint(root: Path) -> str:
+    """Size and mtime of every Python source file below `root`."""
     h = hashlib.blake2b(digest_size=16)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
