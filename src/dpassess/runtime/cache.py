@@ -32,8 +32,8 @@ from typing import Any
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
 DEFAULT_DIR = ".dpassess_cache"
 ENV_VAR = "DPASSESS_CACHE_DIR"
-#: Bumped whenever the layout of the cache files changes.
-FORMAT = 1
+#: Bumped whenever the layout of the cache files changes (2: findings are Diagnostics).
+FORMAT = 2
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
