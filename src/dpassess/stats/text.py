@@ -29,6 +29,8 @@ from dpassess.model import (
 MAX_STEPS = 10_000
 #: Most distinct question texts remembered (a Moodle download repeats each for every attempt).
 CACHE = 65_536
+#: Stems are looked up by their first HEAD letters and digits (shorter stems whole).
+HEAD = 24
 
 
 def loose(text: str) -> str:
@@ -107,7 +109,10 @@ class TextIndex:
                 langs[lang] = _option_texts(item, lang)
                 for oid, key in langs[lang].items():
                     lookup.setdefault(key, set()).add(oid)
-        self._lengths = sorted({len(k) for k in self._stems}, reverse=True)
+        self._heads: dict[str, list[str]] = {}
+        for stem in self._stems:
+            self._heads.setdefault(stem[:HEAD], []).append(stem)
+        self._short = sorted({len(k) for k in self._stems if len(k) < HEAD})
         self._summaries: dict[str, list[Item]] = {}
 
     def by_question(self, text: str) -> list[Item]:
@@ -121,12 +126,12 @@ class TextIndex:
         if cached is not None:
             return cached
         key = loose(text)
+        stems = [stem for stem in self._heads.get(key[:HEAD], ()) if key.startswith(stem)]
+        stems += [key[:n] for n in self._short if n <= len(key) and key[:n] in self._stems]
         found: list[Item] = []
-        for n in self._lengths:
-            if n > len(key):
-                continue
-            for item, lang in self._stems.get(key[:n], ()):
-                if self._all_choices(item, lang, key[n:]):
+        for stem in stems:
+            for item, lang in self._stems[stem]:
+                if self._all_choices(item, lang, key[len(stem):]):
                     found.append(item)
         result = _unique(found)
         if len(self._summaries) >= CACHE:
