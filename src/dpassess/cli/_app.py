@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
 import typer
 
 from dpassess import __version__
-from dpassess.diagnostics import BankLoadError
+from dpassess.diagnostics import Diagnostic, DpassessError
 
 app = typer.Typer(
     name="dpassess",
@@ -36,7 +39,27 @@ def err(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def report_load_error(exc: BankLoadError) -> None:
-    for d in exc.diagnostics:
-        err(str(d))
-    err(f"error: {exc.args[0]}")
+@runtime_checkable
+class Diagnosed(Protocol):
+    """An error that carries every problem found (BankLoadError, BlueprintError)."""
+
+    diagnostics: Sequence[Diagnostic]
+
+
+def report_error(exc: DpassessError) -> None:
+    """Every diagnostic the error carries, one per line (`str(d)`), then `error: <what>`."""
+    if isinstance(exc, Diagnosed):
+        for d in exc.diagnostics:
+            err(str(d))
+        err(f"error: {exc.args[0]}")
+    else:
+        err(f"error: {exc}")
+
+
+def report_warnings(warnings: Sequence[Diagnostic]) -> None:
+    for d in warnings:
+        err(f"warning: {d}")
+
+
+#: The earlier name (cli/stats.py uses it).
+report_load_error = report_error
