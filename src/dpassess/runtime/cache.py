@@ -37,7 +37,7 @@ FORMAT = 2
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--cache-dir, else $DPASSESS_CACHE_DIR, else `.dpassess_cache` in the working folder."""
+    """`explicit`, else $DPASSESS_CACHE_DIR, else `.dpassess_cache` in the working folder."""
     if explicit is not None:
         return Path(explicit)
     env = os.environ.get(ENV_VAR)
