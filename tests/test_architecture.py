@@ -138,3 +138,11 @@ def test_the_model_contract_forbids_every_other_package():
     [model] = [c for c in contracts if c.get("source_modules") == ["dpassess.model"]]
     missing = _packages() - {"dpassess.model"} - set(model["forbidden_modules"])
     assert not missing, f"add {sorted(missing)} to the model's forbidden_modules in pyproject.toml"
+
+
+def test_the_package_ships_its_type_information():
+    """PEP 561: `py.typed` beside the code and in the package data, so users' mypy reads our types."""
+    assert (SRC / "py.typed").is_file()
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["dpassess"]
+    assert "py.typed" in package_data
