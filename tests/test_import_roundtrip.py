@@ -18,10 +18,11 @@ from lxml import etree
 
 from conftest import SEED_BANK
 from dpassess.bank.load import load_banks
-from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
+from dpassess.diagnostics import Diagnostic
+from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.moodle.texts import BLOCK_TAGS
 from dpassess.importers import READERS
-from dpassess.importers.moodle_xml import option_ids
+from dpassess.importers.common import option_ids
 from dpassess.importers.qti21 import _html as qti_html
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.xhtml import parse as xhtml_parse
@@ -106,7 +107,7 @@ LOSSY = ("removed characters", "&&0", "its own <span>", "first </span>", "blank 
          "QTI does not allow", "not a language code", "not XML")
 
 
-def lossy(warnings: list[ExportWarning]) -> bool:
+def lossy(warnings: list[Diagnostic]) -> bool:
     return any(any(s in w.message for s in LOSSY) for w in warnings)
 
 

@@ -135,7 +135,7 @@ class _Converter:
             return "\n".join(("> " + line).rstrip() for line in inner.split("\n"))
         if tag == "pre":
             code = el[0] if len(el) and el[0].tag == "code" else el
-            text = code.text_content()
+            text = str(code.xpath("string()"))  # text_content(), which the stubs lack
             lang = ""
             for cls in (code.get("class") or "").split():
                 if cls.startswith("language-"):
