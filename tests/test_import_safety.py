@@ -20,6 +20,7 @@ from dpassess.export import EXPORTERS, Collection
 from dpassess.export.qti.package import zip_bytes
 from dpassess.importers import READERS, ImportResult, InputError, import_file
 from dpassess.importers import safe as _safe
+from dpassess.model import MAX_TEXT
 
 
 def reader(fmt: str):
@@ -204,6 +205,28 @@ def test_oversize_field_is_skipped_with_the_reason():
     assert [i.title("en") for i in result.items] == ["ok"]
     assert [str(s) for s in result.skipped] == [
         "q.txt:1: gift: big: a text field is 200,000 characters; the limit is 100,000"]
+
+
+LONG_NAME = "n" * (MAX_TEXT + 1)
+
+
+@pytest.mark.parametrize(("fmt", "data"), [
+    ("gift", f"::{LONG_NAME}::Q{{=a ~b}}\n\n::ok::Q{{=a ~b}}\n".encode()),
+    ("moodle-xml", (f'<quiz><question type="truefalse"><name><text>{LONG_NAME}</text></name>'
+                    '<questiontext><text>Q</text></questiontext><answer fraction="100"><text>true'
+                    '</text></answer><answer fraction="0"><text>false</text></answer></question>'
+                    '<question type="truefalse"><name><text>ok</text></name><questiontext><text>'
+                    'Q</text></questiontext><answer fraction="100"><text>true</text></answer>'
+                    '<answer fraction="0"><text>false</text></answer></question></quiz>'
+                    ).encode()),
+])
+def test_a_name_too_long_for_a_title_skips_the_question(fmt, data):
+    """The name becomes the title, which the model holds to MAX_TEXT characters like every
+    text: a longer one was written unchecked, and the bank then failed to load."""
+    result = reader(fmt).read(data, "q", "en")
+    assert [i.text["en"].title for i in result.items] == ["ok"]
+    assert [(s.line, s.message) for s in result.skipped] == [
+        (1, "not a valid item: title: String should have at most 20000 characters")]
 
 
 @pytest.mark.parametrize(("fmt", "data", "where"), [

@@ -131,13 +131,14 @@ def choice_item(kind: ItemType, weights: dict[str, float] | None, **fields: Any)
 
 def with_titles(item: Item, names: dict[str, str]) -> dict[str, Content]:
     """The item's texts, each titled with its name in `names` (by language) where that is not
-    what the item shows as title anyway (the stem's first line)."""
+    what the item shows as title anyway (the stem's first line). Raises pydantic's
+    ValidationError for a title the model does not hold (longer than `MAX_TEXT`)."""
     out = {}
     for lang, content in item.text.items():
         name = names.get(lang, "")
         shown = " ".join(to_plain(item.title(lang)).split()) or item.id
         if name and name != shown:
-            content = content.model_copy(update={"title": title_markdown(name)})
+            content = Content.model_validate({**dict(content), "title": title_markdown(name)})
         out[lang] = content
     return out
 
