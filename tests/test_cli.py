@@ -83,3 +83,19 @@ def test_export_names_the_bank_of_a_bank_level_warning(tmp_path: Path) -> None:
     r = run("export", "items", "-f", "gift", "-l", "en", "-o", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "items/data-parallelism: warning: gift: shuffle:" in r.stderr
+
+
+def test_import_refuses_to_overwrite_and_says_how_to(tmp_path: Path) -> None:
+    """The library says what would be overwritten; the CLI adds the flag that allows it."""
+    gift = ROOT / "tests" / "fixtures" / "moodle" / "questions.gift.txt"
+    args = ("import", str(gift), "--from", "gift", "--lang", "en", "--bank", str(tmp_path / "b"))
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    before = {p: p.read_bytes() for p in (tmp_path / "b").iterdir()}
+    again = run(*args)
+    assert again.returncode == 2
+    [error] = [line for line in again.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith(f"error: {tmp_path / 'b'}/") and error.endswith(
+        "would be overwritten); use --force to overwrite"), error
+    assert {p: p.read_bytes() for p in (tmp_path / "b").iterdir()} == before
+    assert run(*args, "--force").returncode == 0

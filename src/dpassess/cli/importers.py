@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err
-from dpassess.importers import READERS, import_file, write_items
+from dpassess.cli._app import app, err, report_warnings
+from dpassess.importers import READERS, WouldOverwrite, import_file, write_items
 
 
 @app.command("import")
@@ -27,11 +27,14 @@ def import_(
 ) -> None:
     """Import questions as item files (one YAML file per question). Skipped questions are listed."""
     result = import_file(file, fmt, lang=lang)
-    for s in result.skipped:
-        err(str(s))
-    for w in result.warnings:
-        err(f"warning: {w}")
-    written = write_items(result, bank, overwrite=force)
+    for d in result.skipped:
+        err(f"skipped: {d}")
+    report_warnings(result.warnings)
+    try:
+        written = write_items(result, bank, overwrite=force)
+    except WouldOverwrite as exc:
+        err(f"error: {exc}; use --force to overwrite")
+        raise typer.Exit(exc.exit_code) from None
     for p in written:
         typer.echo(f"wrote {p}")
     typer.echo(result.summary())
