@@ -10,6 +10,9 @@ sense for it (the option rules for an essay) and the function is typed for what 
 
     @rule("ST003", "response-mix", "error", fix="...", items=(MultipleResponse,))
     def response_mix(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]: ...
+
+Several classes go in a tuple declared with its type (`CHOICE`, or `ONE_KEY: tuple[type[
+SingleChoice | TrueFalse], ...]`): mypy reads a bare literal of several as every item class.
 """
 
 from __future__ import annotations

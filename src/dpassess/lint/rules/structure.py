@@ -14,6 +14,11 @@ from dpassess.lint.text import norm, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS
 from dpassess.model import ChoiceBase, ChoiceItem, Item, MultipleResponse, SingleChoice, TrueFalse
 
+#: The choice classes with exactly one key, and those with a choice among several options (a
+#: mixed tuple is typed by hand: inferred, it would be every item class).
+ONE_KEY: tuple[type[SingleChoice | TrueFalse], ...] = (SingleChoice, TrueFalse)
+OPTION_CHOICE: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
+
 
 @rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.",
       items=CHOICE)
@@ -48,9 +53,9 @@ def key_unknown_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     "ST002", "key-count", "error",
     fix="Give a single-choice or true/false item exactly one key; use type: multiple_response "
     "for several correct options.",
-    items=(SingleChoice, TrueFalse),
+    items=ONE_KEY,
 )
-def key_count(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
+def key_count(ctx: ItemContext[SingleChoice | TrueFalse]) -> Iterator[Hit]:
     """## What it does
     Checks that a single-choice or true/false item has exactly one key.
 
@@ -113,9 +118,9 @@ def response_mix(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
 @rule(
     "ST004", "too-few-options", "warning",
     fix="Add plausible distractors (three or more options), or set min-options in the config.",
-    items=(SingleChoice, MultipleResponse),
+    items=OPTION_CHOICE,
 )
-def too_few_options(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
+def too_few_options(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
     """## What it does
     Checks that a choice item has at least `min-options` options (default 3). True/false items
     are exempt.
