@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import dpassess
 from dpassess.bank.load import BANK_FILE, _item_files, find_banks, load_bank, load_banks
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.lint.config import LintConfig
@@ -22,11 +23,11 @@ from dpassess.runtime.cache import Cache, digest, salt
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
-    """Everything in the lint settings that can change a finding, and the bank's spelling
-    (findings carry paths as given)."""
+    """Everything in the lint settings that can change a finding, the bank's spelling (findings
+    carry paths as given) and the dpassess version."""
     return (
         tuple(r.code for r in config.rules()), config.min_options, config.key_longest_ratio,
-        str(root),
+        str(root), dpassess.__version__,
     )
 
 

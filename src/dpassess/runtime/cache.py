@@ -9,9 +9,9 @@ Two levels, one pair of files per bank folder:
   content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
   re-linting reads and hashes the files and returns these findings: no parsing, no rules.
 
-Every key includes a salt: the dpassess version, a fingerprint of the installed dpassess source
-files (size and mtime of each, so an edited rule in a development install invalidates too), the
-bank file's bytes and the lint settings. A cache file that is missing, unreadable, corrupted or
+Every key includes a salt: a fingerprint of the installed dpassess source files (size and mtime
+of each, so an edited rule in a development install invalidates too), the bank file's bytes and
+the caller's settings (lint's: the rules, their thresholds and the dpassess version). A cache file that is missing, unreadable, corrupted or
 written for another salt is ignored and rewritten: the cache never changes a result and never
 crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
 
@@ -71,11 +71,10 @@ def fingerprint(root: Path) -> str:
 
 
 def salt(bank_file: bytes, settings: object) -> bytes:
-    """What every key of a bank depends on besides its item files."""
-    import dpassess
-
+    """What every key of a bank depends on besides its item files: the bank file and `settings`
+    (whatever else can change the stored values, as its repr)."""
     h = hashlib.blake2b(digest_size=16)
-    for part in (str(FORMAT), dpassess.__version__, _source_fingerprint(), repr(settings)):
+    for part in (str(FORMAT), _source_fingerprint(), repr(settings)):
         h.update(part.encode("utf-8") + b"\0")
     h.update(digest(bank_file))
     return h.digest()
