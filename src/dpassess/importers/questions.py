@@ -13,8 +13,9 @@ import html
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import assert_never
 from urllib.parse import quote, unquote
 
@@ -171,6 +172,23 @@ class _Choices:
     option_texts: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """What the item of a question gets whatever its type: its id (`wanted`, and a note when an
+    idnumber had to be rewritten), its name in each language, the folder of its files."""
+
+    item_id: str
+    wanted: str
+    id_note: str
+    names: dict[str, str]
+    files: _Files
+
+
+def _markdown(t: Text, code: str, *, inline: bool) -> str:
+    """`t` in the language `code` (a Moodle code) as Markdown."""
+    return to_markdown(select(t.text, code), t.format, inline=inline)
+
+
 class Builder:
     """Questions of one file -> items: languages, texts, key and weights, ids, topics, tags.
 
@@ -311,49 +329,68 @@ class Builder:
                 assert_never(q.kind)
 
     def _item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
+        """The question as an item of its type: one builder per type (Skip if the model cannot
+        hold the question)."""
         langs = self._languages(q, langs_found)
+        match q.kind:
+            case ItemType.single_choice | ItemType.multiple_response | ItemType.true_false:
+                return self._choice_item(q, topic, langs)
+            case _:
+                assert_never(q.kind)
+
+    def _choice_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
         choices = self._choices(q)
+        draft = self._draft(q, langs)
+        stem, general = self._link(q, q.stem, draft.files), self._link(q, q.general, draft.files)
+        answers = [Answer(self._link(q, a.text, draft.files), a.fraction,
+                          self._link(q, a.feedback, draft.files)) for a in choices.answers]
+        text: dict[str, Content] = {}
+        for model, code in langs:
+            options = {oid: _markdown(a.text, code, inline=True)
+                       for oid, a in zip(choices.ids, answers, strict=True)
+                       } if choices.option_texts else {}
+            feedback = {oid: fb for oid, a in zip(choices.ids, answers, strict=True)
+                        if (fb := _markdown(a.feedback, code, inline=False))}
+            try:
+                text[model] = Content(stem=_markdown(stem, code, inline=False), options=options,
+                                      feedback=feedback,
+                                      explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(choice_item, q.kind, choices.weights, shuffle=q.shuffle,
+                       options=tuple(Option(id=o) for o in choices.ids), key=tuple(choices.key))
+        return self._built(q, topic, draft, text, make)
+
+    # -- what the builders share --------------------------------------------------------------
+    def _draft(self, q: Question, langs: list[tuple[str, str]]) -> _Draft:
+        """The id the question's item gets (taken once the item is built), its names by
+        language, and the folder for the files its texts show."""
         names = {model: plain_name(select(q.name, code)) for model, code in langs}
         plain_first = next(iter(names.values()))
         if not plain_first:  # images do not show in plain text: the links do not matter here
-            plain_first = to_plain(to_markdown(select(q.stem.text, langs[0][1]), q.stem.format,
-                                               inline=False))
+            plain_first = to_plain(_markdown(q.stem, langs[0][1], inline=False))
         wanted, id_note = self._id(q, plain_first)
-        item_id = free_id(wanted, self._ids)  # taken once the item is built
-        files = _Files(item_id)
-        stem, general = self._link(q, q.stem, files), self._link(q, q.general, files)
-        answers = [Answer(self._link(q, a.text, files), a.fraction,
-                          self._link(q, a.feedback, files)) for a in choices.answers]
-        text: dict[str, Content] = {}
-        for model, code in langs:
-            def md(t: Text, inline: bool, code: str = code) -> str:
-                return to_markdown(select(t.text, code), t.format, inline=inline)
+        item_id = free_id(wanted, self._ids)
+        return _Draft(item_id, wanted, id_note, names, _Files(item_id))
 
-            options = {oid: md(a.text, True) for oid, a in zip(choices.ids, answers, strict=True)
-                       } if choices.option_texts else {}
-            feedback = {oid: fb for oid, a in zip(choices.ids, answers, strict=True)
-                        if (fb := md(a.feedback, False))}
-            try:
-                text[model] = Content(stem=md(stem, False), options=options, feedback=feedback,
-                                      explanation=md(general, False) or None)
-            except ValidationError as exc:
-                raise Skip(validation_reason(exc)) from None
-        if id_note:
-            self.warn(id_note, line=q.line, item=q.label)
-        fields = dict(id=item_id, topic=topic, points=q.points, tags=self._tags(q.tags),
-                      shuffle=q.shuffle, options=tuple(Option(id=o) for o in choices.ids),
-                      key=tuple(choices.key), text=text)
+    def _built(self, q: Question, topic: str, draft: _Draft, text: dict[str, Content],
+               make: Callable[..., Item]) -> Item:
+        """The item `make` builds from the fields every item has and its `text` (titled by the
+        question's names): its id is then taken and its files are written."""
+        if draft.id_note:
+            self.warn(draft.id_note, line=q.line, item=q.label)
+        fields = dict(id=draft.item_id, topic=topic, points=q.points, tags=self._tags(q.tags))
         try:
-            item = choice_item(q.kind, choices.weights, **fields)
-            titled = with_titles(item, names)
+            item = make(**fields, text=text)
+            titled = with_titles(item, draft.names)
             if titled != item.text:
-                item = choice_item(q.kind, choices.weights, **{**fields, "text": titled})
+                item = make(**fields, text=titled)
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
-        self._ids.add(item_id)
-        if item_id != wanted:
-            self._renamed.append((q, wanted, item_id))
-        self.result.files.update(files.written())
+        self._ids.add(draft.item_id)
+        if draft.item_id != draft.wanted:
+            self._renamed.append((q, draft.wanted, draft.item_id))
+        self.result.files.update(draft.files.written())
         return item
 
     def _id(self, q: Question, fallback: str) -> tuple[str, str]:
