@@ -66,7 +66,7 @@ def _enum(*values: str) -> re.Pattern[str]:
     return re.compile("|".join(values))
 
 
-_COMMON = {"class": None, "label": None}
+_COMMON: dict[str, re.Pattern[str] | None] = {"class": None, "label": None}
 _CELL = {
     **_COMMON, "abbr": None, "axis": None, "headers": _NCNAME, "colspan": _INT, "rowspan": _INT,
     "scope": _enum("col", "colgroup", "row", "rowgroup"),
@@ -220,7 +220,7 @@ def clean(container: etree._Element, allowed: frozenset[str], notes: set[str]) -
 def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
     """Drop attributes QTI does not allow (noted); False when a required one is missing."""
     allowed = ATTRS[name]
-    for key, value in list(el.attrib.items()):
+    for key, value in [(str(k), str(v)) for k, v in el.attrib.items()]:
         if key == XML_LANG or key == "lang":
             del el.attrib[key]
             if _LANGUAGE.fullmatch(value):
@@ -320,16 +320,21 @@ def _append_text(parent: etree._Element, index: int, text: str) -> None:
 # --- the entry point ---------------------------------------------------------------------------
 
 
-_PLAIN = re.compile(r"[^<>&\r]*")
 PLAIN_TEXT, PLAIN_PARAGRAPH, MARKUP = "text", "paragraph", "markup"
+
+
+def _plain(html: str, start: int, end: int) -> bool:
+    """Whether `html[start:end]` has no markup, entity or carriage return to read."""
+    return (html.find("<", start, end) < 0 and html.find(">", start, end) < 0
+            and html.find("&", start, end) < 0 and html.find("\r", start, end) < 0)
 
 
 def flow_kind(html: str) -> str:
     """`PLAIN_TEXT` (no markup, entity or carriage return to read), `PLAIN_PARAGRAPH` (one
     `<p>` of such text) or `MARKUP` (anything else: parsed)."""
-    if _PLAIN.fullmatch(html):
+    if _plain(html, 0, len(html)):
         return PLAIN_TEXT
-    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN.fullmatch(html, 3, len(html) - 4):
+    if html.startswith("<p>") and html.endswith("</p>") and _plain(html, 3, len(html) - 4):
         return PLAIN_PARAGRAPH
     return MARKUP
 
