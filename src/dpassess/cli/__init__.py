@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 # Each module registers its commands on `app` when imported.
-from dpassess.cli import assemble, core, export, importers, lint  # noqa: F401
+from dpassess.cli import assemble, core, export, importers, lint, stats  # noqa: F401
 from dpassess.cli._app import app, err, report_error
 from dpassess.diagnostics import DpassessError
 

@@ -25,7 +25,7 @@ from dpassess.stats.analysis import (
     Thresholds,
     analyse,
 )
-from dpassess.stats.html import to_html
+from dpassess.stats.report_html import to_html
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
 from dpassess.stats.report import to_json, to_text
