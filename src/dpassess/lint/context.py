@@ -218,7 +218,7 @@ class ItemContext(Generic[ItemT]):
     @cached_property
     def joined(self) -> str:
         """Every text field of every language, one per line: one scan tells if a rule can skip."""
-        return "\n".join(text for lang in self.item.text for _, text in self.fields(lang))
+        return "\n".join([text for lang in self.item.text for _, text in self.fields(lang)])
 
 
 def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:
