@@ -124,7 +124,7 @@ def test_lm005_agrees_with_the_moodle_exporter(kind: str, case: dict[str, Any]) 
 
     bank = build(case)
     collection = Collection.from_bank(bank)
-    warned = any(w.field == "title" and w.item_id is not None  # not the bank's category
+    warned = any(w.field == "title" and w.item is not None  # not the bank's category
                  for lang in (*bank.config.languages, MULTI)
                  for w in EXPORTERS["moodle-xml"].export(collection, lang).warnings)
     assert warned == (kind == "fail")
