@@ -17,8 +17,8 @@ from dpassess.bank.load import BANK_FILE, diagnostics_from, load_bank, read_yaml
 from dpassess.bank.positions import locate
 from dpassess.diagnostics import (
     BankLoadError,
+    DiagnosedError,
     Diagnostic,
-    DpassessError,
     FieldPath,
     Severity,
     format_field,
@@ -30,18 +30,10 @@ from dpassess.model.blueprint import Blueprint, Cell
 SCALE = 1000
 
 
-class BlueprintError(DpassessError):
+class BlueprintError(DiagnosedError):
     """The blueprint is unusable (bad field, unknown name, more forms than the bank can fill)."""
 
-    exit_code = 2
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        self.diagnostics = sorted(diagnostics, key=lambda d: (d.path, d.line, d.col, d.field))
-        n = len(self.diagnostics)
-        super().__init__(f"{n} error{'s' if n != 1 else ''} in the blueprint")
-
-    def __str__(self) -> str:
-        return "\n".join(str(d) for d in self.diagnostics)
+    subject = "in the blueprint"
 
 
 @dataclass

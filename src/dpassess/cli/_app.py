@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 import typer
 
@@ -39,16 +38,9 @@ def err(message: str) -> None:
     typer.echo(message, err=True)
 
 
-@runtime_checkable
-class Diagnosed(Protocol):
-    """An error that carries every problem found (BankLoadError, BlueprintError)."""
-
-    diagnostics: Sequence[Diagnostic]
-
-
 def report_error(exc: DpassessError) -> None:
     """Every diagnostic the error carries, one per line (`str(d)`), then `error: <what>`."""
-    if isinstance(exc, Diagnosed):
+    if exc.diagnostics:
         for d in exc.diagnostics:
             err(str(d))
         err(f"error: {exc.args[0]}")
@@ -60,6 +52,3 @@ def report_warnings(warnings: Sequence[Diagnostic]) -> None:
     for d in warnings:
         err(f"warning: {d}")
 
-
-#: The earlier name (cli/stats.py uses it).
-report_load_error = report_error

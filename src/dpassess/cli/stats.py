@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err, report_load_error
+from dpassess.cli._app import app, err, report_error
 from dpassess.diagnostics import BankLoadError, UsageError
 from dpassess.runtime.files import atomic_write
 
@@ -68,7 +68,7 @@ def stats(
         else:
             typer.echo(report.decode("utf-8"), nl=False)
     except BankLoadError as exc:
-        report_load_error(exc)
+        report_error(exc)
         raise typer.Exit(2) from None
     except ResponsesError as exc:
         for d in exc.diagnostics:

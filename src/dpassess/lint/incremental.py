@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import dpassess
-from dpassess.bank.load import BANK_FILE, _item_files, find_banks, load_bank, load_banks
+from dpassess.bank.load import BANK_FILE, item_files, find_banks, load_bank, load_banks
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.lint.config import LintConfig
 from dpassess.lint.engine import ItemResult, lint_banks
@@ -88,7 +88,7 @@ def _run(
     for root in roots:
         key_root = str(root)
         bank_bytes = _read(str(root / BANK_FILE))
-        files = _item_files(root)
+        files = item_files(root)
         contents = {f: b for f in files if (b := _read(f)) is not None}
         if bank_bytes is None or len(contents) != len(files):
             # unreadable files: no caching, the loader reports them
