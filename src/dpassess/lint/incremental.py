@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import dpassess
-from dpassess.bank.load import BANK_FILE, item_files, find_banks, load_bank, load_banks
+from dpassess.bank.load import BANK_FILE, find_banks, item_files, load_bank, load_banks
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.lint.config import LintConfig
 from dpassess.lint.engine import ItemResult, lint_banks
