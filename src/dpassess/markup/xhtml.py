@@ -323,38 +323,39 @@ def _append_text(parent: etree._Element, index: int, text: str) -> None:
 PLAIN_TEXT, PLAIN_PARAGRAPH, MARKUP = "text", "paragraph", "markup"
 
 
-def _plain(html: str, start: int, end: int) -> bool:
-    """Whether `html[start:end]` has no markup, entity or carriage return to read."""
-    return (html.find("<", start, end) < 0 and html.find(">", start, end) < 0
-            and html.find("&", start, end) < 0 and html.find("\r", start, end) < 0)
+def _plain(html: str) -> bool:
+    """Whether `html` has no markup, entity or carriage return to read."""
+    return "<" not in html and ">" not in html and "&" not in html and "\r" not in html
 
 
 def flow_kind(html: str) -> str:
     """`PLAIN_TEXT` (no markup, entity or carriage return to read), `PLAIN_PARAGRAPH` (one
     `<p>` of such text) or `MARKUP` (anything else: parsed)."""
-    if _plain(html, 0, len(html)):
+    if _plain(html):
         return PLAIN_TEXT
-    if html.startswith("<p>") and html.endswith("</p>") and _plain(html, 3, len(html) - 4):
+    if html.startswith("<p>") and html.endswith("</p>") and _plain(html[3:-4]):
         return PLAIN_PARAGRAPH
     return MARKUP
 
 
-def append_flow(parent: etree._Element, html: str, notes: set[str]) -> None:
+def append_flow(parent: etree._Element, html: str, notes: set[str]) -> str:
     """Append the content of `html` to `parent`, a QTI element holding flow content (div,
-    simpleChoice, modalFeedback). Everything left out is described in `notes`.
+    simpleChoice, modalFeedback), and return its `flow_kind`. Everything left out is described
+    in `notes`.
 
     Most rendered text is plain text or one plain paragraph (`flow_kind`); those are appended
     directly, as parsing them would give them."""
     kind = flow_kind(html)
     if kind is PLAIN_TEXT:
         _append_text(parent, len(parent), html)
-        return
+        return kind
     if kind is PLAIN_PARAGRAPH:
         etree.SubElement(parent, _Q + "p").text = html[3:-4] or None
-        return
+        return kind
     root = parse(html, notes)
     clean(root, FLOW, notes)
     if root.text:
         _append_text(parent, len(parent), root.text)
     for child in root:
         parent.append(child)
+    return kind

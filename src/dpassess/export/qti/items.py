@@ -31,7 +31,7 @@ from dpassess.export.qti.names import (
 from dpassess.export.xmlfast import copied, nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
-from dpassess.markup.xhtml import append_flow
+from dpassess.markup.xhtml import MARKUP, append_flow
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import ChoiceBase, Item, MultipleResponse, SingleChoice, TrueFalse
 
@@ -87,17 +87,18 @@ class _Builder:
             self.warn(field, f"removed characters XML cannot carry: {removed}")
         return clean
 
-    def flow(self, parent: etree._Element, field: str, html: str) -> etree._Element:
+    def flow(self, parent: etree._Element, field: str, html: str) -> bool:
         """Put rendered `html` into `parent` as QTI XHTML (what QTI does not allow is left out,
-        with a warning), kept as it is by the pretty printer."""
+        with a warning), kept as it is by the pretty printer; True when it is markup (not plain
+        text or one plain paragraph)."""
         notes: set[str] = set()
-        append_flow(parent, html, notes)
+        kind = append_flow(parent, html, notes)
         if parent.text is None:
             parent.text = ""  # see _keep_as_is
         if notes:
             for note in sorted(notes):
                 self.warn(field, note)
-        return parent
+        return kind is MARKUP
 
     def choice_item(self, item: ChoiceBase, *, fractions: Mapping[str, float] | None = None
                     ) -> etree._Element:
@@ -139,9 +140,9 @@ class _Builder:
                                          feedback))
         for oid, fid in feedback:
             field = f"text.{lang}.feedback.{oid}"
-            div = self.flow(SubElement(_modal_feedback(root, fid), Q + "div"), field,
-                            to_html(self.text(field, content.feedback[oid])))
-            if canvas.keeps_part_of_answer_feedback(div):
+            div = SubElement(_modal_feedback(root, fid), Q + "div")
+            markup = self.flow(div, field, to_html(self.text(field, content.feedback[oid])))
+            if markup and canvas.keeps_part_of_answer_feedback(div):
                 self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
                                  "the package carries all of it")
         if content.explanation:
