@@ -11,7 +11,7 @@ file is removed and nothing is written. The bytes do not depend on `jobs`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,45 +83,3 @@ def _write(tmp: Path, path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-
-
-# --- by format: what `dpassess export` and `build` ask for -----------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One format's files: in which languages, into which folder, under which names."""
-
-    fmt: str
-    langs: Sequence[str]
-    out_dir: Path
-    names: Mapping[str, str] | None = None
-
-    def exports(self, collection: Collection) -> list[ExportFile]:
-        return [ExportFile(collection, self.fmt, lang, self.out_dir / (
-            self.names[lang] if self.names and lang in self.names
-            else file_name(collection, self.fmt, lang))) for lang in self.langs]
-
-
-def write_targets(
-    collection: Collection, targets: Sequence[Target], *, jobs: int | None = None
-) -> list[tuple[list[Path], list[Diagnostic]]]:
-    """`write_exports` of every target's files; per target, the paths written and its warnings
-    (each once over its languages)."""
-    per_target = [t.exports(collection) for t in targets]
-    results = iter(write_exports([e for es in per_target for e in es], jobs=jobs))
-    return [([e.path for e in es], dedupe(w for _ in es for w in next(results)))
-            for es in per_target]
-
-
-def write_collection(
-    collection: Collection,
-    fmt: str,
-    langs: Sequence[str],
-    out_dir: Path,
-    *,
-    names: Mapping[str, str] | None = None,
-    jobs: int | None = None,
-) -> tuple[list[Path], list[Diagnostic]]:
-    """`write_targets` of one format's files."""
-    return write_targets(collection, [Target(fmt, langs, out_dir, names)], jobs=jobs)[0]
