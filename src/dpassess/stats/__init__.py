@@ -25,10 +25,10 @@ from dpassess.stats.analysis import (
     Thresholds,
     analyse,
 )
-from dpassess.stats.report_html import to_html
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
 from dpassess.stats.report import to_json, to_text
+from dpassess.stats.report_html import to_html
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
 
