@@ -43,7 +43,8 @@ class copied(Generic[P]):
         self.__doc__ = build.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> etree._Element:
-        return copy.deepcopy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
+        # lxml's copy.copy copies the whole subtree, as deepcopy does, without deepcopy's memo
+        return copy.copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
 
     def cache_clear(self) -> None:
         self.memo.cache_clear()

@@ -31,7 +31,7 @@ from dpassess.export import (
 )
 from dpassess.export.moodle.images import Embedder
 from dpassess.export.moodle.texts import ItemTexts, category_path, grades
-from dpassess.export.xmlfast import ChildStream
+from dpassess.export.xmlfast import ChildStream, copied
 from dpassess.lms.moodle import name_html
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import ChoiceBase, Item, MultipleResponse, SingleChoice, TrueFalse
@@ -189,13 +189,8 @@ def _multichoice(q: _Question, item: ChoiceBase, *, single: bool, duplicate: boo
     t, lang = q.t, q.lang
     question = q.head("multichoice", duplicate=duplicate)
     g = grades(item, t.warn)
-    SubElement(question, "single").text = "true" if single else "false"
-    SubElement(question, "shuffleanswers").text = "true" if item.shuffle else "false"
+    question.extend(list(_multichoice_settings(single, item.shuffle)))
     t.check_locked()
-    SubElement(question, "answernumbering").text = "abc"
-    SubElement(question, "showstandardinstruction").text = "0"
-    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
-        SubElement(SubElement(question, tag, format="html"), "text").text = ""
     for oid in item.option_ids:
         answer = SubElement(question, "answer", fraction=g.percent(oid), format="html")
         q.html(answer, t.option(oid), f"text.{lang}.options.{oid}")
@@ -203,6 +198,21 @@ def _multichoice(q: _Question, item: ChoiceBase, *, single: bool, duplicate: boo
                f"text.{lang}.feedback.{oid}")
     q.tags(question)
     return question
+
+
+@copied
+def _multichoice_settings(single: bool, shuffle: bool) -> etree._Element:
+    """What a multichoice question says after its ID number and before its answers (in a
+    wrapper whose children go into the question): one answer or several, shuffled or not,
+    numbered a, b, c, Moodle's standard instruction off, and no combined feedback."""
+    settings = etree.Element("settings")
+    SubElement(settings, "single").text = "true" if single else "false"
+    SubElement(settings, "shuffleanswers").text = "true" if shuffle else "false"
+    SubElement(settings, "answernumbering").text = "abc"
+    SubElement(settings, "showstandardinstruction").text = "0"
+    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+        SubElement(SubElement(settings, tag, format="html"), "text").text = ""
+    return settings
 
 
 def _truefalse(q: _Question, item: TrueFalse, *, duplicate: bool) -> etree._Element:

@@ -79,8 +79,8 @@ def item_resource(resources: etree._Element, collection: Collection, lang: str, 
     has_feedback = bool(content.explanation) or any(content.feedback.values())
     resource = SubElement(resources, CP + "resource", identifier=item_identifier(item, lang),
                           type="imsqti_item_xmlv2p1", href=href)
-    meta = SubElement(resource, CP + "metadata")
-    meta.append(_qti_metadata(has_feedback))  # before the LOM, as the QTI CP profile orders them
+    meta = _metadata(has_feedback)
+    resource.append(meta)
     lom = SubElement(meta, LOM + "lom")
     _lom_general(lom, collection.category, item.id, plain(item.title(lang)) or item.id, lang,
                  (*item.tags, item.topic))
@@ -107,15 +107,17 @@ def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang
 
 
 @copied
-def _qti_metadata(has_feedback: bool) -> etree._Element:
-    """An item's QTI metadata: a choice interaction, not timed, with a solution."""
-    qti = etree.Element(QTIM + "qtiMetadata", nsmap=NSMAP)
+def _metadata(has_feedback: bool) -> etree._Element:
+    """An item resource's metadata, up to its LOM: the QTI metadata (before the LOM, as the
+    QTI 2.1 CP profile orders them): a choice interaction, not timed, with a solution."""
+    meta = etree.Element(CP + "metadata", nsmap=NSMAP)
+    qti = SubElement(meta, QTIM + "qtiMetadata")
     SubElement(qti, QTIM + "timeDependent").text = "false"
     SubElement(qti, QTIM + "interactionType").text = "choiceInteraction"
     SubElement(qti, QTIM + "feedbackType").text = "nonadaptive" if has_feedback else "none"
     SubElement(qti, QTIM + "solutionAvailable").text = "true"
     SubElement(qti, QTIM + "toolName").text = TOOL
-    return qti
+    return meta
 
 
 @copied
