@@ -31,11 +31,13 @@ run: $(STAMP)
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
-## typecheck: mypy --strict on src/ alone (config: [tool.mypy] in pyproject.toml)
+## typecheck: mypy --strict on src/ and the import contract alone (config in pyproject.toml)
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## pytest: set up, then the test suite alone (PYTEST_ARGS="-k golden -x" to narrow it)
 PYTEST_ARGS ?=
@@ -50,4 +52,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache .mypy_cache .import_linter_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache .mypy_cache .import_linter_cache .grimp_cache build src/*.egg-info

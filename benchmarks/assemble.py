@@ -1,4 +1,4 @@
-"""Form assembly speed: CP-SAT on the three cases of issue 6 (and HiGHS on case a, if installed).
+"""Form assembly speed: CP-SAT on three cases (and HiGHS on case a, if installed).
 
     .venv/bin/python benchmarks/assemble.py [--highs]
 
@@ -18,7 +18,7 @@ import time
 
 from dpassess.assemble.problem import Problem, resolve
 from dpassess.assemble.solve import solve
-from dpassess.model import Bank, BankConfig, Item, LoadedItem
+from dpassess.model import Bank, BankConfig, Item, LoadedItem, parse_item
 from dpassess.model.blueprint import Blueprint
 
 DIFFS = ("easy", "medium", "hard")
@@ -30,7 +30,7 @@ def make_bank(n: int, topics: int, *, enemies: int, seed: int = 7) -> Bank:
     for k in range(n):
         topic = f"t{k % topics:02d}"
         diff = DIFFS[(k // topics) % 3]
-        items.append(Item.model_validate({
+        items.append(parse_item({
             "id": f"q{k:05d}",
             "topic": f"course/{topic}",
             "difficulty": diff,
@@ -52,7 +52,7 @@ def make_bank(n: int, topics: int, *, enemies: int, seed: int = 7) -> Bank:
     return Bank(config=config, root="<memory>", entries=[LoadedItem(it, f"q{k}.yaml") for k, it in enumerate(items)])
 
 
-def problem(bank: Bank, data: dict) -> Problem:
+def problem(bank: Bank, data: dict[str, object]) -> Problem:
     return resolve(Blueprint.model_validate({"id": "bench", "bank": ".", **data}), "<bench>", bank)
 
 

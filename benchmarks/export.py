@@ -3,14 +3,15 @@
     .venv/bin/python benchmarks/export.py [N] [--repeat R] [--formats qti21,gift]
 
 Without --formats, two more rows: every file `dpassess build` writes (3 formats x id, en, multi
-where carried), streamed to a temporary folder by `dpassess.export.runner.write_targets` in one
+where carried), streamed to a temporary folder by `dpassess.export.runner.write_exports` in one
 process, and in a process pool (the workers write the files; nothing comes back but warnings).
 
 Items come from benchmarks/synth.py (realistic lengths, every item type), built in memory. The
 baseline, timed in the same run on the same items, is the floor any XML exporter pays: lxml
 building one bare element per text field of each item (no rendering, no structure) and
 serialising it. Each format is timed best-of-R with the Markdown cache cleared first, so no
-format profits from another's rendering; the exporters' own memo tables are cleared too.
+format profits from another's rendering; the exporters' own memo tables (`copied` subtrees,
+grades, multilang texts) are cleared too.
 A format whose module does not import yet is skipped.
 """
 
@@ -31,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.markup.markdown import clear_cache
-from dpassess.model import Item
+from dpassess.model import Item, parse_item
 
 
 def make_items(n: int, seed: int = 1) -> list[Item]:
     rng = random.Random(seed)
-    return [Item.model_validate(synth.item_data(k, rng)) for k in range(n)]
+    return [parse_item(synth.item_data(k, rng)) for k in range(n)]
 
 
 def baseline(items: list[Item], lang: str) -> int:
@@ -57,14 +58,14 @@ def baseline(items: list[Item], lang: str) -> int:
 
 
 def clear_export_caches() -> None:
-    """Empty the exporters' own memo tables (multilang texts, grades, item skeletons), so every
-    repeat pays for them as a fresh process would."""
+    """Empty the exporters' own memo tables (multilang texts, grades, copied subtrees), so
+    every repeat pays for them as a fresh process would."""
     import importlib
 
-    for name in ("_moodle", "qti21"):
+    for name in ("moodle.texts", "qti.items", "qti.manifest"):
         module = importlib.import_module(f"dpassess.export.{name}")
         for value in vars(module).values():
-            if hasattr(value, "cache_clear"):
+            if hasattr(value, "cache_clear") and not isinstance(value, type):
                 value.cache_clear()
 
 
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> int:
                   f" {secs / base:5.2f}x  {len(result.data) / 1e6:6.1f} MB"
                   f"  ({len(result.warnings)} warnings)")
     if "--formats" not in opts:
-        from dpassess.export.runner import Target, write_targets
+        from dpassess.export.runner import ExportFile, file_name, write_exports
 
         # every file `dpassess build` writes for the bank, in one process and in a process pool
         langs = {fmt: ("id", "en", *([MULTI] if EXPORTERS[fmt].multi else [])) for fmt in EXPORTERS}
@@ -117,8 +118,9 @@ def main(argv: list[str]) -> int:
 
         def write_all(jobs: int) -> None:
             with tempfile.TemporaryDirectory() as tmp:
-                write_targets(collection, [Target(fmt, langs[fmt], Path(tmp) / fmt.replace("-", ""))
-                                           for fmt in EXPORTERS], jobs=jobs)
+                write_exports([ExportFile(collection, fmt, lang,
+                                          Path(tmp) / file_name(collection, fmt, lang))
+                               for fmt, lang in pairs], jobs=jobs)
 
         seq, _ = best(lambda: write_all(1), repeat)
         par, _ = best(lambda: write_all(jobs), repeat)

@@ -86,7 +86,7 @@ def step_text2qti(work: Path) -> dict:
 def step_dpassess(work: Path, root: Path | None = None) -> dict:
     from dpassess import load_bank
     from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.export.runner import Target, write_targets
+    from dpassess.export.runner import ExportFile, file_name, write_exports
     from dpassess.lint import LintConfig, lint_banks
 
     root = root or work / "bank"
@@ -100,10 +100,11 @@ def step_dpassess(work: Path, root: Path | None = None) -> dict:
     parts["lint"] = time.perf_counter() - t
     collection = Collection.from_bank(bank)
     # every file at once, as `dpassess build` writes them (in worker processes, then in order)
-    targets = [Target(fmt, [*bank.config.languages, *([MULTI] if exp.multi else [])], out / fmt)
-               for fmt, exp in EXPORTERS.items()]
+    exports = [ExportFile(collection, fmt, lang, out / fmt / file_name(collection, fmt, lang))
+               for fmt, exp in EXPORTERS.items()
+               for lang in [*bank.config.languages, *([MULTI] if exp.multi else [])]]
     t = time.perf_counter()
-    write_targets(collection, targets)
+    write_exports(exports)
     parts["export (8 files)"] = time.perf_counter() - t
     return {"secs": time.perf_counter() - t0, "parts": parts, "findings": len(findings),
             "items": len(bank.entries)}
@@ -114,14 +115,16 @@ def step_same_as_a(work: Path) -> dict:
     zip in English; no lint. Not a target of the issue: it shows the like-for-like figure."""
     from dpassess import load_bank
     from dpassess.export import Collection
-    from dpassess.export.runner import Target, write_targets
+    from dpassess.export.runner import ExportFile, file_name, write_exports
 
     parts: dict[str, float] = {}
     t0 = t = time.perf_counter()
     bank = load_bank(work / "bank")
     parts["load"] = time.perf_counter() - t
     t = time.perf_counter()
-    write_targets(Collection.from_bank(bank), [Target("qti21", ["en"], work / "out" / "same-as-a")])
+    collection = Collection.from_bank(bank)
+    path = work / "out" / "same-as-a" / file_name(collection, "qti21", "en")
+    write_exports([ExportFile(collection, "qti21", "en", path)])
     parts["export"] = time.perf_counter() - t
     return {"secs": time.perf_counter() - t0, "parts": parts, "items": len(bank.entries)}
 

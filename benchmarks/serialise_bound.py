@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import synth
 from dpassess import load_bank
 from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.export.runner import Target, write_targets
+from dpassess.export.runner import ExportFile, file_name, write_exports
 
 
 def main(argv: list[str]) -> int:
@@ -33,10 +33,12 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="dpassess-bound-") as tmp:
         work = Path(tmp)
         bank = load_bank(synth.write(work / "bank", n))
-        targets = [Target(fmt, [*bank.config.languages, *([MULTI] if exp.multi else [])],
-                          work / "out" / fmt) for fmt, exp in EXPORTERS.items()]
+        collection = Collection.from_bank(bank)
+        exports = [ExportFile(collection, fmt, lang, work / "out" / fmt / file_name(collection, fmt, lang))
+                   for fmt, exp in EXPORTERS.items()
+                   for lang in [*bank.config.languages, *([MULTI] if exp.multi else [])]]
         t = time.process_time()
-        write_targets(Collection.from_bank(bank), targets, jobs=1)
+        write_exports(exports, jobs=1)
         exporters = time.process_time() - t
         total = 0.0
         print(f"{n:,} items; only lxml's tostring of the trees the exporters wrote (CPU s):")

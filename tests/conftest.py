@@ -1,24 +1,38 @@
-"""Shared test set-up: hypothesis profiles (bounded so `make test` stays fast) and bank helpers."""
+"""Shared test set-up: hypothesis profiles and their seed, `--update-goldens`, bank helpers.
+
+Profiles (HYPOTHESIS_PROFILE, or pytest's --hypothesis-profile): `dev` (the default) draws new
+examples on every run and keeps failures in .hypothesis/; `ci` (set by .ci/run) is reproducible:
+no example database, and one seed for the whole run, derived from the commit under test, so every
+commit tries new examples and any run can be replayed with the `--hypothesis-seed=N` printed in
+the report header and under each failed property. Example counts stay bounded so `make test`
+stays fast.
+"""
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings
+import pytest
+from hypothesis import HealthCheck, core, is_hypothesis_test, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# derandomize=False said outright: where the environment says CI (CI=true), hypothesis loads a
+# built-in "ci" profile of its own that derandomizes, and profiles inherit from the loaded one.
 settings.register_profile(
-    "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    derandomize=False,
 )
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True, print_blob=True,
+    database=None, print_blob=True, derandomize=False,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -31,6 +45,80 @@ if "DPASSESS_MODEL_CACHE" not in os.environ:
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"
+
+
+# --- the hypothesis seed of a ci run ------------------------------------------------------------
+
+
+def seed_for(root: Path) -> tuple[int, str]:
+    """The seed for the code at `root` and where it came from: the commit hash (`git rev-parse
+    HEAD`) or, outside a git checkout, a hash of the source and test files."""
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True,
+                                capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = ""
+    if commit:
+        return int(commit[:8], 16), f"commit {commit[:12]}"
+    h = hashlib.blake2b(digest_size=16)
+    for folder in ("src", "tests"):
+        for p in sorted((root / folder).rglob("*.py")):
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    digest = h.hexdigest()
+    return int(digest[:8], 16), f"source hash {digest[:12]}"
+
+
+SEED = pytest.StashKey[tuple[str, str]]()  # (the run's seed, where it came from)
+
+
+def _profile(config: pytest.Config) -> str:
+    return config.getoption("--hypothesis-profile") or os.environ.get("HYPOTHESIS_PROFILE", "dev")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden files under tests/golden/ from today's output "
+                          "(review the diff before committing)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    given = config.getoption("--hypothesis-seed")
+    if given is not None:
+        config.stash[SEED] = (str(given), "given")
+    elif _profile(config) == "ci":
+        seed, origin = seed_for(ROOT)
+        config.option.hypothesis_seed = seed
+        core.global_force_seed = seed  # in case hypothesis's own configure has already run
+        config.stash[SEED] = (str(seed), f"from {origin}")
+
+
+def _seed_line(config: pytest.Config) -> str:
+    if SEED not in config.stash:
+        return "hypothesis seed: new on every run (profile dev); a failure prints how to replay"
+    seed, origin = config.stash[SEED]
+    return f"hypothesis seed {seed} ({origin}): replay with --hypothesis-seed={seed}"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return _seed_line(config)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """The seed again at the end, where failures are read (and `-q` hides the header)."""
+    terminalreporter.write_line(_seed_line(config))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if (report.failed and SEED in item.config.stash and isinstance(item, pytest.Function)
+            and is_hypothesis_test(item.obj)):
+        seed, _ = item.config.stash[SEED]
+        report.sections.append(("hypothesis seed", (
+            f"replay: HYPOTHESIS_PROFILE={_profile(item.config)} "
+            f"pytest '{item.nodeid}' --hypothesis-seed={seed}")))
+    return report
 
 
 def files(root: Path) -> dict[str, bytes]:

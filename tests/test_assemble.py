@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import io
 import math
+import tempfile
 import zipfile
 from collections import Counter
 from itertools import combinations
+from pathlib import Path
 
 import lxml.etree as ET
 import lxml.html
@@ -19,13 +21,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, files
 from dpassess.assemble import (
     Assembly,
     BlueprintError,
     Infeasible,
     Status,
     assemble,
+    assemble_problem,
+    write_assembly,
 )
 from dpassess.assemble.forms import _movable, letter
 from dpassess.assemble.problem import SCALE, Problem, resolve
@@ -197,7 +201,7 @@ def witness_cases(draw):
 def test_every_form_meets_every_constraint(case):
     its, data = case
     pr = problem(make_bank(its), data)
-    a = assemble("<bp>", problem=pr, time_limit=5)
+    a = assemble_problem(pr, time_limit=5)
     check(a)
 
 
@@ -220,7 +224,7 @@ def test_arbitrary_blueprints_are_met_or_explained(its, data):
         bp["points"] = data.draw(st.integers(1, 8))
     pr = problem(make_bank(its), bp)
     try:
-        a = assemble("<bp>", problem=pr, time_limit=5)
+        a = assemble_problem(pr, time_limit=5)
     except Infeasible as exc:
         assert exc.status in (Status.infeasible, Status.unknown)
         assert exc.lines and all(line.strip() for line in exc.lines)
@@ -241,7 +245,7 @@ def test_infeasible_conflict_is_named_by_the_deletion_filter():
                                   "cells": [{"topic": "data-parallelism/communication",
                                              "count": 2}]})
     with pytest.raises(Infeasible) as exc:
-        assemble("<bp>", problem=pr, time_limit=5)
+        assemble_problem(pr, time_limit=5)
     text = "\n".join(exc.value.lines)
     assert exc.value.status is Status.infeasible
     assert "cell data-parallelism/communication: 2 per form" in text
@@ -258,11 +262,18 @@ def _seed_items():
 # --- determinism -------------------------------------------------------------------------------
 
 
+def written(a: Assembly) -> dict[str, bytes]:
+    """Every file `write_assembly` writes for `a` (path relative to the output folder -> bytes)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_assembly(a, tmp)
+        return files(Path(tmp))
+
+
 def test_same_seed_same_bytes_other_seed_other_forms():
-    a = assemble(BLUEPRINT).render().files
-    b = assemble(BLUEPRINT).render().files
+    a = written(assemble(BLUEPRINT))
+    b = written(assemble(BLUEPRINT))
     assert a == b
-    c = assemble(BLUEPRINT, seed=99).render().files
+    c = written(assemble(BLUEPRINT, seed=99))
     assert c.keys() == a.keys()
     assert c["dp-quiz-a/dp-quiz-a-key.json"] != a["dp-quiz-a/dp-quiz-a-key.json"]
 
@@ -271,8 +282,8 @@ def test_same_seed_same_bytes_other_seed_other_forms():
 @given(witness_cases())
 def test_generated_assembly_is_deterministic(case):
     its, data = case
-    first = assemble("<bp>", problem=problem(make_bank(its), data), time_limit=5)
-    again = assemble("<bp>", problem=problem(make_bank(its), data), time_limit=5)
+    first = assemble_problem(problem(make_bank(its), data), time_limit=5)
+    again = assemble_problem(problem(make_bank(its), data), time_limit=5)
     assert [[fi.item for fi in f.items] for f in first.forms] == \
            [[fi.item for fi in f.items] for f in again.forms]
     assert first.summary() == again.summary()
@@ -280,7 +291,7 @@ def test_generated_assembly_is_deterministic(case):
 
 def test_balance_objective_is_reported_honestly():
     its = _seed_items()
-    a = assemble("<bp>", problem=problem(make_bank(its), {
+    a = assemble_problem(problem(make_bank(its), {
         "forms": 2, "items": 3, "max_overlap": 0, "balance": {"minimize": True}}), time_limit=5)
     check(a)
     assert a.selection.status is Status.optimal
@@ -294,14 +305,14 @@ def test_balance_objective_is_reported_honestly():
 
 def keyed_positions_in_exports(a: Assembly) -> None:
     """Parse every written format and check option order and keys against the form."""
-    files = a.render().files
+    out = written(a)
     oracle = pytest.importorskip("test_export_moodle_oracle", reason="Moodle oracle not present")
     langs = list(a.problem.bank.languages)
     for form in a.forms:
         d = form.id
         expected = {fi.item.id: fi for fi in form.items}
         for lang in langs:
-            html = lxml.html.fromstring(files[f"{d}/{d}-{lang}.html"])
+            html = lxml.html.fromstring(out[f"{d}/{d}-{lang}.html"])
             key_rows = html.xpath("//section[@class='answer-key']//tr[td]")
             assert len(key_rows) == len(form.items)
             for fi, row in zip(form.items, key_rows, strict=True):
@@ -314,7 +325,7 @@ def keyed_positions_in_exports(a: Assembly) -> None:
                     # Markdown HTML moves a newline when the parser closes it)
                     got = choices[ord(k) - 65].text_content()
                     assert got.split() == want.text_content().split()
-            qti = zipfile.ZipFile(io.BytesIO(files[f"{d}/qti21/{d}-{lang}.zip"]))
+            qti = zipfile.ZipFile(io.BytesIO(out[f"{d}/qti21/{d}-{lang}.zip"]))
             test = ET.fromstring(qti.read(f"tests/{d}.xml"))
             refs = [r.get("identifier") for r in test.iter(f"{QTI}assessmentItemRef")]
             assert [r.removesuffix(f"-{lang}") for r in refs] == [fi.item.id for fi in form.items]
@@ -327,8 +338,8 @@ def keyed_positions_in_exports(a: Assembly) -> None:
                 values = [v.text for v in next(doc.iter(f"{QTI}correctResponse"))]
                 assert sorted(values) == sorted(fi.key_ids), correct
         for lang in [*langs, MULTI]:
-            moodle = oracle.read_xml(files[f"{d}/moodle/{d}-{lang}.xml"])
-            gift = oracle.read_gift(files[f"{d}/gift/{d}-{lang}.txt"].decode("utf-8"))
+            moodle = oracle.read_xml(out[f"{d}/moodle/{d}-{lang}.xml"])
+            gift = oracle.read_gift(out[f"{d}/gift/{d}-{lang}.txt"].decode("utf-8"))
             for questions in (moodle, gift):
                 qs = [q for q in questions if q.qtype != "category"]
                 assert [q.idnumber for q in qs] == [fi.item.id for fi in form.items]
@@ -349,8 +360,7 @@ def test_seed_blueprint_keys_in_every_format_and_language():
 @given(witness_cases())
 def test_generated_keys_in_every_format_and_language(case):
     its, data = case
-    keyed_positions_in_exports(assemble("<bp>", problem=problem(make_bank(its), data),
-                                        time_limit=5))
+    keyed_positions_in_exports(assemble_problem(problem(make_bank(its), data), time_limit=5))
 
 
 @given(st.integers(2, 5), st.integers(1, 30), st.integers(0, 2**32), st.data())
@@ -376,3 +386,26 @@ def test_seed_blueprint_meets_its_constraints():
     assert [len(f.items) for f in a.forms] == [8, 8]
     assert all(set(f.key_counts().values()) == {2} for f in a.forms)
     assert [fi.item.id for fi in a.forms[0].items] != [fi.item.id for fi in a.forms[1].items]
+
+
+# --- the bank, loaded once ---------------------------------------------------------------------
+
+
+def test_a_loaded_bank_is_used_as_it_is_and_another_is_refused(monkeypatch):
+    """`assemble(path, bank=...)` takes the blueprint's bank as loaded (by `build`) and does not
+    read it again; the forms are those of a bank loaded from the blueprint's `bank:`."""
+    from dpassess.assemble import load_problem
+    from dpassess.assemble import problem as problem_module
+    from dpassess.bank.load import load_bank
+
+    bank = load_bank(ROOT / "items" / "data-parallelism")
+    expected = written(assemble(BLUEPRINT))
+
+    def no_second_load(root):
+        raise AssertionError(f"the bank at {root} was loaded again")
+
+    monkeypatch.setattr(problem_module, "load_bank", no_second_load)
+    assert load_problem(BLUEPRINT, bank).bank is bank
+    assert written(assemble(BLUEPRINT, bank=bank)) == expected
+    with pytest.raises(ValueError, match=r"the blueprint's bank is .*items/data-parallelism"):
+        load_problem(BLUEPRINT, make_bank(_seed_items()))

@@ -174,52 +174,55 @@ def test_a_path_in_the_way_writes_nothing_and_exits_2(tmp_path, in_the_way, mess
 
 
 @pytest.mark.parametrize("fresh", [True, False])
-def test_a_write_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assembly, fresh):
+def test_an_export_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, assembly, fresh):
+    """Form b's GIFT export fails after form a's files are complete: nothing is written."""
     from dpassess.assemble import write_assembly
-    from dpassess.diagnostics import UsageError
-    from dpassess.runtime import files as io
+    from dpassess.export.moodle import gift
 
     out = tmp_path / "out"
     if not fresh:  # an earlier run's files stay exactly as they were
         write_assembly(assembly, out)
         (out / "dp-quiz-a" / "dp-quiz-a-key.csv").write_text("edited by hand\n")
     before = tree(out) if out.exists() else None
-    real = io._fill
+    real = gift.export
     calls = []
 
-    def failing(tmp: Path, data: bytes, path: Path) -> None:
-        calls.append(path)
-        real(tmp, data, path)  # the temporary file is really written ...
-        if path.name == "dp-quiz-b-en.html":  # ... then form b's exam fails, after form a
-            raise UsageError(f"{path}: cannot write: No space left on device")
+    def failing(collection, lang, out=None):
+        calls.append(collection.id)
+        if collection.id == "dp-quiz-b":
+            raise RuntimeError("the exporter broke")
+        return real(collection, lang, out)
 
-    monkeypatch.setattr(io, "_fill", failing)
-    with pytest.raises(UsageError, match=r"dp-quiz-b-en\.html: cannot write"):
+    monkeypatch.setattr(gift, "export", failing)
+    with pytest.raises(RuntimeError, match="the exporter broke"):
         write_assembly(assembly, out)
-    assert any(p.parent.name == "dp-quiz-a" for p in calls)  # form a was complete by then
+    assert calls[0] == "dp-quiz-a"  # form a was exported by then
     if fresh:
         assert not out.exists(), sorted(out.rglob("*"))
     else:
         assert tree(out) == before
 
 
-@pytest.mark.parametrize("which", ["first", "last"])
+@pytest.mark.parametrize("which", ["first", "summary.json"])
 def test_a_failing_rename_leaves_nothing_new(tmp_path, monkeypatch, assembly, which):
-    """The first rename, or the last (summary.json, after every form file is in place)."""
+    """The first rename fails, or the summary's (after every form file is in place)."""
     from dpassess.assemble import write_assembly
     from dpassess.diagnostics import UsageError
-    from dpassess.runtime import files as io
 
-    real = io.replace_from_temp
+    real = os.replace
+    renamed: list[Path] = []
 
-    def failing(tmp: Path, path: Path) -> None:
-        if which == "first" or path.name == "summary.json":
-            raise UsageError(f"{path}: cannot write: Permission denied")
-        real(tmp, path)
+    def failing(src, dst):
+        if which == "first" or Path(dst).name == which:
+            raise PermissionError(13, "Permission denied")
+        renamed.append(Path(dst))
+        real(src, dst)
 
-    monkeypatch.setattr(io, "replace_from_temp", failing)
+    monkeypatch.setattr(os, "replace", failing)
     with pytest.raises(UsageError, match="Permission denied"):
         write_assembly(assembly, tmp_path / "out")
+    if which != "first":
+        assert len({p.parent.parent.name for p in renamed if p.parent.name == "qti21"}) == 2
     assert not (tmp_path / "out").exists()
 
 

@@ -20,6 +20,7 @@ from dpassess.bank.load import load_banks
 from dpassess.cli import app
 from dpassess.lint import LintConfig, lint_banks
 from dpassess.lint import incremental as cached_mod
+from dpassess.runtime import cache as cache_mod
 from dpassess.runtime.cache import Cache, cache_dir
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
@@ -167,6 +168,18 @@ def test_another_dpassess_version_invalidates(
     spy.reset()
     assert cached_mod.lint_paths([bank], cfg, cache) == first
     assert (spy.loads, spy.parsed, spy.checked) == (1, 8, 8)
+
+
+def test_an_edited_source_file_anywhere_in_the_package_invalidates(tmp_path: Path) -> None:
+    """The salt covers every dpassess source file (an edited rule, in a development install),
+    not only the cache's own folder."""
+    assert Path(dpassess.__file__).resolve().parent == cache_mod.PACKAGE
+    rule = tmp_path / "dpassess" / "lint" / "rules" / "writing.py"
+    rule.parent.mkdir(parents=True)
+    rule.write_text("x = 1\n", encoding="utf-8")
+    before = cache_mod.fingerprint(tmp_path / "dpassess")
+    rule.write_text("x = 22\n", encoding="utf-8")
+    assert cache_mod.fingerprint(tmp_path / "dpassess") != before
 
 
 @pytest.mark.parametrize("garbage", [b"", b"not a pickle", b"\x80\x05K\x01.", os.urandom(200)])

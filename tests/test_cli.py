@@ -82,4 +82,36 @@ def test_export_names_the_bank_of_a_bank_level_warning(tmp_path: Path) -> None:
     """With several banks, a warning about a whole bank says which (as `dpassess build` does)."""
     r = run("export", "items", "-f", "gift", "-l", "en", "-o", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "items/data-parallelism: warning: gift: shuffle:" in r.stderr
+    assert "warning: items/data-parallelism: gift: shuffle:" in r.stderr.splitlines()[0]
+
+
+def test_build_prints_every_blueprint_error_at_its_line_and_exits_2(tmp_path: Path) -> None:
+    """A blueprint error in `build` is printed as `assemble` prints it: one diagnostic a line."""
+    bps = tmp_path / "bps"
+    bps.mkdir()
+    (bps / "bad.yaml").write_text(
+        f"schema: 1\nid: bad\nbank: {SEED_BANK}\nforms: 1\nitems: 2\nanchors: [nope, nix]\n",
+        encoding="utf-8")
+    r = run("build", "--out", str(tmp_path / "out"), "--blueprints", str(bps), "--no-cache")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [
+        f"{bps}/bad.yaml:6:11: anchors[0]: unknown item 'nope'",
+        f"{bps}/bad.yaml:6:17: anchors[1]: unknown item 'nix'",
+        "error: 2 errors in the blueprint",
+    ]
+
+
+def test_import_refuses_to_overwrite_and_says_how_to(tmp_path: Path) -> None:
+    """The library says what would be overwritten; the CLI adds the flag that allows it."""
+    gift = ROOT / "tests" / "fixtures" / "moodle" / "questions.gift.txt"
+    args = ("import", str(gift), "--from", "gift", "--lang", "en", "--bank", str(tmp_path / "b"))
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    before = {p: p.read_bytes() for p in (tmp_path / "b").iterdir()}
+    again = run(*args)
+    assert again.returncode == 2
+    [error] = [line for line in again.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith(f"error: {tmp_path / 'b'}/") and error.endswith(
+        "would be overwritten); use --force to overwrite"), error
+    assert {p: p.read_bytes() for p in (tmp_path / "b").iterdir()} == before
+    assert run(*args, "--force").returncode == 0

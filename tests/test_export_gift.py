@@ -89,7 +89,7 @@ def pegjs():
 @pytest.mark.parametrize("lang", ["id", "en", "multi"])
 def test_seed_bank_matches_golden(lang):
     result = export(seed(), lang)
-    assert [(w.item_id, w.field) for w in result.warnings] == [(None, "shuffle")]
+    assert [(w.item, w.field) for w in result.warnings] == [(None, "shuffle")]
     check_golden(GOLDEN / "gift" / f"data-parallelism-{lang}.txt", result.data)
     assert export(seed(), lang).data == result.data
 
@@ -166,7 +166,7 @@ def test_escapes_every_special_including_html_attributes():
 
 def test_warns_that_gift_cannot_set_shuffling_numbering_or_points():
     result = export(one(tf_item(), mr_item(None, shuffle=False)), "en")
-    w = {(x.item_id, x.field): x.message for x in result.warnings}
+    w = {(x.item, x.field): x.message for x in result.warnings}
     assert "shuffling or answer numbering" in w[(None, "shuffle")]
     assert "mr-one" in w[(None, "shuffle")]
     assert "not 2.5" in w[("tf-one", "points")]
@@ -175,7 +175,7 @@ def test_warns_that_gift_cannot_set_shuffling_numbering_or_points():
 def test_placeholder_lookalike_warns():
     item = tf_item(text={"en": Content(stem='<a title="&&035;">x</a>', options={})})
     result = export(one(item), "en")
-    assert ("tf-one", "text.en.stem") in {(w.item_id, w.field) for w in result.warnings}
+    assert ("tf-one", "text.en.stem") in {(w.item, w.field) for w in result.warnings}
 
 
 # --- hypothesis: round trips ----------------------------------------------------------------------

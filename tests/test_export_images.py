@@ -145,7 +145,7 @@ def test_images_that_cannot_be_embedded_keep_their_src_and_warn(tmp_path, monkey
     qt = question(result.data).find("questiontext")
     assert refs(qt) == ["gone.png", "../up.png", "img/locked.png", PLUGINFILE + "x.png"]
     assert area_files(qt) == {"x.png": PNG}
-    got = [(w.item_id, w.field, w.message) for w in result.warnings]
+    got = [(w.item, w.field, w.message) for w in result.warnings]
     assert [g[:2] for g in got] == [("img-item", "text.en.stem")] * 3
     assert "'gone.png' not found" in got[0][2]
     assert "'../up.png' is outside the item's folder" in got[1][2]
@@ -169,7 +169,7 @@ def test_remote_and_data_images_travel_as_written(tmp_path):
     assert refs(qt) == srcs and area_files(qt) == {}
     assert result.warnings == []
     gift_result = gift.export(bank_of(tmp_path / "g", [it]), "en")
-    assert [w for w in gift_result.warnings if w.item_id] == []
+    assert [w for w in gift_result.warnings if w.item] == []
 
 
 def test_true_false_feedback_images_are_embedded_and_the_answer_words_kept(tmp_path):
@@ -184,9 +184,9 @@ def test_true_false_feedback_images_are_embedded_and_the_answer_words_kept(tmp_p
     assert read.files == {"feedback.1": {"/x.png": PNG}}
 
 
-def test_a_reused_working_tree_carries_no_files_to_the_next_question(tmp_path):
+def test_no_files_are_carried_to_the_next_question(tmp_path):
     with_image = item("![d](img/x.png)", id="first")
-    without = item("No image", id="second")  # the same shape: the same working tree
+    without = item("No image", id="second")  # the same shape; the image file is read once
     again = item("![d](img/x.png)", id="third")
     data = moodle_xml.export(bank_of(tmp_path, [with_image, without, again]), "en").data
     assert [len(question(data, n).findall(".//file")) for n in range(3)] == [1, 0, 1]
@@ -200,7 +200,7 @@ def test_gift_warns_for_every_local_image_and_keeps_the_text(tmp_path):
               feedback={"b": "![m](gone.png)"}, explanation="![r](https://e.org/r.png)")
     coll = bank_of(tmp_path, [it])
     result = gift.export(coll, "en")
-    got = [(w.item_id, w.field, w.message) for w in result.warnings if w.item_id]
+    got = [(w.item, w.field, w.message) for w in result.warnings if w.item]
     assert got == [
         ("img-item", field, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
                             "the link, or use Moodle XML")
@@ -216,7 +216,7 @@ def test_gift_multi_warns_for_the_images_of_every_language(tmp_path):
                          "en": Content(stem="![g](img/en.png)", options=opts)})
     coll = bank_of(tmp_path, [it], langs=("id", "en"), files={})
     got = [(w.field, w.message.split(": upload ")[1].split(" ")[0])
-           for w in gift.export(coll, "multi").warnings if w.item_id]
+           for w in gift.export(coll, "multi").warnings if w.item]
     assert got == [("text.multi.stem", "img/id.png"), ("text.multi.stem", "img/en.png")]
 
 

@@ -17,14 +17,12 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from lxml import etree as lxml_etree
 from lxml import html as lxml_html
 
 from conftest import ROOT, SEED_BANK
 from dpassess.bank.load import load_banks
 from dpassess.export import EXPORTERS, Collection
 from dpassess.export.moodle import moodle_xml
-from dpassess.export.moodle import texts as _moodle
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.model import Content, Item, ItemType, Option, parse_item
 from strategies import LANGS, items
@@ -168,7 +166,7 @@ def test_fraction_outside_moodles_list_is_snapped_with_a_warning():
     assert q.fractions == [pytest.approx(0.3333333), pytest.approx(0.6666667), -0.2]
     fields = {w.field for w in result.warnings}
     assert {"weights.a", "weights.b"} <= fields and "weights.c" not in fields
-    assert all(w.item_id == "mr-one" for w in result.warnings)
+    assert all(w.item == "mr-one" for w in result.warnings)
 
 
 def test_positive_grades_not_adding_to_100_warn_that_moodle_refuses():
@@ -182,10 +180,32 @@ def test_locked_option_with_shuffling_warns():
     assert "<single>false</single>" in result.data.decode()
 
 
-def test_missing_language_falls_back_with_a_warning():
-    result = export(one(tf_item(), langs=("en", "id")), "id")
-    assert [(w.item_id, w.field) for w in result.warnings] == [("tf-one", "text.id")]
-    assert "green" in read_xml(result.data)[-1].questiontext
+@pytest.mark.parametrize("fmt", ["moodle-xml", "gift"])
+def test_an_item_without_the_language_is_left_out_and_multi_says_what_is_shown(fmt):
+    other = tf_item(id="tf-two", text={"en": Content(stem="Grass is green.", options={}),
+                                       "id": Content(stem="Rumput hijau.", options={})})
+    collection = one(tf_item(), other, langs=("id", "en"))
+    result = export(collection, "id", fmt)
+    assert [(w.item, w.field, w.message) for w in result.warnings
+            if w.item == "tf-one" and w.field.startswith("text")] == [
+        ("tf-one", "text", "no 'id' text; not exported")]
+    assert "green" not in result.data.decode() and "Rumput" in result.data.decode()
+    multi = export(collection, "multi", fmt)
+    assert [(w.item, w.field, w.message) for w in multi.warnings
+            if w.item == "tf-one" and w.field.startswith("text")] == [
+        ("tf-one", "text.id", "no 'id' text; the 'en' text is written in its place")]
+    assert "Sky is <em>green</em>" in multi.data.decode()
+
+
+@pytest.mark.parametrize("fmt", ["moodle-xml", "gift", "qti21"])
+def test_a_language_no_item_has_or_the_collection_lacks_is_a_usage_error(fmt):
+    from dpassess.diagnostics import UsageError
+
+    with pytest.raises(UsageError, match=r"^b: no item has 'id' text; nothing to export$"):
+        export(one(tf_item(), langs=("en", "id")), "id", fmt)
+    with pytest.raises(UsageError, match=r"^language 'fr': the collection has en") as error:
+        export(one(tf_item()), "fr", fmt)
+    assert "--" not in str(error.value)
 
 
 def test_true_false_words_are_not_carried():
@@ -326,118 +346,29 @@ def test_grade_list_is_moodles():
     assert len(GRADES) == 41 and sorted(GRADES)[0] == -1.0
 
 
-# --- the working trees against element-by-element questions ----------------------------------
-
-
-class _ElementWriter(moodle_xml._Writer):
-    """Each question built element by element in a fresh <quiz>, as before the working trees:
-    the oracle of `_Writer.category` and `_Writer.question`."""
-
-    def text(self, parent, value: str, item_id: str | None = None, where: str = "") -> None:  # type: ignore[no-untyped-def]
-        moodle_xml._set_text(lxml_etree.SubElement(parent, "text"), self._clean(value, item_id, where))
-
-    def formatted(self, parent, tag: str, value: str, item_id: str | None, where: str,  # type: ignore[no-untyped-def]
-                  **attrib: str):
-        el = lxml_etree.SubElement(parent, tag, attrib)
-        el.set("format", "html")
-        self.text(el, value, item_id, where)
-        return el
-
-    def category(self, path: str, info: str = "") -> None:
-        quiz = lxml_etree.Element("quiz")
-        q = lxml_etree.SubElement(quiz, "question", type="category")
-        self.text(lxml_etree.SubElement(q, "category"), path)
-        self.formatted(q, "info", info, None, "title")
-        self.write(quiz)
-
-    def question(self, item: Item, duplicate: bool) -> None:
-        t = _moodle.ItemTexts(moodle_xml.FORMAT, self.collection, item, self.lang)
-        qtype = "truefalse" if item.type is ItemType.true_false else "multichoice"
-        quiz = lxml_etree.Element("quiz")
-        q = lxml_etree.SubElement(quiz, "question", type=qtype)
-        self.text(lxml_etree.SubElement(q, "name"), t.name(), item.id, "title")
-        self.formatted(q, "questiontext", t.stem(), item.id, f"text.{self.lang}.stem")
-        self.formatted(q, "generalfeedback", t.explanation(), item.id,
-                       f"text.{self.lang}.explanation")
-        lxml_etree.SubElement(q, "defaultgrade").text = f"{item.points:.7f}"
-        lxml_etree.SubElement(q, "penalty").text = moodle_xml.PENALTY[qtype]
-        lxml_etree.SubElement(q, "hidden").text = "0"
-        lxml_etree.SubElement(q, "idnumber").text = item.id
-        if duplicate:
-            t.warn("id", "another question in this category has the same id: Moodle silently "
-                         "drops the second idnumber")
-        g = _moodle.grades(item, t.warn)
-        if qtype == "multichoice":
-            single = item.type is ItemType.single_choice
-            lxml_etree.SubElement(q, "single").text = "true" if single else "false"
-            lxml_etree.SubElement(q, "shuffleanswers").text = "true" if item.shuffle else "false"
-            lxml_etree.SubElement(q, "answernumbering").text = "abc"
-            lxml_etree.SubElement(q, "showstandardinstruction").text = "0"
-            for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
-                self.formatted(q, tag, "", item.id, tag)
-            t.check_locked()
-            for oid in item.option_ids:
-                a = self.formatted(q, "answer", t.option(oid), item.id,
-                                   f"text.{self.lang}.options.{oid}", fraction=g.percent(oid))
-                self.formatted(a, "feedback", t.feedback(oid), item.id,
-                               f"text.{self.lang}.feedback.{oid}")
-        else:
-            t.check_true_false_words()
-            for oid in item.option_ids:
-                a = lxml_etree.SubElement(q, "answer", fraction=g.percent(oid))
-                a.set("format", "moodle_auto_format")
-                self.text(a, oid)
-                self.formatted(a, "feedback", t.feedback(oid), item.id,
-                               f"text.{self.lang}.feedback.{oid}")
-        if item.tags:
-            tags = lxml_etree.SubElement(q, "tags")
-            for tag in item.tags:
-                self.text(lxml_etree.SubElement(tags, "tag"), tag)
-        self.warnings.extend(t.warnings)
-        self.write(quiz)
-
-
-
-@pytest.mark.parametrize("lang", ["id", "en", "multi"])
-def test_seed_bank_questions_as_built_element_by_element(lang, monkeypatch):
-    collection = seed()
-    result = moodle_xml.export(collection, lang)
-    monkeypatch.setattr(moodle_xml, "_Writer", _ElementWriter)
-    expected = moodle_xml.export(collection, lang)
-    assert (result.data, result.warnings) == (expected.data, expected.warnings)
-
-
-@given(st.lists(items(), min_size=1, max_size=6), st.sampled_from(["id", "en", "multi"]))
-def test_generated_questions_as_built_element_by_element(its, lang):
-    # items of one topic and id repeat shapes (the working trees are refilled) and ids
-    its = [*its, *its]
-    collection = Collection(id="c", title={"id": "K", "en": "C"}, languages=("id", "en"),
-                            items=its, category="c", default_language="id")
-    result = moodle_xml.export(collection, lang)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(moodle_xml, "_Writer", _ElementWriter)
-        expected = moodle_xml.export(collection, lang)
-    assert (result.data, result.warnings) == (expected.data, expected.warnings)
+# --- every field's characters XML cannot carry ------------------------------------------------
 
 
 @pytest.mark.parametrize("lang", ["id", "en"])
-def test_characters_xml_cannot_carry_warn_per_field_as_built_element_by_element(lang):
+def test_characters_xml_cannot_carry_are_removed_and_named_per_field(lang):
     bad = "x\x01<b>y</b>\x0b"
     mr = parse_item(dict(id="mr", type="multiple_response", topic="t", tags=("tag", "ok"),
               options=[Option(id="a"), Option(id="b"), Option(id="c")], key=("a", "b"),
               text={la: Content(stem=f"{la} {bad}", options={"a": bad, "b": "B", "c": bad},
                                 feedback={"a": bad, "c": "fine"}, explanation=bad)
                     for la in ("id", "en")}))
-    tf = tf_item(tags=("x",), text={"en": Content(stem=bad, options={}, explanation=bad,
-                                                      feedback={"true": bad})})
     collection = Collection(id="c", title={"id": "K", "en": "C"}, languages=("id", "en"),
-                            items=[mr, tf, mr], category="c", default_language="en")
+                            items=[mr], category="c", default_language="en")
     result = moodle_xml.export(collection, lang)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(moodle_xml, "_Writer", _ElementWriter)
-        expected = moodle_xml.export(collection, lang)
-    assert len(expected.warnings) > 10
-    assert (result.data, result.warnings) == (expected.data, expected.warnings)
+    # in the order of the question's fields (the title is the stem's first line)
+    assert [(w.item, w.field, w.message) for w in result.warnings] == [
+        ("mr", field, "removed characters XML cannot carry: U+0001") for field in
+        ("title", *(f"text.{lang}.{f}" for f in
+                    ("stem", "explanation", "options.a", "feedback.a", "options.c")))]
+    assert b"\x01" not in result.data and b"\x0b" not in result.data
+    q = read_xml(result.data)[-1]
+    assert q.questiontext == f"<p>{lang} x<b>y</b></p>"
+    assert q.answers == ["x<b>y</b>", "B", "x<b>y</b>"]
 
 
 def _two_languages(en_a: str, id_a: str = "0") -> Collection:

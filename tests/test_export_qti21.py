@@ -30,8 +30,8 @@ from lxml import etree
 from conftest import ROOT, SEED_BANK
 from dpassess import UsageError, load_bank
 from dpassess.export import EXPORTERS, Collection
-from dpassess.export.qti import qti21
-from dpassess.export.qti.qti21 import EXPLANATION_ID, export
+from dpassess.export.qti.qti21 import export
+from dpassess.lms.canvas import GENERAL_FEEDBACK_ID as EXPLANATION_ID
 from dpassess.markup.markdown import to_html, to_plain
 from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
@@ -276,7 +276,7 @@ def test_canvas_maps_option_feedback_to_its_answer_and_the_explanation_to_genera
 def test_multi_paragraph_option_feedback_warns_that_canvas_keeps_the_first():
     it = item(feedback={"a": "One.\n\nTwo.", "b": "Only one."})
     result = export(collection_of(it, langs=("en",)), "en")
-    assert [(w.item_id, w.field) for w in result.warnings] == [("it-one", "text.en.feedback.a")]
+    assert [(w.item, w.field) for w in result.warnings] == [("it-one", "text.en.feedback.a")]
     assert "Canvas" in result.warnings[0].message
 
 
@@ -326,7 +326,7 @@ def test_html_outside_qtis_subset_is_reported_and_its_text_kept():
     it = item(stem="Before <center>kept *text*</center> after", explanation="<p style='x'>E</p>")
     result = export(collection_of(it, langs=("en",)), "en")
     check_package(result.data)
-    fields = {(w.item_id, w.field) for w in result.warnings}
+    fields = {(w.item, w.field) for w in result.warnings}
     assert fields == {("it-one", "text.en.stem"), ("it-one", "text.en.explanation")}
     assert any("<center>" in w.message for w in result.warnings)
     stem = item_doc(result.data).find(f"{Q}itemBody/{Q}div")
@@ -337,7 +337,7 @@ def test_html_outside_qtis_subset_is_reported_and_its_text_kept():
 def test_characters_xml_cannot_carry_are_reported():
     it = item(stem="bell\x07here")
     result = export(collection_of(it, langs=("en",)), "en")
-    assert ("it-one", "text.en.stem") in {(w.item_id, w.field) for w in result.warnings}
+    assert ("it-one", "text.en.stem") in {(w.item, w.field) for w in result.warnings}
     assert "U+0007" in str(result.warnings)
     check_package(result.data)
 
@@ -355,7 +355,7 @@ def test_local_images_are_packaged_and_listed_missing_ones_reported(tmp_path):
     assert z.read("items/img/chart one.png") == b"\x89PNG fake"
     files = [f.get("href") for f in docs["imsmanifest.xml"].iter(C + "file")]
     assert "items/img/chart%20one.png" in files
-    assert [(w.item_id, "nowhere.png" in w.message) for w in result.warnings] == [
+    assert [(w.item, "nowhere.png" in w.message) for w in result.warnings] == [
         ("missing-image", True)]
 
 
@@ -373,13 +373,15 @@ def test_same_image_path_from_two_folders_is_not_swapped(tmp_path):
     result = export(Collection.from_bank(load_bank(bank)), "en")
     z = zipfile.ZipFile(io.BytesIO(result.data))
     assert z.read("items/fig.png") == b"PNG-a"
-    assert [(w.item_id, "already packed" in w.message) for w in result.warnings] == [
+    assert [(w.item, "already packed" in w.message) for w in result.warnings] == [
         ("item-b", True)]
 
 
-def test_unknown_language_is_a_usage_error(seed):
-    with pytest.raises(UsageError, match="--lang fr"):
+def test_unknown_language_is_a_usage_error_naming_no_cli_flag(seed):
+    with pytest.raises(UsageError, match=r"^language 'fr': the collection has id, en$"):
         export(seed, "fr")
+    with pytest.raises(UsageError, match=r"^language 'multi' .* not supported by qti21"):
+        export(seed, "multi")
 
 
 def test_cli_unwritable_output_exits_2_without_a_partial_zip(tmp_path):
@@ -444,7 +446,7 @@ def test_hostile_text_comes_back_as_the_renderer_shows_it(words):
         assert _text(el) == seen == _expected(source)
 
 
-# --- the streaming fast paths against the plain computation ----------------------------------
+# --- items in a package are independent ----------------------------------------------------------
 
 _FLOW_TEXTS = st.sampled_from([
     "", "Plain text", "Two\n\nparagraphs", "*emphasis* and `code`", "a & b < c", "x\r\ny",
@@ -453,20 +455,22 @@ _FLOW_TEXTS = st.sampled_from([
 ])
 
 
-@given(st.lists(st.tuples(_FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS), min_size=1,
+@given(st.lists(st.tuples(_FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS, _FLOW_TEXTS), min_size=2,
                 max_size=6))
-def test_items_refilled_into_one_working_tree_serialise_as_fresh_copies(texts):
-    trees = qti21._Trees()
-    for n, (stem, option, feedback, explanation) in enumerate(texts):
-        it = parse_item(dict(id=f"it{n}", type="single_choice", topic="t",
-                  options=[Option(id="a"), Option(id="b")], key=("a",),
-                  text={"en": Content(stem=stem or "Q", options={"a": option, "b": feedback},
-                                      feedback={"a": feedback, "b": option or "fb"},
-                                      explanation=explanation or "why")}))
-        fresh = qti21._ItemBuilder(it, "en")
-        reused = qti21._ItemBuilder(it, "en")
-        assert qti21._xml(reused.build(trees)) == qti21._xml(fresh.build())
-        assert reused.warnings == fresh.warnings
+def test_each_item_file_is_what_the_item_exported_alone_gives(texts):
+    """Items of one scoring shape share memoised parts: each item file must still be exactly
+    its own, whatever came before it."""
+    its = [parse_item(dict(id=f"it{n}", type="single_choice", topic="t",
+                           options=[Option(id="a"), Option(id="b")], key=("a",),
+                           text={"en": Content(stem=stem or "Q", options={"a": option, "b": feedback},
+                                               feedback={"a": feedback, "b": option or "fb"},
+                                               explanation=explanation or "why")}))
+           for n, (stem, option, feedback, explanation) in enumerate(texts)]
+    together = zipfile.ZipFile(io.BytesIO(export(collection_of(*its, langs=("en",)), "en").data))
+    for it in its:
+        alone = export(collection_of(it, langs=("en",)), "en")
+        path = f"items/{it.id}.xml"
+        assert together.read(path) == zipfile.ZipFile(io.BytesIO(alone.data)).read(path)
 
 
 # What an image needs in a source: `![` (Markdown) or `<img` (HTML), or (for QTI, which removes

@@ -15,9 +15,9 @@ from dpassess import load_bank
 from dpassess.diagnostics import UsageError
 from dpassess.export import Collection
 from dpassess.export.moodle import moodle_xml
-from dpassess.importers import write_items
-from dpassess.importers.moodle_xml import file_name
+from dpassess.importers import WouldOverwrite, write_items
 from dpassess.importers.moodle_xml import read as import_moodle_xml
+from dpassess.importers.questions import file_name
 from dpassess.model import Content
 from strategies import bank_config, write_bank
 from test_export_images import PNG, PNG2, area_files, bank_of, item
@@ -166,16 +166,18 @@ def test_bad_base64_a_missing_file_an_unreferenced_file_and_a_folder_warn():
     result = import_moodle_xml(data, "q.xml", "en")
     broken = "which the area does not hold (or which could not be read); the link is kept (a " \
              "broken image)"
-    assert result.warnings == [
-        "q.xml:3: questiontext: embedded file 'bad.png' is not valid base64; not imported",
-        "q.xml:3: questiontext: embedded file 'deep.png' is in folder '/sub/' (only files at "
+    at = "q.xml:3: moodle-xml: q1"
+    assert [str(w) for w in result.warnings] == [
+        f"{at}: questiontext: embedded file 'bad.png' is not valid base64; not imported",
+        f"{at}: questiontext: embedded file 'deep.png' is in folder '/sub/' (only files at "
         "'/' are imported); not imported",
-        f"q.xml:3: questiontext: the text shows file 'bad.png', {broken}",
-        f"q.xml:3: questiontext: the text shows file 'gone.png', {broken}",
-        "q.xml:3: questiontext: embedded file 'unused.png' is not shown by the text; not "
+        f"{at}: questiontext: the text shows file 'bad.png', {broken}",
+        f"{at}: questiontext: the text shows file 'gone.png', {broken}",
+        f"{at}: questiontext: embedded file 'unused.png' is not shown by the text; not "
         "imported",
-        f"q.xml:3: answer 1: the text shows file 'x.png', {broken}",
+        f"{at}: answer 1: the text shows file 'x.png', {broken}",
     ]
+    assert [w.field for w in result.warnings] == ["questiontext"] * 5 + ["answer 1"]
     assert result.files == {"img/q1/ok one.png": PNG}
     (q,) = result.items
     assert q.text["en"].stem == ('<img src="@@PLUGINFILE@@/bad.png" alt="i">'
@@ -207,8 +209,11 @@ def test_images_are_not_overwritten_without_force(tmp_path):
     bank = tmp_path / "bank"
     (bank / "img/q1").mkdir(parents=True)
     (bank / "img/q1/x.png").write_bytes(b"mine")
-    with pytest.raises(UsageError, match="already exists"):
+    with pytest.raises(WouldOverwrite, match=r"x\.png: already exists \(1 file\(s\) would be "
+                                             r"overwritten\)$") as exc:
         write_items(result, bank)
+    assert exc.value.paths == [bank / "img/q1/x.png"]
+    assert isinstance(exc.value, UsageError) and "--force" not in str(exc.value)
     assert files(bank) == {"img/q1/x.png": b"mine"}  # nothing written, not even the item
     write_items(result, bank, overwrite=True)
     assert files(bank)["img/q1/x.png"] == PNG and "q1.yaml" in files(bank)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from dpassess.bank.load import load_banks
-from dpassess.importers import import_file
+from dpassess.diagnostics import Severity
+from dpassess.importers import NoLanguage, import_file
 from dpassess.importers.gift import read as read_gift
-from dpassess.importers.moodle_xml import category_topic, select
+from dpassess.importers.moodle_text import category_topic, select
 
 FIXTURES = Path(__file__).parent / "fixtures" / "moodle"
 XML = FIXTURES / "questions.xml"
@@ -24,11 +25,16 @@ def test_moodle_xml_export():
     r = import_file(XML, "moodle-xml", lang="en")
     where = str(XML)
     assert [str(s) for s in r.skipped] == [
-        f"{where}:151: skipped: short-answer questions are not supported yet",
-        f"{where}:175: skipped: cloze (embedded answers) questions are not supported yet",
-        f"{where}:191: skipped: partial or negative credit in a single-answer question (the "
-        "model holds partial credit for multiple-answer questions)",
+        f"{where}:151: moodle-xml: Name the operation: short-answer questions are not supported "
+        "yet",
+        f"{where}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not supported "
+        "yet",
+        f"{where}:191: moodle-xml: Partial credit in a single-answer question: partial or "
+        "negative credit in a single-answer question (the model holds partial credit for "
+        "multiple-answer questions)",
     ]
+    assert {(d.severity, d.code, d.path) for d in r.skipped + r.warnings} == {
+        (Severity.warning, "moodle-xml", where)}
     holds, collectives, averaged = r.items
     assert holds.id == "dp-gpu-holds"
     assert holds.topic == "week-1-parallelism"  # "$course$/top/Default for CS101/" dropped
@@ -58,16 +64,18 @@ def test_moodle_xml_export():
     assert averaged.key == ("true",)
     assert averaged.text["en"].stem == "In DDP the gradients are averaged\\\nacross GPUs."
     assert averaged.text["en"].feedback == {"true": "Yes: all-reduce, then divide."}
-    assert r.warnings == [
-        f"{where}:15: <correctfeedback> is not carried (the model has per-option feedback and "
+    holds_at = f"{where}:15: moodle-xml: What each GPU holds"
+    assert [str(w) for w in r.warnings] == [
+        f"{holds_at}: <correctfeedback> is not carried (the model has per-option feedback and "
         "an explanation)",
-        f"{where}:15: <partiallycorrectfeedback> is not carried (the model has per-option "
+        f"{holds_at}: <partiallycorrectfeedback> is not carried (the model has per-option "
         "feedback and an explanation)",
-        f"{where}:15: <incorrectfeedback> is not carried (the model has per-option feedback "
+        f"{holds_at}: <incorrectfeedback> is not carried (the model has per-option feedback "
         "and an explanation)",
-        f"{where}:15: 1 hint(s) not carried",
-        f"{where}:121: idnumber 'Q 1.3' is not an item id; using 'q-1-3'",
-        f"{where}: tag 'Data Parallelism' written as 'data-parallelism'",
+        f"{holds_at}: 1 hint(s) not carried",
+        f"{where}:121: moodle-xml: Gradients are averaged: idnumber 'Q 1.3' is not an item id; "
+        "using 'q-1-3'",
+        f"{where}: moodle-xml: tag 'Data Parallelism' written as 'data-parallelism'",
     ]
 
 
@@ -75,12 +83,12 @@ def test_gift_export():
     r = import_file(GIFT, "gift", lang="en")
     where = str(GIFT)
     assert [str(s) for s in r.skipped] == [
-        f"{where}:25: skipped: short-answer questions are not supported yet",
-        f"{where}:30: skipped: matching questions are not supported yet",
-        f"{where}:36: skipped: numerical questions are not supported yet",
-        f"{where}:39: skipped: essay questions are not supported yet",
-        f"{where}:42: skipped: description (text with no answers) is not a question the model "
-        "holds",
+        f"{where}:25: gift: Name the operation: short-answer questions are not supported yet",
+        f"{where}:30: gift: Match: matching questions are not supported yet",
+        f"{where}:36: gift: Year: numerical questions are not supported yet",
+        f"{where}:39: gift: Essay: essay questions are not supported yet",
+        f"{where}:42: gift: Intro: description (text with no answers) is not a question the "
+        "model holds",
     ]
     assert r.summary() == (
         "5 imported, 5 skipped (1 description (text with no answers) is not a question the "
@@ -120,7 +128,8 @@ def test_gift_export():
 ])
 def test_gift_questions_moodle_refuses_or_the_model_cannot_hold(text, reason):
     r = read_gift(text.encode(), "q.txt", "en")
-    assert len(r.skipped) == 1 and reason in r.skipped[0].reason, r.skipped
+    assert len(r.skipped) == 1 and reason in r.skipped[0].message, r.skipped
+    assert (r.skipped[0].path, r.skipped[0].line, r.skipped[0].code) == ("q.txt", 1, "gift")
 
 
 def test_gift_follows_moodles_parser_quirks():
@@ -144,16 +153,16 @@ def test_gift_follows_moodles_parser_quirks():
 
 
 def test_gift_without_language_needs_lang():
-    with pytest.raises(Exception, match=r"q\.txt:1: the text has no language spans; name its "
-                                        r"language with --lang"):
+    with pytest.raises(NoLanguage, match=r"^q\.txt:1: the text has no language spans; name its "
+                                         r"language \(for example en\)$"):
         read_gift(b"Q{=a ~b}", "q.txt", None)
 
 
 def test_ids_stay_unique_in_file_order():
     r = read_gift(b"// [id:same]\nA{=a ~b}\n\n// [id:same]\nB{=a ~b}\n", "q.txt", "en")
     assert [i.id for i in r.items] == ["same", "same-2"]
-    assert r.warnings == ["q.txt:4: id 'same' is used by an earlier question; this one is "
-                          "'same-2'"]
+    assert [str(w) for w in r.warnings] == [
+        "q.txt:4: gift: id 'same' is used by an earlier question; this one is 'same-2'"]
 
 
 @pytest.mark.parametrize(("path", "topic"), [
@@ -200,7 +209,8 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
                                   "single-answer question (the model holds partial credit for "
                                   "multiple-answer questions); 1 short-answer questions are "
                                   "not supported yet)\n")
-    assert f"{XML}:151: skipped: short-answer questions are not supported yet" in result.stderr
+    assert (f"{XML}:151: moodle-xml: Name the operation: short-answer questions are not "
+            "supported yet") in result.stderr
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
         "collectives.yaml", "dp-gpu-holds.yaml", "q-1-3.yaml"]
     first = (bank / "dp-gpu-holds.yaml").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dpassess.export.qti.package import zip_bytes
-from dpassess.importers import InputError
+from dpassess.importers import NoLanguage
 from dpassess.importers.qti21 import read
 
 ITEM = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -54,8 +54,9 @@ def test_a_plain_qti_item_file():
     assert en.title == "Composition of Water"
     assert en.stem == "Which of the following elements are used to form <b>water</b>?"
     assert en.feedback == {"cl": "Chlorine is\n    in salt."}
-    assert r.warnings == ["water.xml: modalFeedback 'correct' is not tied to one choice; not "
-                          "carried"]
+    assert [str(w) for w in r.warnings] == [
+        "water.xml: qti21: choiceMultiple: modalFeedback 'correct' is not tied to one choice; "
+        "not carried"]
 
 
 def test_a_package_without_manifest_and_other_interactions():
@@ -64,12 +65,13 @@ def test_a_package_without_manifest_and_other_interactions():
     r = read(data, "pkg.zip", "en")
     assert [i.id for i in r.items] == ["choicemultiple"]
     assert [str(s) for s in r.skipped] == [
-        "pkg.zip:b.xml: skipped: textEntryInteraction items are not supported yet"]
+        "pkg.zip:b.xml: qti21: choiceMultiple: textEntryInteraction items are not supported "
+        "yet"]
 
 
 def test_an_item_without_language_needs_lang():
-    with pytest.raises(InputError, match=r"water\.xml: the item has no xml:lang; name its "
-                                         r"language with --lang"):
+    with pytest.raises(NoLanguage, match=r"^water\.xml: the item has no xml:lang; name its "
+                                         r"language \(for example en\)$"):
         read(ITEM, "water.xml", None)
 
 
@@ -78,5 +80,5 @@ def test_an_item_worth_zero_points_is_skipped_not_a_crash():
     r = read(zero, "zero.xml", "en")
     assert r.items == []
     assert [str(s) for s in r.skipped] == [
-        "zero.xml: skipped: the item is worth 0 points; items are worth more than 0 and at "
-        "most 1000"]
+        "zero.xml: qti21: choiceMultiple: the item is worth 0 points; items are worth more than "
+        "0 and at most 1000"]

@@ -12,20 +12,21 @@ import re
 
 import lxml.html
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from lxml import etree
 
 from conftest import SEED_BANK
 from dpassess.bank.load import load_banks
-from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
+from dpassess.diagnostics import Diagnostic
+from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.moodle.texts import BLOCK_TAGS
 from dpassess.importers import READERS
-from dpassess.importers.moodle_xml import option_ids
+from dpassess.importers.common import option_ids
 from dpassess.importers.qti21 import _html as qti_html
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.xhtml import parse as xhtml_parse
-from dpassess.model import Item, ItemType
+from dpassess.model import Item, ItemType, parse_item
 from strategies import LANGS, items
 
 POSITIONAL = {"gift", "moodle-xml"}  # formats whose answers have no ids
@@ -106,7 +107,7 @@ LOSSY = ("removed characters", "&&0", "its own <span>", "first </span>", "blank 
          "QTI does not allow", "not a language code", "not XML")
 
 
-def lossy(warnings: list[ExportWarning]) -> bool:
+def lossy(warnings: list[Diagnostic]) -> bool:
     return any(any(s in w.message for s in LOSSY) for w in warnings)
 
 
@@ -202,14 +203,26 @@ def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = Tr
 item_lists = st.lists(items(), min_size=1, max_size=3, unique_by=lambda i: i.id)
 
 
+#: Found by hypothesis (the random profile): a raw-HTML comment holding a blank line, which the
+#: importer's raw-HTML fallback changed (a blank line ends an HTML block; a character
+#: reference is not read inside a comment); in `multi`, beside another language's paragraph.
+COMMENT_WITH_BLANK_LINE = parse_item({
+    "id": "q1", "type": "single_choice", "topic": "t", "options": ["a", "b"], "key": "a",
+    "text": {"id": {"stem": "<!--0\n\n0-->", "options": {"a": "x", "b": "y"}},
+             "en": {"stem": "s", "options": {"a": "x", "b": "z"}}},
+})
+
+
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
 @given(its=item_lists)
+@example(its=[COMMENT_WITH_BLANK_LINE])
 def test_gift_round_trip(its, lang):
     round_trip(its, "gift", lang)
 
 
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
 @given(its=item_lists)
+@example(its=[COMMENT_WITH_BLANK_LINE])
 def test_moodle_xml_round_trip(its, lang):
     round_trip(its, "moodle-xml", lang)
 

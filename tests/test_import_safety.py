@@ -20,6 +20,7 @@ from dpassess.export import EXPORTERS, Collection
 from dpassess.export.qti.package import zip_bytes
 from dpassess.importers import READERS, ImportResult, InputError, import_file
 from dpassess.importers import safe as _safe
+from dpassess.model import MAX_TEXT
 
 
 def reader(fmt: str):
@@ -40,7 +41,7 @@ def only_clear_errors(fmt: str, data: bytes) -> None:
         return
     assert isinstance(result, ImportResult)
     for s in result.skipped:
-        assert s.location.startswith("input") and s.reason
+        assert s.path.startswith("input") and s.message and s.code == fmt
 
 
 # --- fuzz --------------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_entity_text_inside_cdata_is_only_text():
            b"<![CDATA[What does <!ENTITY x 'y'> declare?]]></text></name></question></quiz>")
     result = reader("moodle-xml").read(doc, "bank.xml", "en")
     assert [str(s) for s in result.skipped] == [
-        "bank.xml:1: skipped: essay questions are not supported yet"]
+        "bank.xml:1: moodle-xml: What does declare?: essay questions are not supported yet"]
 
 
 def test_external_dtd_is_not_loaded():
@@ -126,7 +127,7 @@ def test_external_dtd_is_not_loaded():
            b'<quiz><question type="essay"><name><text>&ext;</text></name></question></quiz>')
     result = reader("moodle-xml").read(doc, "bank.xml", "en")
     assert [str(s) for s in result.skipped] == [
-        "bank.xml:1: skipped: essay questions are not supported yet"]
+        "bank.xml:1: moodle-xml: essay questions are not supported yet"]
 
 
 # --- zips ----------------------------------------------------------------------------------------
@@ -203,7 +204,29 @@ def test_oversize_field_is_skipped_with_the_reason():
     result = reader("gift").read(gift, "q.txt", "en")
     assert [i.title("en") for i in result.items] == ["ok"]
     assert [str(s) for s in result.skipped] == [
-        "q.txt:1: skipped: a text field is 200,000 characters; the limit is 100,000"]
+        "q.txt:1: gift: big: a text field is 200,000 characters; the limit is 100,000"]
+
+
+LONG_NAME = "n" * (MAX_TEXT + 1)
+
+
+@pytest.mark.parametrize(("fmt", "data"), [
+    ("gift", f"::{LONG_NAME}::Q{{=a ~b}}\n\n::ok::Q{{=a ~b}}\n".encode()),
+    ("moodle-xml", (f'<quiz><question type="truefalse"><name><text>{LONG_NAME}</text></name>'
+                    '<questiontext><text>Q</text></questiontext><answer fraction="100"><text>true'
+                    '</text></answer><answer fraction="0"><text>false</text></answer></question>'
+                    '<question type="truefalse"><name><text>ok</text></name><questiontext><text>'
+                    'Q</text></questiontext><answer fraction="100"><text>true</text></answer>'
+                    '<answer fraction="0"><text>false</text></answer></question></quiz>'
+                    ).encode()),
+])
+def test_a_name_too_long_for_a_title_skips_the_question(fmt, data):
+    """The name becomes the title, which the model holds to MAX_TEXT characters like every
+    text: a longer one was written unchecked, and the bank then failed to load."""
+    result = reader(fmt).read(data, "q", "en")
+    assert [i.text["en"].title for i in result.items] == ["ok"]
+    assert [(s.line, s.message) for s in result.skipped] == [
+        (1, "not a valid item: title: String should have at most 20000 characters")]
 
 
 @pytest.mark.parametrize(("fmt", "data", "where"), [

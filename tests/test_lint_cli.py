@@ -53,9 +53,9 @@ def test_select_and_ignore_by_code_family_and_name() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--select", "XX123"], "unknown rule code 'XX123'"),
-        (["--ignore", "WR01"], "unknown rule code 'WR01'"),
-        (["--fail-on", "info"], "--fail-on: 'info'"),
+        (["--select", "XX123"], "error: select: unknown rule code 'XX123'"),
+        (["--ignore", "WR01"], "error: ignore: unknown rule code 'WR01'"),
+        (["--fail-on", "info"], "error: fail-on: 'info' is not one of error, warning"),
         (["--format", "xml"], "--format xml"),
         (["--config", "missing.toml"], "missing.toml: no such configuration file"),
     ],

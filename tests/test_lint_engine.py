@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from dpassess.lint import LintConfig, engine, langid, lint_banks
+from dpassess.lint import RULES, LintConfig, engine, langid, lint_banks
 from dpassess.lint.glossary import Glossary, _indices
 from dpassess.lint.langid import _PUNCT, LanguageGuesser
+from dpassess.lint.registry import CHOICE, EVERY_ITEM
 from dpassess.lint.rules.structure import _LETTERS, _LONE_CAPITAL
 from dpassess.lint.text import (
     _CODE,
@@ -28,7 +29,7 @@ from dpassess.lint.text import (
     plain,
 )
 from dpassess.lint.words import ABSOLUTE, ALL_NONE
-from dpassess.model import BankConfig
+from dpassess.model import BankConfig, parse_item
 from test_lint_rules import BASE, build, merge
 
 ENGLISH = "Correct. The averaged gradients give every replica exactly the same update at each step."
@@ -159,3 +160,21 @@ def test_phrases_match_their_pattern() -> None:
             assert pat is not None
             for t in texts:
                 assert [m.span() for m in fast.finditer(t)] == [m.span() for m in pat.finditer(t)], t
+
+
+def test_a_rule_runs_only_on_the_item_classes_it_names() -> None:
+    """The engine hands each item the rules whose `items` include its class, and no others."""
+    rules = engine.ItemRules(RULES.values())
+    base = {k: v for k, v in BASE["item"].items() if k not in ("options", "key")}
+    tf = parse_item(merge(base, {"type": "true_false", "key": "true", "text": {
+        "en": {"options": None, "feedback": None}, "id": {"options": None, "feedback": None}}}))
+    mr = parse_item(merge(BASE["item"], {"type": "multiple_response", "key": ["a", "b"]}))
+    sc = parse_item(BASE["item"])
+    every = {c for c, r in RULES.items() if r.scope == "item" and r.items == EVERY_ITEM}
+    assert {"ST007", "TR001", "LM005"} <= every
+    for item, only in ((sc, {"ST002", "ST004", "WR001", "WR005"}),
+                       (mr, {"ST003", "ST004", "LM002"}),
+                       (tf, {"ST002"})):
+        got = {r.code for r in rules.of(item)}
+        choice = {c for c, r in RULES.items() if r.scope == "item" and r.items == CHOICE}
+        assert got == every | choice | only, (item.type, got ^ (every | choice | only))

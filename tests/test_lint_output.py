@@ -11,26 +11,26 @@ import pytest
 
 from conftest import ROOT
 from dpassess.bank.load import load_banks
-from dpassess.diagnostics import UsageError
-from dpassess.lint import Finding, Severity, format_findings, lint_banks
+from dpassess.diagnostics import Diagnostic, Severity, UsageError
+from dpassess.lint import format_findings, lint_banks
 from dpassess.lint.report import _escape_data, _escape_property
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 
 
 @pytest.fixture(scope="module")
-def findings() -> list[Finding]:
+def findings() -> list[Diagnostic]:
     return lint_banks(load_banks([ORIGINAL]))
 
 
-def _hostile() -> Finding:
-    return Finding(
-        "WR001", "key-is-longest", Severity.warning, "a dir/with,comma:and%/x.yaml", 3, 5,
-        "text.en.options.b", "100% sure: a,b\nnext line\r", "fix: it, now",
+def _hostile() -> Diagnostic:
+    return Diagnostic(
+        "a dir/with,comma:and%/x.yaml", 3, 5, "text.en.options.b", "100% sure: a,b\nnext line\r",
+        "WR001", Severity.warning, "fix: it, now", "key-is-longest",
     )
 
 
-def test_json_validates_against_published_schema(findings: list[Finding]) -> None:
+def test_json_validates_against_published_schema(findings: list[Diagnostic]) -> None:
     schema = json.loads((ROOT / "docs" / "lint-output.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     for fs in (findings, [], [_hostile()]):
@@ -40,7 +40,7 @@ def test_json_validates_against_published_schema(findings: list[Finding]) -> Non
         assert sum(doc["summary"].values()) == len(fs)
 
 
-def test_sarif_validates_against_official_schema(findings: list[Finding]) -> None:
+def test_sarif_validates_against_official_schema(findings: list[Diagnostic]) -> None:
     schema = json.loads(
         (ROOT / "tests" / "schemas" / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
     )
@@ -64,7 +64,7 @@ GITHUB = re.compile(
 )
 
 
-def test_github_annotations_match_workflow_command_syntax(findings: list[Finding]) -> None:
+def test_github_annotations_match_workflow_command_syntax(findings: list[Diagnostic]) -> None:
     out = format_findings([*findings, _hostile()], "github")
     lines = out.splitlines()
     assert len(lines) == len(findings) + 1
@@ -81,7 +81,7 @@ def test_github_escaping_rules() -> None:
     assert _escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
 
 
-def test_text_format_has_position_code_and_help(findings: list[Finding]) -> None:
+def test_text_format_has_position_code_and_help(findings: list[Diagnostic]) -> None:
     out = format_findings(findings, "text").splitlines()
     assert re.match(r"^\S.*:\d+:\d+: [A-Z]{2}\d{3} .+", out[0])
     assert out[1].startswith("  help: ")
@@ -89,22 +89,23 @@ def test_text_format_has_position_code_and_help(findings: list[Finding]) -> None
     assert format_findings([], "text") == "All checks passed.\n"
 
 
-def test_formats_are_deterministic(findings: list[Finding]) -> None:
+def test_formats_are_deterministic(findings: list[Diagnostic]) -> None:
     again = lint_banks(load_banks([ORIGINAL]))
     for fmt in ("text", "json", "sarif", "github"):
         assert format_findings(findings, fmt) == format_findings(again, fmt)
 
 
 def test_unknown_format_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="--format xml"):
+    with pytest.raises(UsageError, match="format 'xml': choose one of text, json, sarif, github"):
         format_findings([], "xml")
 
 
 def test_sarif_path_outside_the_working_folder_is_an_absolute_uri_alone(tmp_path) -> None:
     """A relative URI is resolved against %SRCROOT%; an absolute file: URI carries no base."""
-    outside = Finding("WR001", "key-is-longest", Severity.warning, str(tmp_path / "x.yaml"), 1, 1,
-                      "", "m", "h")
-    inside = Finding("WR001", "key-is-longest", Severity.warning, "items/x.yaml", 1, 1, "", "m", "h")
+    outside = Diagnostic(str(tmp_path / "x.yaml"), 1, 1, "", "m", "WR001", Severity.warning, "h",
+                         "key-is-longest")
+    inside = Diagnostic("items/x.yaml", 1, 1, "", "m", "WR001", Severity.warning, "h",
+                        "key-is-longest")
     locs = [r["locations"][0]["physicalLocation"]["artifactLocation"]
             for r in json.loads(format_findings([outside, inside], "sarif"))["runs"][0]["results"]]
     assert {"uri": "items/x.yaml", "uriBaseId": "%SRCROOT%"} in locs

@@ -1,4 +1,8 @@
-"""Every lint rule: its documentation page, and its passing and failing cases (tests/lint_cases/)."""
+"""Every lint rule: its documentation page, and its passing and failing cases (tests/lint_cases/).
+
+A failing case lists every finding of its rule as a user reads it: the field and the full message
+(and the help line when it is not the rule's fix; the file, in a bank of several items), so a
+changed message shows in the case file's diff."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from dpassess.diagnostics import Diagnostic
 from dpassess.lint import RULES, LintConfig, lint_banks
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import HEADINGS
@@ -58,6 +63,17 @@ def _cases() -> list[Any]:
     return out
 
 
+def as_stated(f: Diagnostic, several_items: bool) -> dict[str, str]:
+    """A finding as a case file states it (see the module docstring)."""
+    out = {"path": f.path} if several_items else {}
+    if f.field:
+        out["field"] = f.field
+    out["message"] = f.message
+    if f.help != RULES[f.code].fix:
+        out["help"] = f.help
+    return out
+
+
 @pytest.mark.parametrize(("code", "kind", "case"), _cases())
 def test_rule_case(code: str, kind: str, case: dict[str, Any]) -> None:
     bank = build(case)
@@ -66,9 +82,7 @@ def test_rule_case(code: str, kind: str, case: dict[str, Any]) -> None:
     if kind == "pass":
         assert found == [], "\n".join(map(str, found))
     else:
-        assert found, f"{code} did not fire"
-        if "field" in case:
-            assert case["field"] in [f.field for f in found], [f.field for f in found]
+        assert [as_stated(f, "items" in case) for f in found] == case["findings"]
 
 
 def test_every_rule_has_cases_and_docs() -> None:
@@ -77,6 +91,8 @@ def test_every_rule_has_cases_and_docs() -> None:
     for code in RULES:
         data = yaml.safe_load((CASES / f"{code}.yaml").read_text(encoding="utf-8"))
         assert data.get("pass") and data.get("fail"), f"{code} needs passing and failing cases"
+        for case in data["fail"]:
+            assert case.get("findings"), f"{code} {case['name']!r}: list the findings it reads"
         doc = RULES[code].doc
         for heading in HEADINGS:
             assert heading in doc, f"{code}: docstring lacks {heading!r}"
@@ -108,7 +124,7 @@ def test_lm005_agrees_with_the_moodle_exporter(kind: str, case: dict[str, Any]) 
 
     bank = build(case)
     collection = Collection.from_bank(bank)
-    warned = any(w.field == "title" and w.item_id is not None  # not the bank's category
+    warned = any(w.field == "title" and w.item is not None  # not the bank's category
                  for lang in (*bank.config.languages, MULTI)
                  for w in EXPORTERS["moodle-xml"].export(collection, lang).warnings)
     assert warned == (kind == "fail")

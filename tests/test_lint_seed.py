@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT, SEED_BANK
 from dpassess.bank.load import load_banks
-from dpassess.lint import Finding, lint_banks
+from dpassess.diagnostics import Diagnostic
+from dpassess.lint import lint_banks
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
 
@@ -30,20 +31,20 @@ def test_seed_bank_keeps_sources_verbatim() -> None:
 
 
 @pytest.fixture(scope="module")
-def by_item() -> dict[str, list[Finding]]:
-    out: dict[str, list[Finding]] = defaultdict(list)
+def by_item() -> dict[str, list[Diagnostic]]:
+    out: dict[str, list[Diagnostic]] = defaultdict(list)
     for f in lint_banks(load_banks([ORIGINAL])):
         out[f.path.rsplit("/", 1)[-1].split(".")[0]].append(f)
     return out
 
 
-def _has(findings: list[Finding], code: str, text: str = "", field: str = "") -> bool:
+def _has(findings: list[Diagnostic], code: str, text: str = "", field: str = "") -> bool:
     return any(
         f.code == code and text in f.message and (not field or f.field == field) for f in findings
     )
 
 
-def test_original_wrong_glossary_renderings(by_item: dict[str, list[Finding]]) -> None:
+def test_original_wrong_glossary_renderings(by_item: dict[str, list[Diagnostic]]) -> None:
     assert _has(by_item["01-gpu-holds"], "TR006", "'status pengoptimal'", "text.id.options.optimizer-state-only")
     assert _has(by_item["02-sync-operation"], "TR006", "'siaran'", "text.id.options.broadcast")
     assert _has(by_item["05-ddp-overlap"], "TR006", "'semua pengurangan'", "text.id.options.overlap-backward")
@@ -51,11 +52,11 @@ def test_original_wrong_glossary_renderings(by_item: dict[str, list[Finding]]) -
     assert all(f.severity == "error" for fs in by_item.values() for f in fs if f.code == "TR006")
 
 
-def test_original_key_position_pattern(by_item: dict[str, list[Finding]]) -> None:
+def test_original_key_position_pattern(by_item: dict[str, list[Diagnostic]]) -> None:
     assert _has(by_item["bank"], "BK005", "A B C D A B C D")
 
 
-def test_original_absolute_terms_and_absurd_distractors(by_item: dict[str, list[Finding]]) -> None:
+def test_original_absolute_terms_and_absurd_distractors(by_item: dict[str, list[Diagnostic]]) -> None:
     assert _has(by_item["04-nccl-algorithms"], "WR003", "'only'", "text.en.options.seed-and-lr")
     assert _has(by_item["04-nccl-algorithms"], "WR003", "'only'", "text.en.options.param-count")
     assert _has(by_item["06-global-batch"], "WR003", "'always'", "text.en.options.always-w")
@@ -68,7 +69,7 @@ def test_original_absolute_terms_and_absurd_distractors(by_item: dict[str, list[
     assert not _has(by_item["07-scaling-overhead"], "WR003", field="text.en.options.params-vanish")
 
 
-def test_original_key_is_longest(by_item: dict[str, list[Finding]]) -> None:
+def test_original_key_is_longest(by_item: dict[str, list[Diagnostic]]) -> None:
     for name in ("03-memory-limit", "06-global-batch", "07-scaling-overhead", "08-gradient-accumulation"):
         assert _has(by_item[name], "WR001", "'en'"), name
     assert _has(by_item["05-ddp-overlap"], "WR001", "'id'")
@@ -78,5 +79,5 @@ def test_original_key_is_longest(by_item: dict[str, list[Finding]]) -> None:
     assert _has(by_item["bank"], "BK007", "'en'")
 
 
-def test_original_clang_association(by_item: dict[str, list[Finding]]) -> None:
+def test_original_clang_association(by_item: dict[str, list[Diagnostic]]) -> None:
     assert _has(by_item["07-scaling-overhead"], "WR005", "'menambah'")

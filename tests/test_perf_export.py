@@ -16,46 +16,42 @@ from dpassess.bank.load import load_bank
 from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.moodle import gift
 from dpassess.export.moodle import texts as _moodle
-from dpassess.export.runner import FORMAT_DIRS, Target, export_pairs, write_targets
+from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name, write_exports
 from dpassess.markup import xhtml as _xhtml
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import synth
 
 
-def _targets(collection: Collection, out: Path) -> list[Target]:
-    return [
-        Target(fmt, [*collection.languages, *([MULTI] if EXPORTERS[fmt].multi else [])],
-               out / FORMAT_DIRS[fmt])
-        for fmt in EXPORTERS
-    ]
-
-
+def _exports(collection: Collection, out: Path) -> list[ExportFile]:
+    return [ExportFile(collection, fmt, lang, out / FORMAT_DIRS[fmt] / file_name(collection, fmt, lang))
+            for fmt in EXPORTERS
+            for lang in (*collection.languages, *([MULTI] if EXPORTERS[fmt].multi else []))]
 
 
 @pytest.mark.parametrize("bank", ["synthetic", "seed"])
 def test_parallel_export_equals_sequential(tmp_path: Path, bank: str) -> None:
     root = synth.write(tmp_path / "bank", 60) if bank == "synthetic" else SEED_BANK
     collection = Collection.from_bank(load_bank(root))
-    seq = write_targets(collection, _targets(collection, tmp_path / "seq"), jobs=1)
-    par = write_targets(collection, _targets(collection, tmp_path / "par"), jobs=2)
-    assert [len(w) for w, _ in seq] == [2, 3, 3]  # qti21 (id, en), moodle-xml and gift (+ multi)
-    # the same files, in the same order, with the same warnings
-    assert [[p.relative_to(tmp_path / "seq") for p in w] for w, _ in seq] == [
-        [p.relative_to(tmp_path / "par") for p in w] for w, _ in par
-    ]
-    assert [ws for _, ws in seq] == [ws for _, ws in par]
+    seq = write_exports(_exports(collection, tmp_path / "seq"), jobs=1)
+    par = write_exports(_exports(collection, tmp_path / "par"), jobs=2)
+    assert len(seq) == 8  # qti21 (id, en), moodle-xml and gift (+ multi)
+    assert seq == par  # the same warnings, export by export
     one, two = files(tmp_path / "seq"), files(tmp_path / "par")
-    assert len(one) >= 8
+    assert len(one) == 8
     for name in one:
         assert one[name] == two[name], name
 
 
-def test_export_pairs_keeps_the_given_order() -> None:
+def test_parallel_exports_keep_the_given_order(tmp_path: Path) -> None:
     collection = Collection.from_bank(load_bank(SEED_BANK))
-    pairs = [("gift", "en"), ("qti21", "id"), ("moodle-xml", MULTI), ("gift", "en")]
-    par = export_pairs(collection, pairs, jobs=2)
-    assert [r.data for r in par] == [EXPORTERS[f].export(collection, la).data for f, la in pairs]
+    pairs = [("gift", "en"), ("qti21", "id"), ("moodle-xml", MULTI), ("gift", "id")]
+    exports = [ExportFile(collection, f, la, tmp_path / f"{n}-{f}-{la}")
+               for n, (f, la) in enumerate(pairs)]
+    warnings = write_exports(exports, jobs=2)
+    expected = [EXPORTERS[f].export(collection, la) for f, la in pairs]
+    assert [e.path.read_bytes() for e in exports] == [r.data for r in expected]
+    assert warnings == [r.warnings for r in expected]
 
 
 # --- fast paths against the general path ----------------------------------------------------

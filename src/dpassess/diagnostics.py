@@ -92,22 +92,36 @@ def dedupe(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 class DpassessError(Exception):
-    """Base of the errors the library raises on purpose (the CLI turns them into exit codes)."""
+    """Base of the errors the library raises on purpose (the CLI turns them into exit codes).
+
+    `diagnostics` holds every problem found, when there are several (a bank that does not load,
+    a blueprint with errors): the CLI prints each, then the error's one-line summary."""
 
     exit_code = 2
+    diagnostics: Sequence[Diagnostic] = ()
 
 
 class UsageError(DpassessError):
     """Bad arguments, a path that does not exist, an unwritable output: exit 2."""
 
 
-class BankLoadError(DpassessError):
-    """The bank could not be loaded; carries every problem found, not only the first."""
+class DiagnosedError(DpassessError):
+    """An error that carries every problem found, not only the first, sorted by place; its
+    message counts them ("3 errors while loading the bank")."""
+
+    #: what the errors were found in, for the message
+    subject = "the input"
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = sorted(diagnostics, key=lambda d: (d.path, d.line, d.col, d.field))
         n = len(self.diagnostics)
-        super().__init__(f"{n} error{'s' if n != 1 else ''} while loading the bank")
+        super().__init__(f"{n} error{'s' if n != 1 else ''} {self.subject}")
 
     def __str__(self) -> str:
         return "\n".join(str(d) for d in self.diagnostics)
+
+
+class BankLoadError(DiagnosedError):
+    """The bank could not be loaded; carries every problem found, not only the first."""
+
+    subject = "while loading the bank"

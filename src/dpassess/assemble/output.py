@@ -1,8 +1,9 @@
-"""Assembled forms -> files: answer keys (CSV, JSON), printable HTML, every export, a summary.
+"""Assembled forms -> the files of an assembly: answer keys (CSV, JSON), printable HTML, every
+export of every form, a summary; written all together or not at all.
 
-Everything is built in memory first. `write` then checks every destination, writes each file
-to a temporary file beside it and renames them all only when every one is complete: a failing
-exporter or a failing write leaves the output folder as it was. No file holds a time stamp.
+`layout` says what goes where: the exports (streamed by `dpassess.export.runner`, as `dpassess
+export` writes them) and the other files' bytes. `write` checks every destination, then hands
+everything to `write_exports` in one all-or-nothing write. No file holds a time stamp.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 from lxml.html import builder as E
@@ -20,12 +22,11 @@ from lxml.html import builder as E
 from dpassess.assemble.forms import Form
 from dpassess.assemble.problem import SCALE, Problem
 from dpassess.assemble.solve import Selection
-from dpassess.diagnostics import UsageError
+from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
 from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.export.runner import FORMAT_DIRS
+from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name, write_exports
 from dpassess.markup.markdown import to_html
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.runtime.files import write_all
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {"form": "Form", "key": "Answer key", "items": "items", "points": "points",
@@ -43,14 +44,6 @@ section.answer-key { break-before: page; page-break-before: always; }
 table { border-collapse: collapse; }
 td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; }
 """
-
-
-@dataclass
-class Output:
-    """Files to write (path relative to the output folder -> bytes) and warnings."""
-
-    files: dict[str, bytes] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
 def collection(pr: Problem, form: Form) -> Collection:
@@ -99,10 +92,12 @@ def key_json(form: Form, pr: Problem, seed: int) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _fragments(markdown: str) -> list:
-    """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never concatenated)."""
-    parts = lxml.html.fragments_fromstring(to_html(markdown)) if markdown.strip() else []
-    return list(parts)
+def _fragments(markdown: str) -> list[Any]:
+    """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never
+    concatenated): elements, and the leading text if any (as lxml's builder takes them)."""
+    if not markdown.strip():
+        return []
+    return [*lxml.html.fragments_fromstring(to_html(markdown))]
 
 
 def exam_html(form: Form, coll: Collection, lang: str) -> bytes:
@@ -130,13 +125,15 @@ def exam_html(form: Form, coll: Collection, lang: str) -> bytes:
         ),
         lang=lang,
     )
-    return lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8", pretty_print=True)
+    data: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",
+                                     pretty_print=True)
+    return data
 
 
 # --- summary ---------------------------------------------------------------------------------
 
 
-def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> dict:
+def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> dict[str, Any]:
     bp = pr.blueprint
     chosen = [set(s) for s in sel.forms]
     anchors = set(pr.anchors)
@@ -177,7 +174,7 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
     }
 
 
-def summary_text(data: Mapping) -> str:
+def summary_text(data: Mapping[str, Any]) -> str:
     forms = data["forms"]
     asked = data["asked"]
     labels = [f["label"] for f in forms]
@@ -223,33 +220,46 @@ def _table(rows: list[list[str]]) -> list[str]:
 # --- everything -------------------------------------------------------------------------------
 
 
-def render(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> Output:
-    out = Output()
+@dataclass(frozen=True)
+class Layout:
+    """Every file of an assembly in its output folder: the exports (streamed by the export
+    runner) and the other files with their bytes (keys, printable forms; the summary last)."""
+
+    out_dir: Path
+    exports: list[ExportFile]
+    files: list[tuple[Path, bytes]]
+
+    def paths(self) -> list[Path]:
+        """Every destination, sorted, the summary last."""
+        paths = [e.path for e in self.exports] + [p for p, _ in self.files]
+        return sorted(paths, key=lambda p: _rank(self.out_dir, p))
+
+
+def _rank(out_dir: Path, path: Path) -> tuple[bool, str]:
+    rel = path.relative_to(out_dir).as_posix()
+    return rel.startswith("summary."), rel
+
+
+def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: Path) -> Layout:
+    """Where each file of the assembly goes under `out_dir`; nothing is exported yet."""
+    exports: list[ExportFile] = []
+    files: list[tuple[Path, bytes]] = []
     langs = list(pr.bank.languages)
     for form in forms:
         coll = collection(pr, form)
-        d = form.id
-        out.files[f"{d}/{d}-key.csv"] = key_csv(form)
-        out.files[f"{d}/{d}-key.json"] = key_json(form, pr, seed)
-        for lang in langs:
-            out.files[f"{d}/{d}-{lang}.html"] = exam_html(form, coll, lang)
-        for fmt in EXPORTERS:
-            try:
-                exp = EXPORTERS[fmt]
-            except ModuleNotFoundError as exc:  # a format still being written
-                out.warnings.append(f"{fmt}: not available ({exc}); form exports skipped")
-                continue
+        d = out_dir / form.id
+        files.append((d / f"{form.id}-key.csv", key_csv(form)))
+        files.append((d / f"{form.id}-key.json", key_json(form, pr, seed)))
+        files += [(d / f"{form.id}-{lang}.html", exam_html(form, coll, lang)) for lang in langs]
+        for fmt, exp in EXPORTERS.items():
             for lang in [*langs, *([MULTI] if exp.multi else [])]:
-                result = exp.export(coll, lang)
-                out.files[f"{d}/{FORMAT_DIRS.get(fmt, fmt)}/{d}-{lang}{exp.suffix}"] = result.data
-                for w in result.warnings:
-                    line = f"{form.id}: {w}"
-                    if line not in out.warnings:
-                        out.warnings.append(line)
+                path = d / FORMAT_DIRS[fmt] / file_name(coll, fmt, lang)
+                exports.append(ExportFile(coll, fmt, lang, path))
     data = summary_data(pr, sel, forms, seed)
-    out.files["summary.txt"] = summary_text(data).encode("utf-8")
-    out.files["summary.json"] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
-    return out
+    files.append((out_dir / "summary.json",
+                  (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()))
+    files.append((out_dir / "summary.txt", summary_text(data).encode("utf-8")))
+    return Layout(out_dir, exports, files)
 
 
 def check_targets(paths: list[Path]) -> None:
@@ -257,7 +267,7 @@ def check_targets(paths: list[Path]) -> None:
     the way of its parent folders; nothing is created."""
     for path in paths:
         if path.is_dir():
-            raise UsageError(f"{path}: is a directory; remove it or choose another --out")
+            raise UsageError(f"{path}: is a directory; remove it or choose another output folder")
         for folder in path.parents:
             if folder.exists():
                 if not folder.is_dir():
@@ -265,29 +275,38 @@ def check_targets(paths: list[Path]) -> None:
                 break
 
 
-def write(output: Output, out_dir: Path) -> list[Path]:
-    """Write every file, or none: every destination is checked first, each file goes to a
-    temporary file beside its destination, and all are renamed (in sorted order, the summary
-    last) once every one is complete. On a failure every temporary file and every folder this
-    call created are removed; files that were there before are left as they were.
+def write(out: Layout) -> tuple[list[Path], list[Diagnostic]]:
+    """Write every file, or none, and return the paths (as `Layout.paths`) and the exports'
+    warnings, each once (a warning about a whole form is placed at the form's folder).
 
-    Raises UsageError naming the path that cannot be written (exit 2 in the CLI)."""
-    rels = sorted(output.files, key=lambda rel: (rel.startswith("summary."), rel))
-    paths = [out_dir / rel for rel in rels]
+    Every destination is checked first; then `write_exports` streams each export and writes
+    each file to a temporary file beside its destination, and renames them all (the summary
+    last) once every one is complete. On a failure every temporary file and every folder the
+    write created are removed; files that were there before are left as they were.
+
+    Raises UsageError naming the path that cannot be written."""
+    paths = out.paths()
     check_targets(paths)
-    write_all([(path, output.files[rel]) for rel, path in zip(rels, paths, strict=True)])
-    return paths
+    files = sorted(out.files, key=lambda f: _rank(out.out_dir, f[0]))
+    results = write_exports(out.exports, files)
+    warnings: list[Diagnostic] = []
+    for export, found in zip(out.exports, results, strict=True):
+        form_dir = str(out.out_dir / export.collection.id)
+        warnings += [d if d.path else d.at(form_dir) for d in found]
+    return paths, dedupe(warnings)
 
 
-def stale_forms(output: Output, out_dir: Path) -> list[str]:
-    """Warnings for form folders an earlier run's summary.json in `out_dir` lists that this
-    output does not write (they are left in place: they may hold files of the user's)."""
+def stale_forms(out: Layout) -> list[Diagnostic]:
+    """Warnings for form folders an earlier run's summary.json in the output folder lists that
+    this assembly does not write (they are left in place: they may hold files of the user's)."""
     try:
-        earlier = json.loads((out_dir / "summary.json").read_bytes())
+        earlier = json.loads((out.out_dir / "summary.json").read_bytes())
         ids = [f["id"] for f in earlier["forms"]]
     except (OSError, ValueError, KeyError, TypeError):
         return []
-    now = {rel.split("/", 1)[0] for rel in output.files}
-    return [f"{out_dir / i}: a form of an earlier assembly ({earlier.get('blueprint')}), not of "
-            "this one; left in place: remove it if it is no longer wanted"
-            for i in ids if isinstance(i, str) and i not in now and (out_dir / i).is_dir()]
+    now = {p.relative_to(out.out_dir).parts[0] for p in out.paths()}
+    return [Diagnostic(str(out.out_dir / i), 0, 0, "",
+                       f"a form of an earlier assembly ({earlier.get('blueprint')}), not of "
+                       "this one; left in place: remove it if it is no longer wanted",
+                       severity=Severity.warning)
+            for i in ids if isinstance(i, str) and i not in now and (out.out_dir / i).is_dir()]

@@ -15,28 +15,25 @@ from pydantic import ValidationError
 
 from dpassess.bank.load import BANK_FILE, diagnostics_from, load_bank, read_yaml
 from dpassess.bank.positions import locate
-from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError
+from dpassess.diagnostics import (
+    BankLoadError,
+    DiagnosedError,
+    Diagnostic,
+    FieldPath,
+    Severity,
+    format_field,
+)
 from dpassess.model import Bank, Item
 from dpassess.model.blueprint import Blueprint, Cell
 
 #: Solver arithmetic is integral: p values and points are scaled by this factor.
 SCALE = 1000
 
-Loc = tuple[str | int, ...]
 
-
-class BlueprintError(DpassessError):
+class BlueprintError(DiagnosedError):
     """The blueprint is unusable (bad field, unknown name, more forms than the bank can fill)."""
 
-    exit_code = 2
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        self.diagnostics = sorted(diagnostics, key=lambda d: (d.path, d.line, d.col, d.field))
-        n = len(self.diagnostics)
-        super().__init__(f"{n} error{'s' if n != 1 else ''} in the blueprint")
-
-    def __str__(self) -> str:
-        return "\n".join(str(d) for d in self.diagnostics)
+    subject = "in the blueprint"
 
 
 @dataclass
@@ -65,22 +62,21 @@ class Problem:
     cells: list[CellSet]
     anchors: list[int]
     enemies: list[tuple[int, int]]
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
     def forms(self) -> int:
         return self.blueprint.forms
 
-    def where(self, loc: Loc) -> str:
+    def where(self, loc: FieldPath) -> str:
         """`path:line` of a blueprint field, for messages."""
         line, _ = locate(self.path, loc)
         return f"{self.path}:{line}"
 
 
-def _diag(path: str, loc: Loc, message: str) -> Diagnostic:
+def _diag(path: str, loc: FieldPath, message: str) -> Diagnostic:
     line, col = locate(path, loc)
-    field_name = ".".join(str(s) if isinstance(s, str) else f"[{s}]" for s in loc).replace(".[", "[")
-    return Diagnostic(path, line, col, field_name, message)
+    return Diagnostic(path, line, col, format_field(loc), message)
 
 
 def _hint(name: str, known: list[str]) -> str:
@@ -116,29 +112,36 @@ def bank_path(blueprint: Blueprint, path: str | os.PathLike[str]) -> Path:
 
 
 def load_problem(
-    path: str | os.PathLike[str], blueprint: Blueprint | None = None, bank: Bank | None = None
+    path: str | os.PathLike[str], bank: Bank | None = None, *, blueprint: Blueprint | None = None
 ) -> Problem:
-    """Load the blueprint at `path` and its bank, and resolve every name against the bank."""
+    """Load the blueprint at `path` (unless given) and resolve every name against its bank.
+
+    `bank`: the blueprint's bank, already loaded (`dpassess build` holds it); it must be the
+    folder the blueprint's `bank:` names (ValueError otherwise). Without it the bank is loaded
+    here; a missing or broken bank is a BlueprintError on the `bank` line."""
     p = str(path)
     bp = blueprint if blueprint is not None else load_blueprint(p)
-    if bank is None:
-        root = bank_path(bp, p)
-        if not (root / BANK_FILE).is_file():
-            why = "no such folder" if not root.exists() else f"no {BANK_FILE} in it"
-            raise BlueprintError([_diag(p, ("bank",), f"bank {bp.bank!r} not found ({root}: {why})")])
-        try:
-            bank = load_bank(root)
-        except BankLoadError as exc:
-            lead = _diag(p, ("bank",), f"bank {bp.bank!r} has {len(exc.diagnostics)} error(s)")
-            raise BlueprintError([lead, *exc.diagnostics]) from None
-    return resolve(bp, p, bank)
+    root = bank_path(bp, p)
+    if bank is not None:
+        if Path(bank.root).resolve() != root:
+            raise ValueError(f"{p}: the blueprint's bank is {root}, not {bank.root}")
+        return resolve(bp, p, bank)
+    if not (root / BANK_FILE).is_file():
+        why = "no such folder" if not root.exists() else f"no {BANK_FILE} in it"
+        raise BlueprintError([_diag(p, ("bank",), f"bank {bp.bank!r} not found ({root}: {why})")])
+    try:
+        loaded = load_bank(root)
+    except BankLoadError as exc:
+        lead = _diag(p, ("bank",), f"bank {bp.bank!r} has {len(exc.diagnostics)} error(s)")
+        raise BlueprintError([lead, *exc.diagnostics]) from None
+    return resolve(bp, p, loaded)
 
 
 def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
     diags: list[Diagnostic] = []
     all_ids = [i.id for i in bank]
 
-    def known_item(loc: Loc, item_id: str) -> bool:
+    def known_item(loc: FieldPath, item_id: str) -> bool:
         if item_id in bank:
             return True
         diags.append(_diag(path, loc, f"unknown item {item_id!r}{_hint(item_id, all_ids)}"))
@@ -190,23 +193,23 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
             value = scale.medium
             unrated.append(it.id)
         p.append(round(value * SCALE))
-    warnings = []
+    warnings: list[Diagnostic] = []
     if unrated and bp.balance is not None:
         shown = ", ".join(unrated[:5]) + (", ..." if len(unrated) > 5 else "")
-        warnings.append(
-            f"{path}: {len(unrated)} item(s) have neither p_value nor difficulty and count as "
-            f"medium (p = {scale.medium:g}) for the balance: {shown}"
-        )
+        warnings.append(Diagnostic(
+            path, 0, 0, "",
+            f"{len(unrated)} item(s) have neither p_value nor difficulty and count as "
+            f"medium (p = {scale.medium:g}) for the balance: {shown}",
+            severity=Severity.warning,
+        ))
     pairs: set[tuple[int, int]] = set()
     for it in items:
         for e in it.enemies:
             if e in index and e != it.id:
-                a, b = index[it.id], index[e]
-                pairs.add((min(a, b), max(a, b)))
+                pairs.add(_pair(index[it.id], index[e]))
     for a_id, b_id in bp.enemies:
         if a_id in index and b_id in index:
-            a, b = index[a_id], index[b_id]
-            pairs.add((min(a, b), max(a, b)))
+            pairs.add(_pair(index[a_id], index[b_id]))
     return Problem(
         blueprint=bp,
         path=path,
@@ -219,6 +222,10 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
         enemies=sorted(pairs),
         warnings=warnings,
     )
+
+
+def _pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a <= b else (b, a)
 
 
 def _matches(cell: Cell, item: Item) -> bool:

@@ -243,11 +243,10 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
     # explores other forms first.
     order = list(range(n))
     random.Random(f"{seed}:variables").shuffle(order)
-    x: list[list[cp_model.IntVar]] = [[None] * n for _ in range(n_forms)]  # type: ignore[list-item]
-    for f in range(n_forms):
-        row = x[f]
-        for i in order:
-            row[i] = m.new_bool_var("")
+    x: list[list[cp_model.IntVar]] = []
+    for _ in range(n_forms):
+        made = {i: m.new_bool_var("") for i in order}
+        x.append([made[i] for i in range(n)])
     Sum = cp_model.LinearExpr.Sum
     WSum = cp_model.LinearExpr.WeightedSum
     counts = [Sum(x[f]) for f in range(n_forms)]
@@ -288,33 +287,34 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
         if fixed is not None:
             # Same size everywhere: compare sums of p (exact at the p resolution).
             top = SCALE * fixed
-            lo, hi = m.new_int_var(0, top, "lo"), m.new_int_var(0, top, "hi")
+            p_lo, p_hi = m.new_int_var(0, top, "lo"), m.new_int_var(0, top, "hi")
             for total in sums:
-                m.add(total >= lo)
-                m.add(total <= hi)
+                m.add(total >= p_lo)
+                m.add(total <= p_hi)
             scale = float(SCALE * fixed)
         else:
             # Sizes vary: bound each mean by lo <= sum/count <= hi with products.
-            lo, hi = m.new_int_var(0, SCALE, "lo"), m.new_int_var(0, SCALE, "hi")
+            p_lo, p_hi = m.new_int_var(0, SCALE, "lo"), m.new_int_var(0, SCALE, "hi")
             for f, total in enumerate(sums):
                 t_lo = m.new_int_var(0, SCALE * n, "")
                 t_hi = m.new_int_var(0, SCALE * n, "")
                 cnt = m.new_int_var(0, n, "")
                 m.add(cnt == counts[f])
-                m.add_multiplication_equality(t_lo, [lo, cnt])
-                m.add_multiplication_equality(t_hi, [hi, cnt])
+                m.add_multiplication_equality(t_lo, [p_lo, cnt])
+                m.add_multiplication_equality(t_hi, [p_hi, cnt])
                 m.add(total >= t_lo)
                 m.add(total <= t_hi)
         if want_tol:
             assert tol is not None
-            m.add(hi - lo <= math.floor(tol * scale + 1e-9))
+            m.add(p_hi - p_lo <= math.floor(tol * scale + 1e-9))
         if want_obj:
-            m.minimize(hi - lo)
+            m.minimize(p_hi - p_lo)
             has_objective = True
     return _Model(m, x, has_objective, scale, rule)
 
 
-def _overlap(m: cp_model.CpModel, x, pr: Problem, free: list[int]) -> str:
+def _overlap(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
+             free: list[int]) -> str:
     k = pr.blueprint.max_overlap
     assert k is not None
     n_forms = pr.forms
@@ -371,7 +371,10 @@ def _solver(seed: int, time_limit: float) -> cp_model.CpSolver:
     return solver
 
 
-def _run(pr: Problem, enabled: set[str], seed: int, time_limit: float, *, objective: bool):
+def _run(
+    pr: Problem, enabled: set[str], seed: int, time_limit: float, *, objective: bool
+) -> tuple[_Model, cp_model.CpSolver, cp_model.CpSolverStatus, float | None, float]:
+    """Build and solve: (model, solver, status code, seconds to the first solution, seconds)."""
     start = time.perf_counter()
     built = _build(pr, enabled, seed, objective=objective)
     solver = _solver(seed, time_limit)
@@ -460,15 +463,15 @@ def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
                          seconds=time.perf_counter() - start)
     lines = ["no forms found within the time limit "
              f"({time_limit:g} deterministic s); none was proven impossible either",
-             "try a larger --time-limit, or relax the blueprint"]
+             "give the solver more time (a larger time_limit) or relax the blueprint"]
     if built.overlap_rule == "compact":
         lines.insert(1, "overlap was enforced by the stronger compact rule (at most "
                         f"{pr.blueprint.max_overlap} items reused across all forms)")
     return Selection(Status.unknown, explanation=lines, seconds=time.perf_counter() - start)
 
 
-def _selection(pr: Problem, built: _Model, solver: cp_model.CpSolver, code: int,
-               first: float | None, start: float) -> Selection:
+def _selection(pr: Problem, built: _Model, solver: cp_model.CpSolver,
+               code: cp_model.CpSolverStatus, first: float | None, start: float) -> Selection:
     forms = [[i for i in range(len(pr.items)) if solver.boolean_value(row[i])] for row in built.x]
     sel = Selection(Status.feasible, forms, seconds=time.perf_counter() - start,
                     first_solution=first, overlap_rule=built.overlap_rule)

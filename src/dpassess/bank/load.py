@@ -425,7 +425,9 @@ def load_item(path: str) -> tuple[Parsed | None, list[Diagnostic]]:
         return None, diagnostics_from(exc, path, cls)
 
 
-def _item_files(root: Path) -> list[str]:
+def item_files(root: Path) -> list[str]:
+    """The item (and stimulus) files of the bank at `root`, in authoring order: every `*.yaml`
+    and `*.yml` below it but `bank.yaml` and hidden files and folders, sorted by path."""
     files: list[str] = []
     for dirpath, dirnames, filenames in os.walk(str(root)):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -524,7 +526,7 @@ def _load_bank(
 
     entries: list[LoadedItem] = []
     first_seen: dict[str, str] = {}
-    files = _item_files(root)
+    files = item_files(root)
     if preloaded:
         todo = [f for f in files if f not in preloaded]
         fresh = dict(zip(todo, _load_items(todo, jobs), strict=True))

@@ -36,6 +36,12 @@ FIELD_ORDER = (
     "source", "lms", "suppress",
 )
 
+#: The order of the fields of one language's text.
+TEXT_ORDER = (
+    "title", "stem", "text", "options", "premises", "responses", "answers", "feedback",
+    "explanation", "grader_info", "response_template",
+)
+
 
 def item_to_data(item: Item | Stimulus) -> dict[str, Any]:
     """Plain data for an item file: defaults left out, options as ids when none is locked."""
@@ -46,7 +52,13 @@ def item_to_data(item: Item | Stimulus) -> dict[str, Any]:
             data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
         if len(item.key) == 1 and not isinstance(item, MultipleResponse):
             data["key"] = item.key[0]
-    rank = {name: i for i, name in enumerate(FIELD_ORDER)}
+    for lang, content in data.get("text", {}).items():
+        data["text"][lang] = _ordered(content, TEXT_ORDER)
+    return _ordered(data, FIELD_ORDER)
+
+
+def _ordered(data: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    rank = {name: i for i, name in enumerate(order)}
     return dict(sorted(data.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 
 # Each module registers its commands on `app` when imported.
-from dpassess.cli import assemble, core, export, importers, lint  # noqa: F401
-from dpassess.cli._app import app, err, report_load_error
-from dpassess.diagnostics import BankLoadError, DpassessError
+from dpassess.cli import assemble, core, export, importers, lint, stats  # noqa: F401
+from dpassess.cli._app import app, err, report_error
+from dpassess.diagnostics import DpassessError
 
 __all__ = ["app", "main"]
 
@@ -21,11 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: library errors become one clear line and an exit code."""
     try:
         app(args=argv, prog_name="dpassess")
-    except BankLoadError as exc:
-        report_load_error(exc)
-        sys.exit(exc.exit_code)
     except DpassessError as exc:
-        err(f"error: {exc}")
+        report_error(exc)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # pragma: no cover
         err("interrupted")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 
 from dpassess import __version__
-from dpassess.diagnostics import BankLoadError
+from dpassess.diagnostics import Diagnostic, DpassessError
 
 app = typer.Typer(
     name="dpassess",
@@ -36,7 +38,17 @@ def err(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def report_load_error(exc: BankLoadError) -> None:
-    for d in exc.diagnostics:
-        err(str(d))
-    err(f"error: {exc.args[0]}")
+def report_error(exc: DpassessError) -> None:
+    """Every diagnostic the error carries, one per line (`str(d)`), then `error: <what>`."""
+    if exc.diagnostics:
+        for d in exc.diagnostics:
+            err(str(d))
+        err(f"error: {exc.args[0]}")
+    else:
+        err(f"error: {exc}")
+
+
+def report_warnings(warnings: Sequence[Diagnostic]) -> None:
+    for d in warnings:
+        err(f"warning: {d}")
+

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err
+from dpassess.cli._app import app, err, report_error, report_warnings
 
 
 @app.command()
@@ -28,7 +28,7 @@ def assemble(
     Exit 1 when no forms can meet the blueprint (with the reason), 2 for a bad blueprint or
     an output path that cannot be written (then nothing is written).
     """
-    from dpassess.assemble import BlueprintError, Infeasible, write_assembly
+    from dpassess.assemble import BlueprintError, Infeasible, Status, write_assembly
     from dpassess.assemble import assemble as run
 
     if not blueprint.is_file():
@@ -37,17 +37,16 @@ def assemble(
     try:
         result = run(blueprint, seed=seed, time_limit=time_limit)
     except BlueprintError as exc:
-        for d in exc.diagnostics:
-            err(str(d))
-        err(f"error: {exc.args[0]}")
+        report_error(exc)
         raise typer.Exit(2) from None
     except Infeasible as exc:
         err(f"error: {blueprint}: no forms meet the blueprint ({exc.status.value})")
         for line in exc.lines:
             err(line)
+        if exc.status is Status.unknown:
+            err("(--time-limit S overrides the blueprint's time_limit)")
         raise typer.Exit(1) from None
     written, warnings = write_assembly(result, out)
     typer.echo(result.summary(), nl=False)
     typer.echo(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
-    for w in warnings:
-        err(f"warning: {w}")
+    report_warnings(warnings)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from dpassess.bank.load import load_banks
-from dpassess.cli._app import app, err, report_load_error
+from dpassess.cli._app import app, report_error, report_warnings
 from dpassess.diagnostics import BankLoadError
 
 SCHEMAS = ("item", "bank", "blueprint")
@@ -34,7 +34,7 @@ def check(
     try:
         banks = load_banks(paths or [Path("items")])
     except BankLoadError as exc:
-        report_load_error(exc)
+        report_error(exc)
         raise typer.Exit(1) from None
     n = sum(len(b) for b in banks)
     typer.echo(f"ok: {len(banks)} bank{'s' if len(banks) != 1 else ''}, {n} items")
@@ -58,7 +58,6 @@ def build(
     report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache)
     for line in report.lines:
         typer.echo(line)
-    for w in report.warnings:
-        err(f"warning: {w}")
+    report_warnings(report.warnings)
     if report.exit_code:
         raise typer.Exit(report.exit_code)

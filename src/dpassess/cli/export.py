@@ -6,17 +6,12 @@ from pathlib import Path
 
 import typer
 
+from dpassess.app.export import write_bank_exports
 from dpassess.bank.load import load_banks
-from dpassess.cli._app import app, err
+from dpassess.cli._app import app, report_warnings
 from dpassess.diagnostics import UsageError
-from dpassess.export import EXPORTERS, MULTI, Collection, ExportWarning
-from dpassess.export.runner import FORMAT_DIRS, write_collection
-
-
-def print_warnings(warnings: list[ExportWarning], collection: Collection, bank: str) -> None:
-    """Each warning after the file it concerns: the item's, else the bank folder (as `build`)."""
-    for w in warnings:
-        err(f"{collection.paths.get(w.item_id or '', bank)}: warning: {w}")
+from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
 
 
 @app.command()
@@ -46,11 +41,11 @@ def export(
         collection = Collection.from_bank(bank)
         langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
         if single_file:
-            target_dir, names = out.parent, {lang: out.name}
+            dests = [out]
         else:
             target_dir = out if out is not None else Path("exports") / FORMAT_DIRS[fmt]
-            names = None
-        written, warnings = write_collection(collection, fmt, langs, target_dir, names=names)
-        print_warnings(warnings, collection, str(bank.root))
-        for path in written:
+            dests = [target_dir / file_name(collection, fmt, x) for x in langs]
+        exports = [ExportFile(collection, fmt, x, p) for x, p in zip(langs, dests, strict=True)]
+        report_warnings(write_bank_exports(bank, exports))
+        for path in dests:
             typer.echo(f"wrote {path}")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err
-from dpassess.importers import READERS, import_file, write_items
+from dpassess.cli._app import app, err, report_warnings
+from dpassess.importers import READERS, WouldOverwrite, import_file, write_items
+from dpassess.importers.common import NoLanguage
 
 
 @app.command("import")
@@ -26,12 +27,22 @@ def import_(
     force: bool = typer.Option(False, "--force", help="Overwrite existing item files."),
 ) -> None:
     """Import questions as item files (one YAML file per question). Skipped questions are listed."""
-    result = import_file(file, fmt, lang=lang)
-    for s in result.skipped:
-        err(str(s))
-    for w in result.warnings:
-        err(f"warning: {w}")
-    written = write_items(result, bank, overwrite=force)
+    if fmt not in READERS:
+        raise typer.BadParameter(f"{fmt!r} is not one of {', '.join(READERS)}",
+                                 param_hint="'--from'")
+    try:
+        result = import_file(file, fmt, lang=lang)
+    except NoLanguage as exc:
+        err(f"error: {exc}; give it with --lang (for example --lang en)")
+        raise typer.Exit(exc.exit_code) from None
+    for d in result.skipped:
+        err(f"skipped: {d}")
+    report_warnings(result.warnings)
+    try:
+        written = write_items(result, bank, overwrite=force)
+    except WouldOverwrite as exc:
+        err(f"error: {exc}; use --force to overwrite")
+        raise typer.Exit(exc.exit_code) from None
     for p in written:
         typer.echo(f"wrote {p}")
     typer.echo(result.summary())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err, report_load_error
+from dpassess.cli._app import app, report_error
 from dpassess.diagnostics import BankLoadError, UsageError
 from dpassess.runtime.files import atomic_write
 
@@ -62,11 +62,8 @@ def lint(
             atomic_write(output, report.encode("utf-8"))
         else:
             typer.echo(report, nl=False)
-    except BankLoadError as exc:
-        report_load_error(exc)
-        raise typer.Exit(2) from None
-    except UsageError as exc:
-        err(f"error: {exc}")
+    except (BankLoadError, UsageError) as exc:
+        report_error(exc)
         raise typer.Exit(2) from None
     if failing(findings, settings.fail_on):
         raise typer.Exit(1)

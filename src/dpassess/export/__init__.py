@@ -11,39 +11,34 @@ not carry: nothing is dropped silently.
 Each entry point also streams: `export(collection, lang, out)` with `out` a binary file object
 (seekable for QTI's zip) writes the same bytes there item by item, never holding the whole file,
 and returns the warnings with empty `data`. If it raises, `out` holds part of a file: write to a
-temporary file (as `dpassess.export.runner.write_targets` does) and discard it.
+temporary file (as `dpassess.export.runner.write_exports` does) and discard it.
+
+Every format treats languages alike (`check_lang`, `exported_languages`): a language the
+collection does not have is a `UsageError`; an item without text in the exported language is
+left out of that file with a warning; in `multi` an item is written in the languages it has.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
+from dpassess.diagnostics import Diagnostic, UsageError, warning
 from dpassess.model import Bank, Item
 
 MULTI = "multi"
 
 
 @dataclass(frozen=True, slots=True)
-class ExportWarning:
-    """Something the format cannot carry, or that the target LMS would alter."""
-
-    format: str
-    item_id: str | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.item_id}: {self.field}" if self.item_id else self.field
-        return f"{self.format}: {where}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
 class ExportResult:
+    """A file's bytes (empty when it was streamed) and a warning for each thing it does not
+    carry as written: `code` is the format, `item` the item's id (None for the collection),
+    `field` the field path, `path` the item's source file when the collection knows it."""
+
     data: bytes
-    warnings: list[ExportWarning] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +78,34 @@ class Collection:
             return self.title[lang]
         return next(iter(self.title.values()), self.id)
 
+    def warning(self, fmt: str, item_id: str | None, field: str, message: str) -> Diagnostic:
+        """A warning of format `fmt` about item `item_id` (None: the collection itself), placed
+        in the item's source file when the collection knows it."""
+        path = self.paths.get(item_id, "") if item_id is not None else ""
+        return warning(fmt, message, path=path, field=field, item=item_id)
+
 
 class Exporter(Protocol):
     """The one entry point of a format module."""
 
-    name: str  # registry key and --format value
-    suffix: str  # file suffix of its output: ".zip", ".xml", ".txt"
-    multi: bool  # whether `lang="multi"` (all languages in one file) is supported
+    @property
+    def name(self) -> str: ...  # registry key and --format value
+
+    @property
+    def suffix(self) -> str: ...  # file suffix of its output: ".zip", ".xml", ".txt"
+
+    @property
+    def multi(self) -> bool: ...  # whether `lang="multi"` (all languages in one file) works
 
     def export(self, collection: Collection, lang: str, out: BinaryIO | None = None
                ) -> ExportResult: ...
+
+
+class ExportFunction(Protocol):
+    """A format module's `export(collection, lang, out=None)`."""
+
+    def __call__(self, collection: Collection, lang: str, out: BinaryIO | None = None
+                 ) -> ExportResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +113,7 @@ class FormatModule:
     name: str
     suffix: str
     multi: bool
-    export: Callable[..., ExportResult]  # (collection, lang, out=None)
+    export: ExportFunction
 
 
 #: format name -> module path. Modules are imported on first use (the CLI lists names only).
@@ -118,7 +131,7 @@ class _Registry(Mapping[str, Exporter]):
         mod = importlib.import_module(_MODULES[name])
         return FormatModule(name, mod.SUFFIX, mod.MULTI, mod.export)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(_MODULES)
 
     def __len__(self) -> int:
@@ -129,30 +142,46 @@ EXPORTERS: Mapping[str, Exporter] = _Registry()
 
 
 def check_lang(fmt: str, collection: Collection, lang: str, *, multi: bool) -> None:
-    """Raise UsageError when `lang` is not one of the collection's languages (or multi)."""
-    from dpassess.diagnostics import UsageError
-
+    """Raise UsageError when `lang` is not one of the collection's languages (or multi, where
+    the format supports it)."""
     if lang == MULTI:
         if not multi:
-            raise UsageError(f"--lang multi is not supported by {fmt}; give one of "
-                             f"{', '.join(collection.languages)}")
+            raise UsageError(f"language {MULTI!r} (every language in one file) is not supported "
+                             f"by {fmt}; give one of {', '.join(collection.languages)}")
         return
     if lang not in collection.languages:
         raise UsageError(
-            f"--lang {lang}: the bank has {', '.join(collection.languages)}"
+            f"language {lang!r}: the collection has {', '.join(collection.languages)}"
             + (" or multi" if multi else "")
         )
 
 
-def export_all(
-    collection: Collection, formats: Sequence[str], langs: Sequence[str]
-) -> dict[tuple[str, str], ExportResult]:
-    """Every (format, language) pair, in a fixed order."""
-    out: dict[tuple[str, str], ExportResult] = {}
-    for fmt in formats:
-        exp = EXPORTERS[fmt]
-        for lang in langs:
-            if lang == MULTI and not exp.multi:
-                continue
-            out[(fmt, lang)] = exp.export(collection, lang)
-    return out
+def exported_languages(fmt: str, collection: Collection, item: Item, lang: str
+                       ) -> tuple[tuple[str, ...], list[Diagnostic]]:
+    """The languages `item` is written in for a file in `lang`, and the warnings that says.
+
+    One language: `(lang,)`, or `()` when the item has no text in it (the item is left out of
+    that file, with a warning). `multi`: every language of the collection the item has; for a
+    language it lacks a warning says which text its readers see instead (the default language's
+    when the item has it, else the item's first)."""
+    if lang != MULTI:
+        if lang in item.text:
+            return (lang,), []
+        return (), [collection.warning(fmt, item.id, "text", f"no {lang!r} text; not exported")]
+    have = [la for la in collection.languages if la in item.text]
+    warnings = []
+    for la in collection.languages:
+        if la not in item.text:
+            d = collection.default_language
+            fallback = d if d in item.text else next(iter(item.text))
+            warnings.append(collection.warning(
+                fmt, item.id, f"text.{la}",
+                f"no {la!r} text; the {fallback!r} text is written in its place"))
+            if fallback not in have:
+                have.append(fallback)
+    return tuple(have), warnings
+
+
+def nothing_to_export(collection: Collection, lang: str) -> UsageError:
+    """The error for a file in `lang` that no item of the collection has text for."""
+    return UsageError(f"{collection.id}: no item has {lang!r} text; nothing to export")

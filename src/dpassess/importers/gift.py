@@ -5,24 +5,22 @@ Questions are separated by blank lines; lines starting with `//` are comments (`
 `::name::` names a question; `[html]`, `[moodle]`, `[plain]` and `[markdown]` set a text's format;
 `\\` escapes `~ = # { } :` and `\\n` is a newline. Multiple choice (`=` right, `~` wrong, `~%50%`
 weighted, `#` feedback, `####` general feedback) and true/false (`{T}`, `{FALSE#wrong#right}`)
-become items; every other question type is skipped with its line and the reason.
+become `questions.Question`s, which `questions.Builder` makes into items; every other question
+type is skipped with its line and the reason.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from dpassess.importers import ImportResult
-from dpassess.importers.moodle_xml import (
-    Answer,
-    Builder,
-    Question,
-    Skip,
-    Text,
-    check_size,
-    php_trim,
-)
+from dpassess.importers.common import ImportResult, Skip, check_size, php_trim
+from dpassess.importers.moodle_text import label
+from dpassess.importers.questions import Answer, Builder, Question, Text
 from dpassess.importers.safe import decode_utf8
+from dpassess.model import ItemType
+
+CODE = "gift"
 
 # qformat_gift::escapedchar_pre / escapedchar_post
 _ESCAPED = {"\\:": "&&058;", "\\#": "&&035;", "\\=": "&&061;", "\\{": "&&123;", "\\}": "&&125;",
@@ -64,6 +62,16 @@ def _text(text: str, default: str) -> Text:
     return Text(php_trim(_post(text)), fmt)
 
 
+def _name(text: str) -> tuple[str, str]:
+    """A leading `::name::` (the question's name) and the text after it."""
+    if text.startswith("::"):
+        end = text.find("::", 2)
+        if end != -1:
+            return php_trim(_post(text[2:end])), php_trim(text[end + 2:])
+        return "", text[2:]
+    return "", text
+
+
 def _lines(text: str) -> list[str]:
     """file(): lines split at LF; a file with CR alone (classic Mac) is split at CR."""
     first = text.split("\n", 1)[0]
@@ -72,7 +80,7 @@ def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
-def _blocks(lines: list[str]):
+def _blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
     """qformat_default::readquestions: (first line number, trimmed lines) per question; a line
     that trims to nothing (or to "0": PHP's empty()) ends a question."""
     block: list[str] = []
@@ -92,12 +100,10 @@ def _blocks(lines: list[str]):
 
 
 class _Reader:
-    def __init__(self, builder: Builder, name: str) -> None:
+    def __init__(self, builder: Builder) -> None:
         self.b = builder
-        self.name = name
 
     def block(self, start: int, lines: list[str]) -> None:
-        where = f"{self.name}:{start}"
         comments = "".join(line + "\n" for line in lines if line.startswith("//"))
         text = php_trim("\n".join(" " if line.startswith("//") else line for line in lines))
         if not text:
@@ -106,27 +112,20 @@ class _Reader:
         if text.startswith("$CATEGORY:"):
             category = php_trim(text[10:])
             if "\n" in category:
-                category, rest = category.split("\n", 1)
-                self.b.skip(where, "text after $CATEGORY: in the same block (Moodle reads it as "
-                                   "part of the category name): put a blank line after it")
-                del rest
+                category = category.split("\n", 1)[0]
+                self.b.skip("text after $CATEGORY: in the same block (Moodle reads it as part of "
+                            "the category name): put a blank line after it", line=start)
             self.b.category(_post(php_trim(category)))
             return
+        name, text = _name(text)
         try:
-            question = self.question(where, text, comments)
+            question = self.question(start, name, text, comments)
         except Skip as exc:
-            self.b.skip(where, str(exc))
+            self.b.skip(str(exc), line=start, item=label(name))
             return
         self.b.question(question)
 
-    def question(self, where: str, text: str, comments: str) -> Question:
-        name = ""
-        if text.startswith("::"):
-            text = text[2:]
-            end = text.find("::")
-            if end != -1:
-                name = php_trim(_post(text[:end]))
-                text = php_trim(text[end + 2:])
+    def question(self, line: int, name: str, text: str, comments: str) -> Question:
         start, finish = text.find("{"), text.find("}")
         if start == -1 and finish == -1:
             raise Skip("description (text with no answers) is not a question the model holds")
@@ -145,15 +144,18 @@ class _Reader:
             general = answers[gf + 4:]
             answers = php_trim(answers[:gf])
         stem = _text(stem_text, "moodle")
-        common = dict(location=where, name=name, stem=stem,
-                      general=_text(general, stem.format), **self.id_and_tags(comments))
+        idnumber, tags = self.id_and_tags(comments)
+
+        def made(kind: ItemType, choices: list[Answer]) -> Question:
+            return Question(line, kind, name, stem, _text(general, stem.format), choices,
+                            idnumber, tags)
+
         if answers == "":
             raise Skip("essay questions are not supported yet")
         if answers[0] == "#":
             raise Skip("numerical questions are not supported yet")
         if "~" in answers:
-            return Question(qtype="multichoice", **common,
-                            **self.multichoice(answers, stem.format))
+            return made(*self.multichoice(answers, stem.format))
         if "=" in answers and "->" in answers:
             raise Skip("matching questions are not supported yet")
         check = answers
@@ -161,19 +163,20 @@ class _Reader:
             check = php_trim(answers[:answers.find("#")])
         if check not in _TRUE_FALSE:
             raise Skip("short-answer questions are not supported yet")
-        return Question(qtype="truefalse", **common, answers=self.truefalse(answers, stem.format))
+        return made(ItemType.true_false, self.truefalse(answers, stem.format))
 
     @staticmethod
-    def id_and_tags(comments: str) -> dict:
+    def id_and_tags(comments: str) -> tuple[str, list[str]]:
         """qformat_gift::extract_idnumber_and_tags_from_comment."""
         m = _ID.search(comments)
         idnumber = php_trim(m[1]).replace("\\]", "]") if m else ""
         tags = [php_trim(t).replace("\\]", "]") for t in _TAGS.findall(comments)]
-        return {"idnumber": idnumber, "tags": tags}
+        return idnumber, tags
 
     @staticmethod
-    def multichoice(answers: str, fmt: str) -> dict:
-        single = "=" in answers
+    def multichoice(answers: str, fmt: str) -> tuple[ItemType, list[Answer]]:
+        """With an `=` answer: single choice; only `~` answers (weighted): multiple response."""
+        kind = ItemType.single_choice if "=" in answers else ItemType.multiple_response
         parts = answers.replace("=", "~=").split("~")
         parts[0] = php_trim(parts[0])
         if _php_empty(parts[0]):
@@ -198,7 +201,7 @@ class _Reader:
             bits = part.split("#", 1)
             feedback = _text(php_trim(bits[1]), fmt) if len(bits) > 1 else Text("", fmt)
             out.append(Answer(_text(php_trim(bits[0]), fmt), weight, feedback))
-        return {"answers": out, "single": single}
+        return kind, out
 
     @staticmethod
     def truefalse(answers: str, fmt: str) -> list[Answer]:
@@ -216,11 +219,11 @@ def read(data: bytes, name: str, lang: str | None) -> ImportResult:
     """A GIFT file -> items (multiple choice and true/false); other questions are skipped."""
     check_size(data, name)
     text = decode_utf8(data, name)
-    builder = Builder(name, lang)
-    reader = _Reader(builder, name)
+    builder = Builder(CODE, name, lang)
+    reader = _Reader(builder)
     for start, lines in _blocks(_lines(text)):
         reader.block(start, lines)
     return builder.finish()
 
 
-__all__ = ["read"]
+__all__ = ["CODE", "read"]

@@ -7,13 +7,21 @@ each checked by rendering, the first that reproduces the HTML wins:
 
 1. plain conversion (readable Markdown, no escapes): what authors would write;
 2. the same with every ASCII punctuation character in text escaped (CommonMark backslash escapes);
-3. the HTML itself as a raw HTML block: blank lines (which would end the block) are dropped, or,
-   where dropping them changes the rendering (inside `<pre>`), written as `&#10;`.
+3. the HTML itself as raw HTML blocks: blank lines (which would end a block) are dropped, or,
+   where dropping them changes the rendering (inside `<pre>`), written as `&#10;`. A comment
+   keeps its blank lines (a character reference is not read inside a comment) by starting an
+   HTML block of its own, the kind that ends at `-->` rather than at a blank line: a blank line
+   goes before it, or, after other HTML on its line, a line break and a blank line, which adds
+   whitespace between blocks (no browser shows it; the rendering is then compared without it).
+
+A comment holding a blank line in the middle of a paragraph's text has no CommonMark spelling:
+its blank lines are written as `&#10;` inside the comment (which no browser shows either).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 import lxml.html
@@ -71,12 +79,99 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
     unclosed = _EMPTY_FIRST.sub(r"\1", raw, count=1)
     if unclosed != raw and renders_as(unclosed, html, inline=inline):
         return unclosed
-    if raw != html and not renders_as(raw, html, inline=inline):
-        # A blank line ends an HTML block, but dropping it changed the rendering (inside <pre>):
-        # it is kept as a character reference instead, which the HTML parser reads back as the
-        # same line break, on a line that is no longer blank.
-        raw = _BLANK.sub(lambda m: m[0][:-1] + "&#10;", html)
-    return raw
+    if raw == html or renders_as(raw, html, inline=inline):
+        return raw
+    # A blank line ends an HTML block, but dropping it changed the rendering (inside <pre>):
+    # it is kept as a character reference instead, which the HTML parser reads back as the
+    # same line break, on a line that is no longer blank.
+    referenced = _as_reference(html)
+    if renders_as(referenced, html, inline=inline) or _COMMENT not in html:
+        return referenced
+    # ... but not inside a comment: there the blank line stays, in an HTML block of its own.
+    for outside in (_dropped, _as_reference):
+        md = _comment_blocks(html, outside)
+        shown = (to_inline_html if inline else to_html)(md)
+        if same_html(shown, html) or _loose(shown) == _loose(html):
+            return md
+    return referenced
+
+
+_COMMENT = "<!--"
+
+
+def _dropped(html: str) -> str:
+    return _BLANK.sub("\n", html)
+
+
+def _as_reference(html: str) -> str:
+    return _BLANK.sub(lambda m: m[0][:-1] + "&#10;", html)
+
+
+def _comment_blocks(html: str, outside: Callable[[str], str]) -> str:
+    """`html` as raw HTML blocks with each comment that holds a blank line starting a block of
+    its own (CommonMark's HTML block kind 2: from a line starting with `<!--` to the line holding
+    `-->`); `outside` writes the rest's blank lines. Comments are found as HTML reads them: from
+    `<!--` to the first `-->` after it (`<!-->` is an empty comment)."""
+    out: list[str] = []
+    pos = 0
+    while (start := html.find(_COMMENT, pos)) != -1:
+        end = html.find("-->", start + 2)
+        if end == -1:
+            break
+        end += 3
+        if not _BLANK.search(html, start, end):
+            out.append(outside(html[pos:end]))
+            pos = end
+            continue
+        before = outside(html[pos:start])
+        line = before[before.rfind("\n") + 1:]
+        if line.strip(" \t"):
+            before += "\n\n"  # after other HTML on the line: a line break of its own
+        elif before.strip() and not before[: len(before) - len(line)].endswith("\n\n"):
+            before = before[: len(before) - len(line)] + "\n" + line  # a blank line before
+        out += [before, html[start:end]]
+        pos = end
+    out.append(outside(html[pos:]))
+    return "".join(out)
+
+
+#: Elements a browser lays out as blocks: whitespace beside them is not shown.
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote dd details div dl dt figcaption figure footer form h1 h2 h3 "
+    "h4 h5 h6 header hr li main nav ol p pre section summary table tbody td tfoot th thead tr ul"
+    .split()
+)
+
+
+def _loose(html: str) -> bytes:
+    """`canonical(html)` without the whitespace-only text beside block elements (between two
+    blocks, before the first or after the last in a block), which no browser shows; `<pre>`
+    keeps all of its text."""
+    html = html.strip()
+    if not html:
+        return b""
+    try:
+        root = lxml.html.fragment_fromstring(html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return html.encode()
+    for el in root.iter():
+        if not isinstance(el.tag, str) or el.tag == "pre" or any(
+                a.tag == "pre" for a in el.iterancestors()):
+            continue
+        kids = list(el)
+        if kids and _is_block(kids[0]) and el.text is not None and not el.text.strip():
+            el.text = None
+        for kid, after in zip(kids, [*kids[1:], None], strict=False):
+            if kid.tail is None or kid.tail.strip():
+                continue
+            if _is_block(kid) or (after is not None and _is_block(after)) or (
+                    after is None and el.tag in _BLOCK_TAGS):
+                kid.tail = None
+    return etree.tostring(root, method="c14n")
+
+
+def _is_block(el: etree._Element) -> bool:
+    return isinstance(el.tag, str) and el.tag in _BLOCK_TAGS
 
 
 class _Unsupported(Exception):
@@ -135,7 +230,7 @@ class _Converter:
             return "\n".join(("> " + line).rstrip() for line in inner.split("\n"))
         if tag == "pre":
             code = el[0] if len(el) and el[0].tag == "code" else el
-            text = code.text_content()
+            text = str(code.xpath("string()"))  # text_content(), which the stubs lack
             lang = ""
             for cls in (code.get("class") or "").split():
                 if cls.startswith("language-"):

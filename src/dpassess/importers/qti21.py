@@ -12,30 +12,38 @@ import html
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import assert_never
 from urllib.parse import unquote
 
 from lxml import etree
 from pydantic import ValidationError
 
-from dpassess.importers import ImportResult, Skipped, slugify, unique_ids
-from dpassess.importers.html_markdown import html_to_markdown
-from dpassess.importers.moodle_xml import (
+from dpassess.diagnostics import Diagnostic
+from dpassess.importers.common import (
     DEFAULT_TOPIC,
+    ImportResult,
+    NoLanguage,
     Skip,
     check_size,
+    choice_item,
     clean_tag,
+    default_weights,
     inline_html,
     lang_code,
+    note,
     number,
     option_ids,
-    title_markdown,
+    slugify,
+    unique_ids,
     valid_id,
     validation_reason,
+    with_titles,
 )
+from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import InputError, decode_utf8, open_zip, parse_xml
-from dpassess.markup.markdown import to_plain
-from dpassess.model import TRUE_FALSE_WORDS, Content, Item, ItemType, Option, parse_item
+from dpassess.model import TRUE_FALSE_IDS, TRUE_FALSE_WORDS, Content, Item, ItemType, Option
 
+CODE = "qti21"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 TOOL = "dpassess"
 _STATUS = {"draft": "draft", "final": "reviewed", "unavailable": "retired", "revised": "reviewed"}
@@ -75,6 +83,11 @@ def _text(el: etree._Element | None) -> str:
 _VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
 
 
+def _str(text: str | bytes) -> str:
+    """An attribute's name or value (lxml gives str; its stubs allow bytes)."""
+    return text.decode() if isinstance(text, bytes) else text
+
+
 def _serialise(el: etree._Element, out: list[str]) -> None:
     """`el` (and its tail) as HTML: namespaces dropped, xml:lang written as lang, every
     non-void element closed (libxml2's HTML output leaves `<li></li>` open as `<li>`)."""
@@ -83,7 +96,8 @@ def _serialise(el: etree._Element, out: list[str]) -> None:
     elif isinstance(el.tag, str):
         name = _local(el)
         out.append(f"<{name}")
-        for key, value in el.attrib.items():
+        for raw_key, raw_value in el.attrib.items():
+            key, value = _str(raw_key), _str(raw_value)
             if key == XML_LANG:
                 key = "lang"
             elif key.startswith("{"):
@@ -191,15 +205,19 @@ def _entries(data: bytes, name: str) -> list[tuple[str, bytes, _Meta]]:
 
 
 class _ItemReader:
+    """One item file (`where`: the input, or `input:entry` in a package) -> an item; warnings
+    go to `warnings`, naming the item by its identifier."""
+
     def __init__(self, where: str, meta: _Meta, lang: str | None,
-                 warnings: list[str]) -> None:
+                 warnings: list[Diagnostic]) -> None:
         self.where = where
         self.meta = meta
         self.lang = lang
         self.warnings = warnings
+        self.item: str | None = None
 
     def warn(self, message: str) -> None:
-        self.warnings.append(f"{self.where}: {message}")
+        self.warnings.append(note(CODE, self.where, message, item=self.item))
 
     def read(self, root: etree._Element) -> Item:
         if _local(root) != "assessmentItem":
@@ -223,7 +241,6 @@ class _ItemReader:
         qti_ids = [c.get("identifier", "") for c in choices]
         ids = self._option_ids(qti_ids)
         to_ours = dict(zip(qti_ids, ids, strict=True))
-        multiple = decl.get("cardinality") == "multiple"
         points = self._points(root, decl)
         cr = _first(decl, "correctResponse")
         correct = [to_ours.get(_text(v), "") for v in _children(cr, "value")] if cr is not None \
@@ -231,31 +248,18 @@ class _ItemReader:
         if "" in correct:
             raise Skip("correctResponse names a choice the interaction does not have")
         mapping = self._mapping(decl, to_ours, points)
-        weights = None
-        if multiple:
+        if decl.get("cardinality") == "multiple":
             kind = ItemType.multiple_response
-            if mapping is not None:
-                fractions = {oid: mapping[0].get(oid, mapping[1]) for oid in ids}
-                key = correct or [oid for oid in ids if fractions[oid] > 0]
-                weights = fractions
-                n_right, n_wrong = len(key), len(ids) - len(key)
-                default = {o: 1 / n_right if o in key else (-1 / n_wrong if n_wrong else 0.0)
-                           for o in ids} if key else {}
-                if default and all(abs(fractions[o] - default[o]) < 1e-6 for o in ids):
-                    weights = None
-            else:
-                key = correct
-                self.warn("all-or-nothing scoring (no mapping) is not carried: the model gives "
-                          "partial credit by default")
         else:
-            if len(correct) != 1:
-                raise Skip(f"a single-choice item needs one correct response, not {len(correct)}")
-            key = correct
-            if mapping is not None and any(abs(mapping[0].get(o, mapping[1])) > 1e-9
-                                           for o in ids if o not in key):
-                raise Skip("partial or negative credit in a single-choice item (the model "
-                           "holds partial credit for multiple-response items)")
-            kind = ItemType.true_false if ids == ["true", "false"] else ItemType.single_choice
+            kind = ItemType.true_false if tuple(ids) == TRUE_FALSE_IDS else ItemType.single_choice
+        weights: dict[str, float] | None = None
+        match kind:
+            case ItemType.multiple_response:
+                key, weights = self._multiple_key(ids, correct, mapping)
+            case ItemType.single_choice | ItemType.true_false:
+                key = self._single_key(ids, correct, mapping)
+            case _:
+                assert_never(kind)
         if not key:
             raise Skip("no choice earns credit")
 
@@ -273,40 +277,66 @@ class _ItemReader:
         stem = html_to_markdown(stem_html, inline=False)
         for c in _descendants(inter, "feedbackInline"):
             self.warn("feedbackInline is not carried")
-            c.getparent().remove(c)
+            parent = c.getparent()
+            if parent is not None:
+                parent.remove(c)
         options: dict[str, str] = {}
+        built_in = _built_in_words(kind, lang)
         for oid, choice in zip(ids, choices, strict=True):
             md = _markdown(choice.text, list(choice), inline=True)
-            if kind is ItemType.true_false and md == TRUE_FALSE_WORDS.get(
-                    lang, TRUE_FALSE_WORDS["en"])[oid]:
-                continue
-            options[oid] = md
+            if md != built_in.get(oid):
+                options[oid] = md
         feedback, explanation = self._feedback(root, to_ours)
         item_id = self._id(root)
         topic, tags = self._topic_and_tags()
+        fields = dict(
+            id=item_id, topic=topic, points=points, tags=tags,
+            status=_STATUS.get(self.meta.status, "draft"),
+            difficulty=_DIFFICULTY.get(self.meta.difficulty),
+            shuffle=inter.get("shuffle", "false") == "true",
+            options=tuple(Option(id=oid, locked=c.get("fixed") == "true")
+                          for oid, c in zip(ids, choices, strict=True)),
+            key=tuple(key),
+        )
         try:
-            extra = {"weights": weights} if kind is ItemType.multiple_response else {}
-            item = parse_item(dict(
-                id=item_id, type=kind, topic=topic, points=points, tags=tags,
-                status=_STATUS.get(self.meta.status, "draft"),
-                difficulty=_DIFFICULTY.get(self.meta.difficulty),
-                shuffle=inter.get("shuffle", "false") == "true",
-                options=[Option(id=oid, locked=c.get("fixed") == "true")
-                         for oid, c in zip(ids, choices, strict=True)],
-                key=key,
-                text={lang: Content(stem=stem, options=options, feedback=feedback,
-                                    explanation=explanation or None)},
-                **extra,
-            ))
-            name = " ".join(root.get("title", "").split())
-            shown = " ".join(to_plain(item.title(lang)).split()) or item.id
-            if name and name != shown:
-                content_ = item.text[lang].model_copy(update={"title": title_markdown(name)})
-                item = parse_item({**item.model_dump(by_alias=True),
-                                   "text": {lang: content_}})
+            text = {lang: Content(stem=stem, options=options, feedback=feedback,
+                                  explanation=explanation or None)}
+            item = choice_item(kind, weights, **fields, text=text)
+            titled = with_titles(item, {lang: " ".join(root.get("title", "").split())})
+            if titled != item.text:
+                item = choice_item(kind, weights, **fields, text=titled)
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
         return item
+
+    def _multiple_key(self, ids: list[str], correct: list[str],
+                      mapping: tuple[dict[str, float], float] | None
+                      ) -> tuple[list[str], dict[str, float] | None]:
+        """A multiple-response item's key and weights (None: the model's default): the correct
+        response, else the options the mapping gives credit."""
+        if mapping is None:
+            self.warn("all-or-nothing scoring (no mapping) is not carried: the model gives "
+                      "partial credit by default")
+            return correct, None
+        fractions = {oid: mapping[0].get(oid, mapping[1]) for oid in ids}
+        key = correct or [oid for oid in ids if fractions[oid] > 0]
+        default = default_weights(ids, key) if key else {}
+        if default and all(abs(fractions[o] - default[o]) < 1e-6 for o in ids):
+            return key, None
+        return key, fractions
+
+    @staticmethod
+    def _single_key(ids: list[str], correct: list[str],
+                    mapping: tuple[dict[str, float], float] | None) -> list[str]:
+        """A single-choice (or true/false) item's key: its one correct response, with no
+        credit for the other options."""
+        if len(correct) != 1:
+            raise Skip(f"a single-choice item needs one correct response, not {len(correct)}")
+        if mapping is not None and any(abs(mapping[0].get(o, mapping[1])) > 1e-9
+                                       for o in ids if o not in correct):
+            raise Skip("partial or negative credit in a single-choice item (the model holds "
+                       "partial credit for multiple-response items)")
+        return correct
 
     def _lang(self, root: etree._Element) -> str:
         raw = root.get(XML_LANG)
@@ -317,8 +347,8 @@ class _ItemReader:
             return code
         if self.lang:
             return self.lang
-        raise InputError(f"{self.where}: the item has no xml:lang; name its language with "
-                         "--lang (for example --lang en)")
+        raise NoLanguage(f"{self.where}: the item has no xml:lang; name its language (for "
+                         "example en)")
 
     def _option_ids(self, qti_ids: list[str]) -> list[str]:
         lowered = [i.lower() for i in qti_ids]
@@ -356,7 +386,7 @@ class _ItemReader:
         mapping = _first(decl, "mapping")
         if mapping is None:
             return None
-        out = {}
+        out: dict[str, float] = {}
         for entry in _children(mapping, "mapEntry"):
             oid = to_ours.get(entry.get("mapKey", ""))
             if oid is None:
@@ -364,7 +394,6 @@ class _ItemReader:
             out[oid] = number(entry.get("mappedValue", ""), "mappedValue") / points
         default = number(mapping.get("defaultValue", "0"), "mapping defaultValue") / points
         return out, default
-
 
     def _feedback(self, root: etree._Element,
                   to_ours: dict[str, str]) -> tuple[dict[str, str], str]:
@@ -377,7 +406,7 @@ class _ItemReader:
                 for bv in _descendants(sov, "baseValue"):
                     fid = _text(bv)
                     cond = sov.getparent()
-                    if cond is rp:
+                    if cond is rp or cond is None:
                         shows.setdefault(fid, None)
                         continue
                     test = cond[0] if len(cond) and _local(cond) in (
@@ -437,14 +466,28 @@ class _ItemReader:
         return topic, tuple(tags)
 
 
+def _built_in_words(kind: ItemType, lang: str) -> dict[str, str]:
+    """The option texts an item of type `kind` shows in `lang` when it gives none (an option
+    that reads the same is left to them)."""
+    match kind:
+        case ItemType.true_false:
+            return TRUE_FALSE_WORDS.get(lang, TRUE_FALSE_WORDS["en"])
+        case ItemType.single_choice | ItemType.multiple_response:
+            return {}
+        case _:
+            assert_never(kind)
+
+
 def _read_item(data: bytes, where: str, meta: _Meta, lang: str | None,
                result: ImportResult) -> None:
     decode_utf8(data, where)
     root = parse_xml(data, where)
+    reader = _ItemReader(where, meta, lang, result.warnings)
+    reader.item = root.get("identifier") or None
     try:
-        result.items.append(_ItemReader(where, meta, lang, result.warnings).read(root))
+        result.items.append(reader.read(root))
     except Skip as exc:
-        result.skipped.append(Skipped(where, str(exc)))
+        result.skipped.append(note(CODE, where, str(exc), item=reader.item))
 
 
 def read(data: bytes, name: str, lang: str | None) -> ImportResult:
@@ -460,4 +503,4 @@ def read(data: bytes, name: str, lang: str | None) -> ImportResult:
     return result
 
 
-__all__ = ["read"]
+__all__ = ["CODE", "read"]

@@ -88,6 +88,12 @@ def parse_xml(data: bytes, name: str) -> etree._Element:
         raise InputError(f"{name}:{line}:{col}: invalid XML: {msg}") from None
 
 
+def line_of(el: etree._Element) -> int:
+    """The line of a parsed element in its document (0 when unknown)."""
+    line: int | None = el.sourceline  # type: ignore[assignment]  # lxml-stubs leave it untyped
+    return line or 0
+
+
 def safe_member_name(name: str) -> PurePosixPath:
     """The member's relative path, or InputError if it would leave the target folder."""
     if "\\" in name or "\x00" in name:

@@ -11,7 +11,7 @@ the pages of docs/rules/.
 
 from dpassess.lint import rules as _rules  # noqa: F401  (registers every rule)
 from dpassess.lint.config import LintConfig, load_config
-from dpassess.lint.engine import Finding, failing, lint_banks
+from dpassess.lint.engine import failing, lint_banks
 from dpassess.lint.registry import FAMILIES, RULES, Rule, Severity
 from dpassess.lint.report import FORMATS, format_findings
 
@@ -19,7 +19,6 @@ __all__ = [
     "FAMILIES",
     "FORMATS",
     "RULES",
-    "Finding",
     "LintConfig",
     "Rule",
     "Severity",

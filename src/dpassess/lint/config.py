@@ -59,14 +59,15 @@ class LintConfig:
         ignore: Iterable[str] | None = None,
         fail_on: str | None = None,
     ) -> LintConfig:
-        """Command-line flags over file settings: --select replaces, --ignore adds."""
+        """Settings given over the file's (a command line's): `select` replaces the selection,
+        `ignore` adds to it. Errors name the setting (`select: unknown rule code 'XX1'`)."""
         changes: dict[str, Any] = {}
         if select:
-            changes["select"] = tuple(_split(select, "--select"))
+            changes["select"] = tuple(_split(select, "select"))
         if ignore:
-            changes["ignore"] = self.ignore + tuple(_split(ignore, "--ignore"))
+            changes["ignore"] = self.ignore + tuple(_split(ignore, "ignore"))
         if fail_on is not None:
-            changes["fail_on"] = _level(fail_on, "--fail-on")
+            changes["fail_on"] = _level(fail_on, "fail-on")
         return replace(self, **changes)
 
 
@@ -125,7 +126,7 @@ def config_from_table(table: dict[str, Any], where: str) -> LintConfig:
         if isinstance(value, bool) or not isinstance(value, kind):
             want = "a list of rule codes" if kind is list else getattr(kind, "__name__", "a number")
             raise UsageError(f"{where}: {key} = {value!r}: expected {want}")
-        if kind is list:
+        if isinstance(value, list):  # select, ignore
             if not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{where}: {key} = {value!r}: expected a list of rule codes")
             value = tuple(value)

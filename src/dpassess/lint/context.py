@@ -2,23 +2,27 @@
 
 `BankContext` holds what is shared by every item of a bank (glossary patterns, the language
 guesser, the settings); `ItemContext` gives per-language views of one item whose derived text
-(plain words, glossary-masked words) is computed on first use and reused by every rule.
+(plain words, glossary-masked words) is computed on first use and reused by every rule. An
+`ItemContext[SingleChoice]` is the context of a single-choice item: the choice views (`view`,
+`option_ids`, `distractors`) are there for choice items only.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, assert_never
 
+from dpassess.diagnostics import FieldPath
 from dpassess.lint.config import LintConfig
 from dpassess.lint.glossary import Glossary
 from dpassess.lint.langid import LanguageGuesser
-from dpassess.lint.registry import Loc
 from dpassess.lint.text import Phrases, plain, words
-from dpassess.model import Bank, Content, Item, ItemType
+from dpassess.model import Bank, ChoiceBase, ChoiceItem, Content, Item
 
 T = TypeVar("T")
+#: The item class of a context.
+ItemT = TypeVar("ItemT", bound=Item, covariant=True)
 
 
 class cached_property(Generic[T]):
@@ -53,15 +57,15 @@ class BankContext:
     def guesser(self) -> LanguageGuesser:
         return LanguageGuesser(self.languages)
 
-    def items(self) -> Iterator[ItemContext]:
+    def items(self) -> Iterator[ItemContext[Item]]:
         for entry in self.bank.entries:
             yield ItemContext(entry.item, entry.path, self)
 
 
 class LangView:
-    """One language of one item, with derived text computed lazily."""
+    """One language of one choice item, with derived text computed lazily."""
 
-    def __init__(self, ctx: ItemContext, lang: str, content: Content) -> None:
+    def __init__(self, ctx: ItemContext[ChoiceItem], lang: str, content: Content) -> None:
         # The item and bank, not `ctx`: no reference cycle, so a view is freed with its item.
         self.item = ctx.item
         self.bank = ctx.bank
@@ -107,37 +111,40 @@ class LangView:
         return words(self.bank.glossary.mask(self.stem, self.lang))
 
 
-class ItemContext:
-    def __init__(self, item: Item, path: str, bank: BankContext) -> None:
+class ItemContext(Generic[ItemT]):
+    def __init__(self, item: ItemT, path: str, bank: BankContext) -> None:
         self.item = item
         self.path = path
         self.bank = bank
         self.config = bank.config
         self._views: dict[str, LangView] = {}
-        self._maps: dict[str, dict[Loc, str]] = {}
-        self._fields: dict[str, list[tuple[Loc, str]]] = {}
+        self._maps: dict[str, dict[FieldPath, str]] = {}
+        self._fields: dict[str, list[tuple[FieldPath, str]]] = {}
         self._wrong: dict[str, bool] = {}
-        self._terms: dict[str, dict[Loc, frozenset[int]]] = {}
+        self._terms: dict[str, dict[FieldPath, frozenset[int]]] = {}
 
-    @property
-    def choice(self) -> bool:
-        """Single choice: one key among distractors (the length and cue rules apply)."""
-        return self.item.type is ItemType.single_choice
+    # --- choice items ---------------------------------------------------------------------
 
     @cached_property
-    def option_ids(self) -> tuple[str, ...]:
+    def option_ids(self: ItemContext[ChoiceItem]) -> tuple[str, ...]:
         return self.item.option_ids
 
     @cached_property
-    def distractors(self) -> list[str]:
+    def distractors(self: ItemContext[ChoiceItem]) -> list[str]:
         key = self.item.key
         return [o for o in self.option_ids if o not in key]
 
-    def view(self, lang: str) -> LangView:
+    def view(self: ItemContext[ChoiceItem], lang: str) -> LangView:
         v = self._views.get(lang)
         if v is None:
             v = self._views[lang] = LangView(self, lang, self.item.text[lang])
         return v
+
+    def views(self: ItemContext[ChoiceItem]) -> Iterator[LangView]:
+        for lang in self.item.text:
+            yield self.view(lang)
+
+    # --- every item -----------------------------------------------------------------------
 
     def release(self) -> None:
         """Drop the derived text once the item is checked."""
@@ -147,31 +154,18 @@ class ItemContext:
         self._terms.clear()
         self._wrong.clear()
 
-    def views(self) -> Iterator[LangView]:
-        for lang in self.item.text:
-            yield self.view(lang)
-
-    def fields(self, lang: str) -> list[tuple[Loc, str]]:
+    def fields(self, lang: str) -> list[tuple[FieldPath, str]]:
         """Every text field of one language with its path in the item file (built once)."""
         f = self._fields.get(lang)
         if f is None:
-            c = self.item.text[lang]
-            f = []
-            if c.title is not None:
-                f.append((("text", lang, "title"), c.title))
-            f.append((("text", lang, "stem"), c.stem))
-            f += [(("text", lang, "options", oid), t) for oid, t in c.options.items()]
-            f += [(("text", lang, "feedback", oid), t) for oid, t in c.feedback.items()]
-            if c.explanation is not None:
-                f.append((("text", lang, "explanation"), c.explanation))
-            self._fields[lang] = f
+            f = self._fields[lang] = text_fields(self.item, lang)
         return f
 
-    def all_fields(self) -> Iterator[tuple[Loc, str]]:
+    def all_fields(self) -> Iterator[tuple[FieldPath, str]]:
         for lang in self.item.text:
             yield from self.fields(lang)
 
-    def field_map(self, lang: str) -> dict[Loc, str]:
+    def field_map(self, lang: str) -> dict[FieldPath, str]:
         """Text fields of one language keyed by their path below the language (`("stem",)`)."""
         m = self._maps.get(lang)
         if m is None:
@@ -187,7 +181,7 @@ class ItemContext:
         return d if d in self.item.text else next(iter(self.item.text))
 
     @cached_property
-    def pairs(self) -> list[tuple[str, str, Loc, str, str]]:
+    def pairs(self) -> list[tuple[str, str, FieldPath, str, str]]:
         """(reference language, language, field, reference text, text) for shared fields."""
         ref = self.reference
         if ref is None:
@@ -203,7 +197,7 @@ class ItemContext:
                     out.append((ref, lang, sub, other, text))
         return out
 
-    def terms(self, lang: str) -> dict[Loc, frozenset[int]]:
+    def terms(self, lang: str) -> dict[FieldPath, frozenset[int]]:
         """Glossary terms each field of `lang` renders in an accepted form (in the glossary
         language: the terms it uses), keyed like `field_map`; one scan per language."""
         t = self._terms.get(lang)
@@ -224,13 +218,22 @@ class ItemContext:
     @cached_property
     def joined(self) -> str:
         """Every text field of every language, one per line: one scan tells if a rule can skip."""
-        parts: list[str] = []
-        for c in self.item.text.values():  # the order of `all_fields`
+        return "\n".join([text for lang in self.item.text for _, text in self.fields(lang)])
+
+
+def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:
+    """Every text field of `item` in `lang` with its path in the item file, in file order."""
+    match item:
+        case ChoiceBase():
+            c = item.text[lang]
+            out: list[tuple[FieldPath, str]] = []
             if c.title is not None:
-                parts.append(c.title)
-            parts.append(c.stem)
-            parts += c.options.values()
-            parts += c.feedback.values()
+                out.append((("text", lang, "title"), c.title))
+            out.append((("text", lang, "stem"), c.stem))
+            out += [(("text", lang, "options", oid), t) for oid, t in c.options.items()]
+            out += [(("text", lang, "feedback", oid), t) for oid, t in c.feedback.items()]
             if c.explanation is not None:
-                parts.append(c.explanation)
-        return "\n".join(parts)
+                out.append((("text", lang, "explanation"), c.explanation))
+            return out
+        case _:
+            assert_never(item)

@@ -1,57 +1,58 @@
-"""Banks + settings -> findings: runs the selected rules, applies suppressions, adds positions."""
+"""Banks + settings -> findings: runs the selected rules, applies suppressions, adds positions.
+
+A finding is a `Diagnostic` whose code and name are the rule's, with the rule's fix as `help`
+(unless the hit brings its own) and `path:line:col` of the field in the item file.
+
+Item rules run on the items of the classes they apply to (`Rule.items`), in this process for a
+small bank, else in the worker processes of `dpassess.runtime.parallel.Pool`, started before the
+bank rules run here. Forked workers do not load the language model (each would, 0.5-0.7 s): a
+rule that needs it is deferred, and this process loads the model in a thread as soon as a chunk
+reports one (while the other chunks run), then runs the deferred rules of those items.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 from dpassess.bank.positions import Locator
+from dpassess.diagnostics import Diagnostic, Severity, format_field
 from dpassess.lint.config import LintConfig
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.langid import ModelDeferred
-from dpassess.lint.registry import Hit, Loc, Rule, Severity
+from dpassess.lint.registry import Hit, Rule
 from dpassess.lint.text import clear_memos
-from dpassess.model import Bank, LoadedItem
+from dpassess.model import Bank, Item, LoadedItem
 from dpassess.runtime.gcpause import gc_paused
+from dpassess.runtime.parallel import Pool, chunks, worker_count
+
+#: Below this many items a process pool for the item rules costs more than it saves.
+PARALLEL_MIN_ITEMS = 2000
+
+#: Items whose rules are run, deferring the model, to tell whether a bank needs it.
+MODEL_SAMPLE = 64
+
+#: The rule that reads the language model (TR007 wrong-language).
+MODEL_RULE = "TR007"
+
+#: What one item's item rules produced: its findings and the suppressed codes that fired.
+ItemResult = tuple[list[Diagnostic], set[str]]
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One problem: which rule, where (`path:line:col` and the field path), what and how to fix."""
+class Checked(NamedTuple):
+    """One item's item-rule results, perhaps without the rules deferred for the language model
+    (`deferred`: each such rule's index in the item's rule list, and where its findings go)."""
 
-    code: str
-    name: str
-    severity: Severity
-    path: str
-    line: int
-    col: int
-    field: str
-    message: str
-    help: str
-
-    @property
-    def sort_key(self) -> tuple[str, int, int, str, str, str]:
-        return (self.path, self.line, self.col, self.code, self.field, self.message)
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+    found: list[Diagnostic]
+    hit_codes: set[str]
+    deferred: list[tuple[int, int]]
 
 
-def field_path(loc: Loc) -> str:
-    out = ""
-    for step in loc:
-        out += f"[{step}]" if isinstance(step, int) else ("." if out else "") + str(step)
-    return out
-
-
-def _finding(rule: Rule, path: str, hit: Hit, locate: Locator) -> Finding:
+def _diagnostic(rule: Rule, path: str, hit: Hit, locate: Locator) -> Diagnostic:
     line, col = locate(path, hit.loc)
-    return Finding(
-        rule.code, rule.name, rule.severity, path, line, col, field_path(hit.loc),
-        hit.message, hit.help or rule.fix,
-    )
+    return Diagnostic(path, line, col, format_field(hit.loc), hit.message, rule.code,
+                      rule.severity, hit.help or rule.fix, rule.name)
 
 
 def _run(rule: Rule, *args: object) -> list[Hit]:
@@ -65,103 +66,92 @@ def _run(rule: Rule, *args: object) -> list[Hit]:
                         "(please report this)")]
 
 
-#: Below this many items a process pool for the item rules costs more than it saves.
-PARALLEL_MIN_ITEMS = 2000
+class ItemRules:
+    """The selected item rules, and for each item class those that apply to it (in code
+    order)."""
 
-#: What one item's item rules produced: its findings and the suppressed codes that fired.
-ItemResult = tuple[list[Finding], set[str]]
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.all = [r for r in rules if r.scope == "item"]
+        self._by_class: dict[type, list[Rule]] = {}
 
-#: An item result still missing some rules (their index in the rule list, and where their
-#: findings go in the list), deferred by a worker because they needed the language model.
-Partial = tuple[list[Finding], set[str], list[tuple[int, int]]]
+    def of(self, item: Item) -> list[Rule]:
+        cls = type(item)
+        rules = self._by_class.get(cls)
+        if rules is None:
+            rules = self._by_class[cls] = [r for r in self.all if issubclass(cls, r.items)]
+        return rules
 
 
-def _apply(
-    r: Rule, ctx: ItemContext, off: set[str], hit_codes: set[str],
-    locate: Locator,
-) -> list[Finding]:
+def _apply(rule: Rule, ctx: ItemContext[Item], off: set[str], hit_codes: set[str],
+           locate: Locator) -> list[Diagnostic]:
     new = []
-    for hit in _run(r, ctx):
-        if r.code in off:
-            hit_codes.add(r.code)
+    for hit in _run(rule, ctx):
+        if rule.code in off:
+            hit_codes.add(rule.code)
         else:
-            new.append(_finding(r, ctx.path, hit, locate))
+            new.append(_diagnostic(rule, ctx.path, hit, locate))
     return new
 
 
-def _item_result(ctx: ItemContext, item_rules: list[Rule], locate: Locator) -> Partial:
+def _check_item(ctx: ItemContext[Item], rules: list[Rule], locate: Locator) -> Checked:
     off = {s.rule for s in ctx.item.suppress}
-    found: list[Finding] = []
+    found: list[Diagnostic] = []
     hit_codes: set[str] = set()
     deferred: list[tuple[int, int]] = []
-    for i, r in enumerate(item_rules):
+    for i, r in enumerate(rules):
         try:
             found += _apply(r, ctx, off, hit_codes, locate)
         except ModelDeferred:
             deferred.append((i, len(found)))
-    return found, hit_codes, deferred
+    return Checked(found, hit_codes, deferred)
 
 
-def _check(entries: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> list[Partial]:
-    """Item rules over `entries`, in order. Each item's context (and the text derived from it)
-    lives only while that item is checked."""
+#: What every worker shares: the items to check, the rules and the bank's context.
+Shared = tuple[list[LoadedItem], ItemRules, BankContext]
+
+
+def _check_span(shared: Shared, span: range) -> list[Checked]:
+    """The item rules over `todo[span]`, in order (a worker's task). Each item's context (and
+    the text derived from it) lives only while that item is checked."""
+    todo, rules, bctx = shared
     locate = Locator()
     out = []
-    for e in entries:
-        ctx = ItemContext(e.item, e.path, bctx)
-        out.append(_item_result(ctx, item_rules, locate))
+    for e in todo[span.start:span.stop]:
+        ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
+        out.append(_check_item(ctx, rules.of(e.item), locate))
         ctx.release()
     return out
 
 
-def _complete(
-    e: LoadedItem, part: Partial, item_rules: list[Rule], bctx: BankContext, locate: Locator
-) -> ItemResult:
-    """The item result with its deferred rules run here, their findings where they would
+def _complete(e: LoadedItem, checked: Checked, rules: ItemRules, bctx: BankContext,
+              locate: Locator) -> ItemResult:
+    """The item's result with its deferred rules run here, their findings where they would
     have been."""
-    found, hit_codes, deferred = part
+    found, hit_codes, deferred = checked
     if deferred:
-        ctx = ItemContext(e.item, e.path, bctx)
+        ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
         off = {s.rule for s in e.item.suppress}
+        item_rules = rules.of(e.item)
         for i, at in reversed(deferred):
             found[at:at] = _apply(item_rules[i], ctx, off, hit_codes, locate)
         ctx.release()
     return found, hit_codes
 
 
-def _load_model(bctx: BankContext) -> None:
-    """Load the language model for the bank's languages (once per process)."""
-    from dpassess.lint.langid import _identifier
-
-    _identifier(bctx.guesser._langs)
-
-
-def _load_model_in_thread(bctx: BankContext) -> threading.Thread:
-    thread = threading.Thread(target=_load_model, args=(bctx,), daemon=True)
-    thread.start()
-    return thread
-
-
-#: Items whose rules are run, deferring the model, to tell whether a bank needs it.
-MODEL_SAMPLE = 64
-
-
-def _sample_needs_model(todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext) -> bool:
+def _sample_needs_model(todo: list[LoadedItem], rules: ItemRules, bctx: BankContext) -> bool:
     """Whether an item rule needs the language model on one of MODEL_SAMPLE items spread over
     the bank (a few milliseconds): then every worker would, and it is cheaper to load it once
     before forking than to run those rules again here. A bank where the sample does not need it
-    is checked with the model deferred (see _ItemChecks), so the guess changes no finding."""
-    from dpassess.lint.langid import loaded
-
+    is checked with the model deferred, so the guess changes no finding."""
     guesser = bctx.guesser
-    if not any(r.code == "TR007" for r in item_rules) or loaded(guesser._langs):
+    if not any(r.code == MODEL_RULE for r in rules.all) or guesser.model_loaded:
         return False
     step = max(1, len(todo) // MODEL_SAMPLE)
     guesser.defer = True
     try:
         for e in todo[::step]:
-            ctx = ItemContext(e.item, e.path, bctx)
-            for r in item_rules:
+            ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
+            for r in rules.of(e.item):
                 try:
                     _run(r, ctx)
                 except ModelDeferred:
@@ -171,89 +161,49 @@ def _sample_needs_model(todo: list[LoadedItem], item_rules: list[Rule], bctx: Ba
     return False
 
 
-# The pool's workers are forked with the bank already in memory: they read it from here.
-_WORK: tuple[list[LoadedItem], list[Rule], BankContext] | None = None
+def _start(todo: list[LoadedItem], rules: ItemRules, bctx: BankContext, jobs: int | None
+           ) -> Pool[Shared, range, list[Checked]]:
+    """The item checks of `todo`, in worker processes started now when the bank is large
+    enough (their rules defer the language model), else run in this process as the results
+    are read."""
+    n_jobs = worker_count(len(todo), PARALLEL_MIN_ITEMS, jobs, tasks=len(todo))
+    if n_jobs > 1 and _sample_needs_model(todo, rules, bctx):
+        # Loaded before the workers fork (they share it), and alone: run beside the bank
+        # rules it took longer (they compete for the interpreter) and their memory added
+        # to its peak (10k items: lint 5.0 -> 4.0-4.5 s, peak RSS 294 -> 260 MiB).
+        bctx.guesser.load_model()
+    guesser = bctx.guesser
+    guesser.defer = n_jobs > 1  # what the forked workers inherit
+    try:
+        return Pool(_check_span, (todo, rules, bctx), chunks(len(todo), n_jobs), n_jobs)
+    finally:
+        guesser.defer = False
 
 
-def _item_chunk(bounds: tuple[int, int]) -> list[Partial]:
-    assert _WORK is not None
-    entries, item_rules, bctx = _WORK
-    return _check(entries[bounds[0] : bounds[1]], item_rules, bctx)
-
-
-def _jobs(n: int, jobs: int | None) -> int:
-    """Worker processes for `n` items (1: in this process)."""
-    import multiprocessing
-    import os
-
-    if jobs is None:
-        jobs = min(os.cpu_count() or 1, 8) if n >= PARALLEL_MIN_ITEMS else 1
-    if jobs <= 1 or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return jobs
-
-
-class _ItemChecks:
-    """The item rules over `todo`, in order: in this process when `collect` is called, or in
-    `jobs` forked worker processes started at once (so that this process can run the bank
-    rules meanwhile).
-
-    Each worker checks a contiguous chunk and results come back in chunk order, so findings do
-    not depend on scheduling (and are sorted afterwards anyway). Workers do not load the
-    language model (each would, 0.5-0.7 s): a rule that needs it is deferred, and this process
-    loads the model in a thread as soon as a chunk reports one (while the other chunks run),
-    then runs the deferred rules of those items.
-    """
-
-    def __init__(self, todo: list[LoadedItem], item_rules: list[Rule], bctx: BankContext, jobs: int) -> None:
-        self.todo, self.item_rules, self.bctx = todo, item_rules, bctx
-        self.pool: Any = None
-        if jobs <= 1:
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        global _WORK
-        size = -(-len(todo) // (jobs * 4))
-        bounds = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
-        guesser = bctx.guesser
-        _WORK = (todo, item_rules, bctx)
-        guesser.defer = True
-        try:
-            # All workers are forked by the first submit, before the pool starts any thread.
-            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
-            self.bounds = bounds
-            self.futures = [self.pool.submit(_item_chunk, b) for b in bounds]
-        finally:
-            _WORK = None
-            guesser.defer = False
-
-    def collect(self) -> list[ItemResult]:
-        locate = Locator()
-        if self.pool is None:
-            parts = _check(self.todo, self.item_rules, self.bctx)
-            return [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in zip(self.todo, parts, strict=True)]
-        out: list[ItemResult] = []
-        waiting: list[tuple[LoadedItem, Partial]] = []
-        loading = None
-        for (lo, hi), f in zip(self.bounds, self.futures, strict=True):
-            chunk = f.result()
-            if loading is None and any(p[2] for p in chunk):
-                loading = _load_model_in_thread(self.bctx)
-            waiting += zip(self.todo[lo:hi], chunk, strict=True)
-            if loading is None or not loading.is_alive():  # complete while the workers go on
-                out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
-                waiting = []
-        self.close()
-        if loading is not None:
-            loading.join()
-        out += [_complete(e, p, self.item_rules, self.bctx, locate) for e, p in waiting]
-        return out
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
+def _results(pool: Pool[Shared, range, list[Checked]], todo: list[LoadedItem], rules: ItemRules,
+             bctx: BankContext) -> Iterator[ItemResult]:
+    """Every item's result, in order; deferred rules run here once the model is loaded (in a
+    thread, while the workers go on; items are completed meanwhile until one needs it)."""
+    locate = Locator()
+    waiting: list[tuple[LoadedItem, Checked]] = []
+    loading: threading.Thread | None = None
+    done = 0
+    for checked in pool:
+        entries = todo[done:done + len(checked)]
+        done += len(checked)
+        if loading is None and any(c.deferred for c in checked):
+            loading = threading.Thread(target=bctx.guesser.load_model, daemon=True)
+            loading.start()
+        waiting += zip(entries, checked, strict=True)
+        if loading is None or not loading.is_alive():
+            for e, c in waiting:
+                yield _complete(e, c, rules, bctx, locate)
+            waiting = []
+    pool.close()
+    if loading is not None:
+        loading.join()
+    for e, c in waiting:
+        yield _complete(e, c, rules, bctx, locate)
 
 
 def lint_banks(
@@ -263,7 +213,7 @@ def lint_banks(
     jobs: int | None = None,
     known: Mapping[str, ItemResult] | None = None,
     record: dict[str, ItemResult] | None = None,
-) -> list[Finding]:
+) -> list[Diagnostic]:
     """Every finding of the selected rules over `banks`, sorted by path, line, column, code.
 
     `jobs`: worker processes for the item rules (default: one per core for banks of
@@ -277,45 +227,35 @@ def lint_banks(
     # in forked workers touch, and so copy, every page of it.
     with gc_paused():
         try:
-            return _lint(banks, config, jobs, known, record)
+            return _lint(banks, config or LintConfig(), jobs, known or {}, record)
         finally:
             clear_memos()  # bounded, but not kept once lint is done
 
 
 def _lint(
     banks: Iterable[Bank],
-    config: LintConfig | None,
+    config: LintConfig,
     jobs: int | None,
-    known: Mapping[str, ItemResult] | None,
+    known: Mapping[str, ItemResult],
     record: dict[str, ItemResult] | None,
-) -> list[Finding]:
-    config = config or LintConfig()
+) -> list[Diagnostic]:
     rules = config.rules()
-    item_rules = [r for r in rules if r.scope == "item"]
+    item_rules = ItemRules(rules)
     bank_rules = [r for r in rules if r.scope == "bank"]
     meta_rules = [r for r in rules if r.scope == "suppression"]
     ran = {r.code for r in rules if r.scope != "suppression"}
-    known = known or {}
-    out: list[Finding] = []
+    out: list[Diagnostic] = []
     locate = Locator()
     for bank in banks:
         bctx = BankContext(bank, config)
         entries = bank.entries
         todo = [e for e in entries if e.path not in known]
-        n_jobs = _jobs(len(todo), jobs)
-        if n_jobs > 1 and _sample_needs_model(todo, item_rules, bctx):
-            # Loaded before the workers fork (they share it), and alone: run beside the bank
-            # rules it took longer (they compete for the interpreter) and their memory added
-            # to its peak (10k items: lint 5.0 -> 4.0-4.5 s, peak RSS 294 -> 260 MiB).
-            _load_model(bctx)
-        checks = _ItemChecks(todo, item_rules, bctx, n_jobs)
-        try:
+        with _start(todo, item_rules, bctx, jobs) as pool:
             # Bank rules do not depend on the item rules' results: they run while the workers
             # check the items.
             bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
-            fresh = dict(zip((e.path for e in todo), checks.collect(), strict=True))
-        finally:
-            checks.close()
+            fresh = dict(zip((e.path for e in todo), _results(pool, todo, item_rules, bctx),
+                             strict=True))
         used: dict[str, set[str]] = {}
         suppressed = {e.item.id: {s.rule for s in e.item.suppress} for e in entries}
         for e in entries:
@@ -330,21 +270,21 @@ def _lint(
                     if r.code in suppressed[hit.item_id]:
                         used[hit.item_id].add(r.code)
                         continue
-                    out.append(_finding(r, bank.path_of(hit.item_id), hit, locate))
+                    out.append(_diagnostic(r, bank.path_of(hit.item_id), hit, locate))
                 else:
-                    out.append(_finding(r, bank.config_path or bank.root, hit, locate))
+                    out.append(_diagnostic(r, bank.config_path or bank.root, hit, locate))
         for e in entries:
             if not e.item.suppress:
                 continue
-            ctx = ItemContext(e.item, e.path, bctx)
+            ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
             for r in meta_rules:
                 for hit in _run(r, ctx, used[e.item.id], ran):
-                    out.append(_finding(r, e.path, hit, locate))
+                    out.append(_diagnostic(r, e.path, hit, locate))
     out.sort(key=lambda f: f.sort_key)
     return out
 
 
-def failing(findings: Iterable[Finding], fail_on: Severity | str = Severity.warning) -> bool:
+def failing(findings: Iterable[Diagnostic], fail_on: Severity | str = Severity.warning) -> bool:
     """True when a finding is at or above the fail level (`error` or `warning`)."""
     level = Severity(fail_on).rank
     return any(f.severity.rank >= level for f in findings)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar, cast
 
 from dpassess.lint.text import gated_finditer, needles
 from dpassess.model import BankConfig, GlossaryTerm
+
+T = TypeVar("T")
 
 #: Inflections of a glossary-language (English) term still count as the term: GPUs, sharded.
 _SUFFIX = r"(?:s|es|ed|d|ing)?"
@@ -96,10 +99,11 @@ class Glossary:
     def __bool__(self) -> bool:
         return bool(self.terms)
 
-    def _cached(self, kind: str, lang: str, text: str, compute):  # type: ignore[no-untyped-def]
+    def _cached(self, kind: str, lang: str, text: str, compute: Callable[[], T]) -> T:
+        """`compute()`, memoised by (kind, lang, text): each kind holds values of one type."""
         key = (kind, lang, text)
         try:
-            return self._memo[key]
+            return cast(T, self._memo[key])
         except KeyError:
             if len(self._memo) >= MEMO_MAX:
                 self._memo.clear()
@@ -111,14 +115,14 @@ class Glossary:
         pat = self._source
         if pat is None:
             return frozenset()
-        return self._cached("u", "", text, lambda: frozenset(_indices(pat, text.lower())))  # type: ignore[return-value]
+        return self._cached("u", "", text, lambda: frozenset(_indices(pat, text.lower())))
 
     def accepted(self, text: str, lang: str) -> frozenset[int]:
         """Indices of the terms `text` (in `lang`) renders in an accepted form."""
         pat = self._accepted.get(lang)
         if pat is None:
             return frozenset()
-        return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text.lower())))  # type: ignore[return-value]
+        return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text.lower())))
 
     def accepted_fields(self, texts: list[str], lang: str) -> list[frozenset[int]]:
         """`accepted(text, lang)` for each of `texts` (in the glossary language: `used`).
@@ -163,7 +167,7 @@ class Glossary:
         pat = self._wrong.get(lang)
         if pat is None:
             return []
-        return self._cached(  # type: ignore[return-value]
+        return self._cached(
             "w", lang, text,
             lambda: [
                 (int(m.lastgroup[1:]), m.group(0)) for m in pat.finditer(text.lower()) if m.lastgroup
@@ -183,7 +187,7 @@ class Glossary:
         pat = self._accepted.get(lang)
         if pat is None:
             return text
-        return self._cached("m", lang, text, lambda: _blank(pat, text))  # type: ignore[return-value]
+        return self._cached("m", lang, text, lambda: _blank(pat, text))
 
 
 def _blank(pat: _Terms, text: str) -> str:

@@ -13,20 +13,21 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from dpassess.bank.load import BANK_FILE, _item_files, find_banks, load_bank, load_banks
+import dpassess
+from dpassess.bank.load import BANK_FILE, find_banks, item_files, load_bank, load_banks
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.lint.config import LintConfig
-from dpassess.lint.engine import Finding, ItemResult, lint_banks
+from dpassess.lint.engine import ItemResult, lint_banks
 from dpassess.model import Bank, Item
 from dpassess.runtime.cache import Cache, digest, salt
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
-    """Everything in the lint settings that can change a finding, and the bank's spelling
-    (findings carry paths as given)."""
+    """Everything in the lint settings that can change a finding, the bank's spelling (findings
+    carry paths as given) and the dpassess version."""
     return (
         tuple(r.code for r in config.rules()), config.min_options, config.key_longest_ratio,
-        str(root),
+        str(root), dpassess.__version__,
     )
 
 
@@ -44,7 +45,7 @@ def lint_paths(
     cache: Cache | None = None,
     *,
     jobs: int | None = None,
-) -> list[Finding]:
+) -> list[Diagnostic]:
     """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks."""
     return _run(paths, config, cache, jobs=jobs, want_banks=False)[1]
 
@@ -55,7 +56,7 @@ def load_and_lint(
     cache: Cache | None = None,
     *,
     jobs: int | None = None,
-) -> tuple[list[Bank], list[Finding]]:
+) -> tuple[list[Bank], list[Diagnostic]]:
     """`(load_banks(paths), lint_paths(paths, config, cache))`, parsing each file at most once:
     items whose file is unchanged come from the cache."""
     return _run(paths, config, cache, jobs=jobs, want_banks=True)
@@ -68,10 +69,10 @@ def _run(
     *,
     jobs: int | None,
     want_banks: bool,
-) -> tuple[list[Bank], list[Finding]]:
+) -> tuple[list[Bank], list[Diagnostic]]:
     if cache is None:
-        banks = load_banks(paths)
-        return banks, lint_banks(banks, config, jobs=jobs)
+        loaded = load_banks(paths)
+        return loaded, lint_banks(loaded, config, jobs=jobs)
     roots: list[Path] = []
     seen: set[Path] = set()
     for p in paths:
@@ -80,16 +81,16 @@ def _run(
                 seen.add(root.resolve())
                 roots.append(root)
 
-    out: list[Finding] = []
+    out: list[Diagnostic] = []
     diags: list[Diagnostic] = []
     banks: list[Bank] = []
-    todo: list[tuple[Bank, str, bytes, bytes, dict, dict]] = []
+    todo: list[tuple[Bank, str, bytes, bytes, dict[str, ItemResult], dict[str, bytes]]] = []
     for root in roots:
         key_root = str(root)
         bank_bytes = _read(str(root / BANK_FILE))
-        files = _item_files(root)
-        contents = {f: _read(f) for f in files}
-        if bank_bytes is None or any(b is None for b in contents.values()):
+        files = item_files(root)
+        contents = {f: b for f in files if (b := _read(f)) is not None}
+        if bank_bytes is None or len(contents) != len(files):
             # unreadable files: no caching, the loader reports them
             try:
                 bank = load_bank(root, jobs=jobs)
@@ -100,7 +101,7 @@ def _run(
             out += lint_banks([bank], config, jobs=jobs)
             continue
         s = salt(bank_bytes, _settings(config, root))
-        digests = {f: digest(b) for f, b in contents.items()}  # type: ignore[arg-type]
+        digests = {f: digest(b) for f, b in contents.items()}
         whole = hashlib.blake2b(digest_size=16)
         for f in files:
             whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
@@ -108,7 +109,7 @@ def _run(
         hit = cache.load(key_root, "lint", s)
         linted = isinstance(hit, tuple) and len(hit) == 2 and hit[0] == full
         if linted:
-            out += hit[1]  # type: ignore[index]
+            out += hit[1]
             if not want_banks:
                 continue
         stored = cache.load(key_root, "items", s)

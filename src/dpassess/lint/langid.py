@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,11 +131,11 @@ def _cache_stem(langs: tuple[str, ...]) -> str:
     return "langid-" + "_".join(re.sub(r"[^a-z0-9]", "", lang.lower()) for lang in langs) + "-"
 
 
-def _as_array(values: np.ndarray) -> array:
+def _as_array(values: np.ndarray) -> array[int]:
     import numpy as np
 
     out = array(_TYPECODE[values.dtype.itemsize])
-    out.frombytes(memoryview(np.ascontiguousarray(values)).cast("B"))
+    out.frombytes(np.ascontiguousarray(values).data.cast("B"))
     return out
 
 
@@ -185,9 +185,15 @@ def _write_cached_model(path: Path, langs: tuple[str, ...], ident: Any, known: t
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # the automaton first: a reader trusts the .npz only, and checks the automaton's size
-        writes = [(path, lambda fh: np.savez(fh, **arrays))]
+        def write_tables(fh: BinaryIO) -> None:
+            np.savez(fh, allow_pickle=False, **arrays)
+
+        def write_automaton(fh: BinaryIO) -> None:
+            ident.tk_nextmove.tofile(fh)
+
+        writes = [(path, write_tables)]
         if ident is not None:
-            writes.insert(0, (_automaton_path(path), lambda fh: ident.tk_nextmove.tofile(fh)))
+            writes.insert(0, (_automaton_path(path), write_automaton))
         for target, write in writes:
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             temps.append(tmp)
@@ -206,10 +212,6 @@ def _write_cached_model(path: Path, langs: tuple[str, ...], ident: Any, known: t
         for tmp in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-
-
-def loaded(langs: tuple[str, ...]) -> bool:
-    return langs in _LOADED
 
 
 class LanguageGuesser:
@@ -256,6 +258,9 @@ class LanguageGuesser:
         own, others = self._own.get(base), self._others.get(base, frozenset())
         own_b, others_b = self._own_b.get(base), self._others_b.get(base, frozenset())
         punct, punct_b = _PUNCT, _PUNCT_B
+        ws: list[bytes] | list[str]
+        mine_set: frozenset[bytes] | frozenset[str] | None
+        other_set: frozenset[bytes] | frozenset[str]
         for key, text in fields:
             if text.isascii():  # the same words as bytes, split without a dict lookup a char
                 ws = text.encode("ascii").translate(punct_b).split()
@@ -302,6 +307,15 @@ class LanguageGuesser:
         if len(self._langs) < 2:
             return False
         return self.base(lang) in self._model()[1]
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether this process has loaded the model for the bank's languages."""
+        return self._langs in _LOADED
+
+    def load_model(self) -> None:
+        """Load the model for the bank's languages now (once per process), deferring or not."""
+        _identifier(self._langs)
 
     def _model(self) -> tuple[Any, tuple[str, ...]]:
         if self.defer and self._langs not in _LOADED:

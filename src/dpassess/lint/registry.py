@@ -3,6 +3,16 @@
 A rule's docstring is its documentation page (What it does / Why is this bad / Example / Use
 instead); `docs.py` turns the registry into `docs/rules/`. Codes are never reused: a retired rule
 stays registered with `removed=True`.
+
+An item rule says once which item classes it applies to (`items=`, default: every item type),
+and the engine runs it on those items only, so a new item type skips the rules that make no
+sense for it (the option rules for an essay) and the function is typed for what it reads:
+
+    @rule("ST003", "response-mix", "error", fix="...", items=(MultipleResponse,))
+    def response_mix(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]: ...
+
+Several classes go in a tuple declared with its type (`CHOICE`, or `ONE_KEY: tuple[type[
+SingleChoice | TrueFalse], ...]`): mypy reads a bare literal of several as every item class.
 """
 
 from __future__ import annotations
@@ -11,21 +21,18 @@ import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast, get_args, overload
 
+from dpassess.diagnostics import FieldPath, Severity
+from dpassess.model import ITEM_CLASSES, ChoiceItem, Item, ItemBase
 
-class Severity(StrEnum):
-    error = "error"
-    warning = "warning"
-    info = "info"
+if TYPE_CHECKING:
+    from dpassess.lint.context import BankContext, ItemContext
 
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
-
-
-_RANK = {Severity.info: 0, Severity.warning: 1, Severity.error: 2}
+__all__ = [
+    "CHOICE", "EVERY_ITEM", "FAMILIES", "HEADINGS", "RULES", "Hit", "Rule", "Scope", "Severity",
+    "bank_rule", "by_name", "rule", "suppression_rule",
+]
 
 #: Rule families: the letters of a code and what they check.
 FAMILIES: dict[str, str] = {
@@ -37,7 +44,10 @@ FAMILIES: dict[str, str] = {
     "SP": "Suppressions",
 }
 
-Loc = tuple[str | int, ...]
+#: Every item class: what an item rule applies to unless it says otherwise.
+EVERY_ITEM = cast("tuple[type[Item], ...]", tuple(ITEM_CLASSES.values()))
+#: The choice item classes (options and a key).
+CHOICE: tuple[type[ChoiceItem], ...] = get_args(ChoiceItem)
 
 
 class Hit(NamedTuple):
@@ -46,7 +56,7 @@ class Hit(NamedTuple):
     Bank rules also say which item (`item_id`; None for the bank file itself).
     """
 
-    loc: Loc
+    loc: FieldPath
     message: str
     help: str | None = None
     item_id: str | None = None
@@ -62,10 +72,12 @@ class Rule:
     severity: Severity
     scope: Scope
     fix: str
-    check: Callable[[Any], Iterable[Hit]]
+    check: Callable[..., Iterable[Hit]]
     doc: str
     target: str | None = None
     removed: bool = False
+    #: The item classes an item rule runs on.
+    items: tuple[type[ItemBase], ...] = EVERY_ITEM
 
     @property
     def family(self) -> str:
@@ -83,19 +95,15 @@ HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use inst
 _CODE = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 _NAME = re.compile(r"^[a-z]+(?:-[a-z0-9]+)*$")
 
+ItemT = TypeVar("ItemT", bound=Item)
+F = TypeVar("F", bound=Callable[..., Iterable[Hit]])
 
-def rule(
-    code: str,
-    name: str,
-    severity: Severity | str,
-    *,
-    fix: str,
-    scope: Scope = "item",
-    target: str | None = None,
-) -> Callable[[Callable[[Any], Iterable[Hit]]], Callable[[Any], Iterable[Hit]]]:
-    """Register a rule function. Its docstring must carry the four doc headings."""
 
-    def register(fn: Callable[[Any], Iterable[Hit]]) -> Callable[[Any], Iterable[Hit]]:
+def _register(code: str, name: str, severity: Severity | str, fix: str, scope: Scope,
+              target: str | None, items: tuple[type[ItemBase], ...]) -> Callable[[F], F]:
+    """Check the rule's code, name and docstring, and add it to RULES."""
+
+    def register(fn: F) -> F:
         doc = inspect.cleandoc(fn.__doc__ or "")
         if not _CODE.match(code) or code[:2] not in FAMILIES:
             raise ValueError(f"{code}: a code is a family ({', '.join(FAMILIES)}) and 3 digits")
@@ -106,10 +114,47 @@ def rule(
         missing = [h for h in HEADINGS if h not in doc]
         if missing:
             raise ValueError(f"{code}: docstring lacks {', '.join(missing)}")
-        RULES[code] = Rule(code, name, Severity(severity), scope, fix, fn, doc, target)
+        RULES[code] = Rule(code, name, Severity(severity), scope, fix, fn, doc, target,
+                           items=items)
         return fn
 
     return register
+
+
+if TYPE_CHECKING:
+    #: An item rule: the item's context -> what is wrong with it.
+    ItemCheck = Callable[[ItemContext[ItemT]], Iterable[Hit]]
+    #: A suppression rule: an item's context, the codes its suppressions silenced in this run
+    #: and the codes that ran -> the suppressions that did nothing.
+    SuppressionCheck = Callable[[ItemContext[Item], set[str], set[str]], Iterable[Hit]]
+
+
+@overload
+def rule(code: str, name: str, severity: Severity | str, *, fix: str,
+         target: str | None = None) -> Callable[[ItemCheck[Item]], ItemCheck[Item]]: ...
+@overload
+def rule(code: str, name: str, severity: Severity | str, *, fix: str, items: tuple[type[ItemT], ...],
+         target: str | None = None) -> Callable[[ItemCheck[ItemT]], ItemCheck[ItemT]]: ...
+def rule(code: str, name: str, severity: Severity | str, *, fix: str,
+         items: tuple[type[ItemBase], ...] = EVERY_ITEM,
+         target: str | None = None) -> Callable[[Any], Any]:
+    """Register an item rule, run on every item of the classes `items` (default: all). Its
+    docstring must carry the four doc headings."""
+    return _register(code, name, severity, fix, "item", target, items)
+
+
+def bank_rule(code: str, name: str, severity: Severity | str, *, fix: str
+              ) -> Callable[[Callable[[BankContext], Iterable[Hit]]],
+                            Callable[[BankContext], Iterable[Hit]]]:
+    """Register a bank rule: it reads the whole bank once (and picks the items it compares)."""
+    return _register(code, name, severity, fix, "bank", None, ())
+
+
+def suppression_rule(code: str, name: str, severity: Severity | str, *, fix: str
+                     ) -> Callable[[SuppressionCheck], SuppressionCheck]:
+    """Register a rule on an item's suppressions, given the codes they suppressed in this run
+    and the codes that ran."""
+    return _register(code, name, severity, fix, "suppression", None, EVERY_ITEM)
 
 
 def by_name() -> dict[str, Rule]:

@@ -1,5 +1,6 @@
 """Findings -> text for people, JSON for scripts, SARIF 2.1.0 for code scanning, GitHub annotations.
 
+A finding is a `Diagnostic` from the lint engine (code and name of its rule, `help` its fix).
 Every format is deterministic: same findings, same bytes.
 """
 
@@ -10,21 +11,21 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from dpassess import __version__
-from dpassess.diagnostics import UsageError
-from dpassess.lint.engine import Finding
-from dpassess.lint.registry import FAMILIES, RULES, Severity
+from dpassess.diagnostics import Diagnostic, Severity, UsageError
+from dpassess.lint.registry import FAMILIES, RULES
 
 JSON_VERSION = 1
 
 
-def _counts(findings: Sequence[Finding]) -> dict[str, int]:
+def _counts(findings: Sequence[Diagnostic]) -> dict[str, int]:
     c = Counter(f.severity.value for f in findings)
     return {s.value: c.get(s.value, 0) for s in Severity}
 
 
-def format_text(findings: Sequence[Finding]) -> str:
+def format_text(findings: Sequence[Diagnostic]) -> str:
     lines = []
     for f in findings:
         lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
@@ -39,7 +40,7 @@ def format_text(findings: Sequence[Finding]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_json(findings: Sequence[Finding]) -> str:
+def format_json(findings: Sequence[Diagnostic]) -> str:
     doc = {
         "version": JSON_VERSION,
         "tool": {"name": "dpassess", "version": __version__},
@@ -83,7 +84,7 @@ def _artifact(path: str) -> dict[str, str]:
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
-def format_sarif(findings: Sequence[Finding]) -> str:
+def format_sarif(findings: Sequence[Diagnostic]) -> str:
     codes = sorted(RULES)
     index = {c: i for i, c in enumerate(codes)}
     rules = []
@@ -100,22 +101,19 @@ def format_sarif(findings: Sequence[Finding]) -> str:
         })
     results = []
     for f in findings:
+        location: dict[str, Any] = {"physicalLocation": {
+            "artifactLocation": _artifact(f.path),
+            "region": {"startLine": f.line, "startColumn": f.col},
+        }}
+        if f.field:
+            location["logicalLocations"] = [{"fullyQualifiedName": f.field}]
         results.append({
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _SARIF_LEVEL[f.severity],
             "message": {"text": f"{f.message}\nhelp: {f.help}"},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": _artifact(f.path),
-                    "region": {"startLine": f.line, "startColumn": f.col},
-                },
-                "logicalLocations": [{"fullyQualifiedName": f.field}] if f.field else [],
-            }],
+            "locations": [location],
         })
-    for res in results:
-        if not res["locations"][0]["logicalLocations"]:
-            del res["locations"][0]["logicalLocations"]
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -143,7 +141,7 @@ def _escape_property(s: str) -> str:
 _GITHUB_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "notice"}
 
 
-def format_github(findings: Sequence[Finding]) -> str:
+def format_github(findings: Sequence[Diagnostic]) -> str:
     """GitHub Actions workflow commands: one `::error file=...::message` line per finding."""
     lines = []
     for f in findings:
@@ -159,7 +157,7 @@ def format_github(findings: Sequence[Finding]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-FORMATS: dict[str, Callable[[Sequence[Finding]], str]] = {
+FORMATS: dict[str, Callable[[Sequence[Diagnostic]], str]] = {
     "text": format_text,
     "json": format_json,
     "sarif": format_sarif,
@@ -167,9 +165,9 @@ FORMATS: dict[str, Callable[[Sequence[Finding]], str]] = {
 }
 
 
-def format_findings(findings: Sequence[Finding], fmt: str = "text") -> str:
-    """Findings in one of FORMATS (text, json, sarif, github)."""
+def format_findings(findings: Sequence[Diagnostic], fmt: str = "text") -> str:
+    """Diagnostics in one of FORMATS (text, json, sarif, github)."""
     try:
         return FORMATS[fmt](findings)
     except KeyError:
-        raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}") from None
+        raise UsageError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}") from None

@@ -37,7 +37,8 @@ def to_html(source: str) -> str:
     fast = _fast_paragraph(source)
     if fast is not None:
         return fast
-    return _md.render(source).strip()
+    html: str = _md.render(source)
+    return html.strip()
 
 
 @lru_cache(maxsize=65536)

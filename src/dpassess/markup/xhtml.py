@@ -66,7 +66,7 @@ def _enum(*values: str) -> re.Pattern[str]:
     return re.compile("|".join(values))
 
 
-_COMMON = {"class": None, "label": None}
+_COMMON: dict[str, re.Pattern[str] | None] = {"class": None, "label": None}
 _CELL = {
     **_COMMON, "abbr": None, "axis": None, "headers": _NCNAME, "colspan": _INT, "rowspan": _INT,
     "scope": _enum("col", "colgroup", "row", "rowgroup"),
@@ -220,7 +220,7 @@ def clean(container: etree._Element, allowed: frozenset[str], notes: set[str]) -
 def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
     """Drop attributes QTI does not allow (noted); False when a required one is missing."""
     allowed = ATTRS[name]
-    for key, value in list(el.attrib.items()):
+    for key, value in [(str(k), str(v)) for k, v in el.attrib.items()]:
         if key == XML_LANG or key == "lang":
             del el.attrib[key]
             if _LANGUAGE.fullmatch(value):
@@ -320,36 +320,42 @@ def _append_text(parent: etree._Element, index: int, text: str) -> None:
 # --- the entry point ---------------------------------------------------------------------------
 
 
-_PLAIN = re.compile(r"[^<>&\r]*")
 PLAIN_TEXT, PLAIN_PARAGRAPH, MARKUP = "text", "paragraph", "markup"
+
+
+def _plain(html: str) -> bool:
+    """Whether `html` has no markup, entity or carriage return to read."""
+    return "<" not in html and ">" not in html and "&" not in html and "\r" not in html
 
 
 def flow_kind(html: str) -> str:
     """`PLAIN_TEXT` (no markup, entity or carriage return to read), `PLAIN_PARAGRAPH` (one
     `<p>` of such text) or `MARKUP` (anything else: parsed)."""
-    if _PLAIN.fullmatch(html):
+    if _plain(html):
         return PLAIN_TEXT
-    if html.startswith("<p>") and html.endswith("</p>") and _PLAIN.fullmatch(html, 3, len(html) - 4):
+    if html.startswith("<p>") and html.endswith("</p>") and _plain(html[3:-4]):
         return PLAIN_PARAGRAPH
     return MARKUP
 
 
-def append_flow(parent: etree._Element, html: str, notes: set[str]) -> None:
+def append_flow(parent: etree._Element, html: str, notes: set[str]) -> str:
     """Append the content of `html` to `parent`, a QTI element holding flow content (div,
-    simpleChoice, modalFeedback). Everything left out is described in `notes`.
+    simpleChoice, modalFeedback), and return its `flow_kind`. Everything left out is described
+    in `notes`.
 
     Most rendered text is plain text or one plain paragraph (`flow_kind`); those are appended
     directly, as parsing them would give them."""
     kind = flow_kind(html)
     if kind is PLAIN_TEXT:
         _append_text(parent, len(parent), html)
-        return
+        return kind
     if kind is PLAIN_PARAGRAPH:
         etree.SubElement(parent, _Q + "p").text = html[3:-4] or None
-        return
+        return kind
     root = parse(html, notes)
     clean(root, FLOW, notes)
     if root.text:
         _append_text(parent, len(parent), root.text)
     for child in root:
         parent.append(child)
+    return kind

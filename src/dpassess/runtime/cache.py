@@ -9,9 +9,9 @@ Two levels, one pair of files per bank folder:
   content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
   re-linting reads and hashes the files and returns these findings: no parsing, no rules.
 
-Every key includes a salt: the dpassess version, a fingerprint of the installed dpassess source
-files (size and mtime of each, so an edited rule in a development install invalidates too), the
-bank file's bytes and the lint settings. A cache file that is missing, unreadable, corrupted or
+Every key includes a salt: a fingerprint of the installed dpassess source files (size and mtime
+of each, so an edited rule in a development install invalidates too), the bank file's bytes and
+the caller's settings (lint's: the rules, their thresholds and the dpassess version). A cache file that is missing, unreadable, corrupted or
 written for another salt is ignored and rewritten: the cache never changes a result and never
 crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
 
@@ -32,12 +32,12 @@ from typing import Any
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
 DEFAULT_DIR = ".dpassess_cache"
 ENV_VAR = "DPASSESS_CACHE_DIR"
-#: Bumped whenever the layout of the cache files changes.
-FORMAT = 1
+#: Bumped whenever the layout of the cache files changes (2: findings are Diagnostics).
+FORMAT = 2
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--cache-dir, else $DPASSESS_CACHE_DIR, else `.dpassess_cache` in the working folder."""
+    """`explicit`, else $DPASSESS_CACHE_DIR, else `.dpassess_cache` in the working folder."""
     if explicit is not None:
         return Path(explicit)
     env = os.environ.get(ENV_VAR)
@@ -48,10 +48,18 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+#: The installed dpassess package (this file is dpassess/runtime/cache.py).
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
 @lru_cache(maxsize=1)
 def _source_fingerprint() -> str:
-    """Size and mtime of every installed dpassess source file (computed once per process)."""
-    root = Path(__file__).resolve().parent
+    """The fingerprint of the installed dpassess sources (computed once per process)."""
+    return fingerprint(PACKAGE)
+
+
+def fingerprint(root: Path) -> str:
+    """Size and mtime of every Python source file below `root`."""
     h = hashlib.blake2b(digest_size=16)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -63,11 +71,10 @@ def _source_fingerprint() -> str:
 
 
 def salt(bank_file: bytes, settings: object) -> bytes:
-    """What every key of a bank depends on besides its item files."""
-    import dpassess
-
+    """What every key of a bank depends on besides its item files: the bank file and `settings`
+    (whatever else can change the stored values, as its repr)."""
     h = hashlib.blake2b(digest_size=16)
-    for part in (str(FORMAT), dpassess.__version__, _source_fingerprint(), repr(settings)):
+    for part in (str(FORMAT), _source_fingerprint(), repr(settings)):
         h.update(part.encode("utf-8") + b"\0")
     h.update(digest(bank_file))
     return h.digest()

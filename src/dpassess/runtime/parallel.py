@@ -7,6 +7,10 @@ pickled on the way in but a task's index; results are pickled back) and yields t
 task order, whatever the scheduling: the output never depends on `jobs`. With one job, or where
 `fork` is not available, the same calls run in this process, one by one as results are asked for.
 
+The workers are forked inside `Pool(...)` itself, before it returns: whatever state the caller
+sets just before creating the pool (a flag on `shared`, a module-level setting) is what every
+worker sees, and changes made after it do not reach them.
+
     with Pool(check_chunk, bank, chunks, jobs=worker_count(len(items), 2000)) as pool:
         other_work()            # the workers are already running
         for result in pool:     # in task order

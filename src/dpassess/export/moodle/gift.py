@@ -8,9 +8,9 @@ every GIFT special (`~ = # { } :` and the backslash) is escaped everywhere, HTML
 included. GIFT cannot carry files: each local image is reported and its link kept as written.
 See docs/export-moodle.md.
 
-`export(collection, lang)` returns the file's bytes; `export(collection, lang, out)` writes the
-same bytes to the binary file `out` a few hundred questions at a time (bounded memory) and
-returns the warnings with empty data.
+A builder per item type writes its question's lines. `export(collection, lang)` returns the
+file's bytes; `export(collection, lang, out)` writes the same bytes to the binary file `out` one
+question at a time (bounded memory) and returns the warnings with empty data.
 """
 
 from __future__ import annotations
@@ -19,10 +19,17 @@ import io
 import re
 from typing import BinaryIO, assert_never
 
-from dpassess.export import Collection, ExportResult, ExportWarning
-from dpassess.export.moodle.texts import ItemTexts, category_path, grades, local_images
-from dpassess.markup.media import may_show_images
-from dpassess.model import Item, ItemType
+from dpassess.export import MULTI as ALL_LANGUAGES
+from dpassess.export import (
+    Collection,
+    ExportResult,
+    check_lang,
+    exported_languages,
+    nothing_to_export,
+)
+from dpassess.export.moodle.images import local_images
+from dpassess.export.moodle.texts import ItemTexts, category_path, grades
+from dpassess.model import ChoiceBase, Item, MultipleResponse, SingleChoice, TrueFalse
 
 SUFFIX = ".txt"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -58,114 +65,123 @@ def rich(html: str, *, inherit: bool = True) -> str:
     return ("" if inherit and html[:1] not in ("[", "%") else "[html]") + escape(html)
 
 
-#: Blocks joined and written to the file at a time.
-_CHUNK = 256
-
-
-class _Writer:
-    """Writes blocks (lists of lines) to `out`, a blank line between blocks."""
-
-    def __init__(self, collection: Collection, lang: str, out: BinaryIO) -> None:
-        self.collection = collection
-        self.lang = lang
-        self.warnings: list[ExportWarning] = []
-        self.out = out
-        self.pending: list[str] = []
-        self.started = False
-        self.images = False  # whether the question being written may show images
-
-    def block(self, lines: list[str]) -> None:
-        self.pending.append(("\n\n" if self.started else "") + "\n".join(lines))
-        self.started = True
-        if len(self.pending) >= _CHUNK:
-            self.flush()
-
-    def flush(self) -> None:
-        self.out.write("".join(self.pending).encode("utf-8"))
-        self.pending.clear()
-
-    def check(self, t: ItemTexts, html: str, where: str) -> str:
-        # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
-        if "&&0" in html:
-            t.warn(where, "the text contains '&&0', which Moodle's GIFT reader decodes as an "
-                          "escaped character")
-        if self.images:
-            for src in local_images(html):
-                t.warn(where, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
-                              "the link, or use Moodle XML")
-        return html
-
-    def question(self, item: Item) -> None:
-        t = ItemTexts(FORMAT, self.collection, item, self.lang)
-        self.images = may_show_images(item, t.langs)
-        lang = self.lang
-        comment = " ".join([f"[id:{item.id}]", *(f"[tag:{tag}]" for tag in item.tags)])
-        stem = self.check(t, t.stem(), f"text.{lang}.stem")
-        head = f"::{escape(t.name())}::{'[html]' if stem else ''}{escape(stem)}{{"
-
-        def r(html: str) -> str:
-            return rich(html, inherit=bool(stem))
-
-        general = self.check(t, t.explanation(), f"text.{lang}.explanation")
-        tail = f"####{r(general)}" if general else ""
-        if item.points != 1:
-            t.warn("points", f"GIFT cannot set the mark: Moodle gives 1, not {item.points:g}")
-        g = grades(item, t.warn)
-        match item.type:
-            case ItemType.true_false:
-                t.check_true_false_words()
-                right = item.key[0]
-                wrong = "false" if right == "true" else "true"
-                fb_right = self.check(t, t.feedback(right), f"text.{lang}.feedback.{right}")
-                fb_wrong = self.check(t, t.feedback(wrong), f"text.{lang}.feedback.{wrong}")
-                # {TRUE#feedback if wrong#feedback if right} (qformat_gift::writequestion).
-                answer = right.upper()
-                if fb_wrong or fb_right:
-                    answer += f"#{r(fb_wrong)}" if fb_wrong else "#"
-                if fb_right:
-                    answer += f"#{r(fb_right)}"
-                lines = [f"{head}{answer}{tail}}}"]
-            case ItemType.single_choice | ItemType.multiple_response:
-                t.check_locked()
-                single = item.type is ItemType.single_choice
-                lines = [head]
-                for oid in item.option_ids:
-                    grade = g.by_option[oid]
-                    # `=` makes Moodle's question single-answer, so multiple-response items
-                    # write every grade as ~%n%, full marks included.
-                    mark = "=" if single and grade == 1 else (
-                        "~" if grade == 0 else f"~%{g.percent(oid)}%")
-                    text = self.check(t, t.option(oid), f"text.{lang}.options.{oid}")
-                    fb = self.check(t, t.feedback(oid), f"text.{lang}.feedback.{oid}")
-                    lines.append(f"\t{mark}{r(text)}" + (f"#{r(fb)}" if fb else ""))
-                if tail:
-                    lines.append(f"\t{tail}")
-                lines.append("}")
-            case _ as unreachable:
-                assert_never(unreachable)
-        self.block([f"// {comment}", *lines])
-        self.warnings.extend(t.warnings)
-
-
 def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
     """The collection as one GIFT file in `lang` (or every language: `multi`): its bytes, or
     written to `out` (then `data` is empty)."""
+    check_lang(FORMAT, collection, lang, multi=MULTI)
     if out is None:
         buf = io.BytesIO()
         warnings = export(collection, lang, buf).warnings
         return ExportResult(buf.getvalue(), warnings)
-    fixed = [i.id for i in collection.items if not i.shuffle]
-    w = _Writer(collection, lang, out)
-    w.warnings.append(ExportWarning(
+    chosen = [(item, *exported_languages(FORMAT, collection, item, lang))
+              for item in collection.items]
+    if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
+        raise nothing_to_export(collection, lang)
+    fixed = [item.id for item, langs, _ in chosen if langs and not item.shuffle]
+    warnings = [collection.warning(
         FORMAT, None, "shuffle",
         "GIFT cannot set shuffling or answer numbering: Moodle applies the site defaults"
-        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else "")))
+        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else ""))]
     topic = None
-    for item in collection.items:
+    for item, langs, notes in chosen:
+        warnings += notes
+        if not langs:
+            continue
         if item.topic != topic:
+            _write_block(out, [f"$CATEGORY: {category_path(collection, item.topic)}"],
+                         first=topic is None)
             topic = item.topic
-            w.block([f"$CATEGORY: {category_path(collection, topic)}"])
-        w.question(item)
-    w.pending.append("\n")
-    w.flush()
-    return ExportResult(b"", w.warnings)
+        t = ItemTexts(FORMAT, collection, item, lang, langs)
+        _write_block(out, _question(t, item), first=False)
+        warnings += t.warnings
+    out.write(b"\n")
+    return ExportResult(b"", warnings)
+
+
+def _write_block(out: BinaryIO, lines: list[str], *, first: bool) -> None:
+    """A block of lines, after a blank line unless it is the file's first."""
+    out.write((("" if first else "\n\n") + "\n".join(lines)).encode("utf-8"))
+
+
+def _question(t: ItemTexts, item: Item) -> list[str]:
+    """The item's block: the `// [id:…] [tag:…]` comment, then the question's lines."""
+    comment = " ".join([f"[id:{item.id}]", *(f"[tag:{tag}]" for tag in item.tags)])
+    q = _Question(t)
+    match item:
+        case SingleChoice():
+            lines = _choice(q, item, single=True)
+        case MultipleResponse():
+            lines = _choice(q, item, single=False)
+        case TrueFalse():
+            lines = _true_false(q, item)
+        case _:
+            assert_never(item)
+    return [f"// {comment}", *lines]
+
+
+class _Question:
+    """What the builders of one question share: the item's texts, the head (name and stem up to
+    the `{`) and the tail (the general feedback), and the checks of every text."""
+
+    def __init__(self, t: ItemTexts) -> None:
+        self.t, self.lang = t, t.lang
+        lang = t.lang
+        stem = self.check(t.stem(), f"text.{lang}.stem")
+        self.inherit = bool(stem)  # answers inherit [html] from a non-empty stem
+        self.head = f"::{escape(t.name())}::{'[html]' if stem else ''}{escape(stem)}{{"
+        general = self.check(t.explanation(), f"text.{lang}.explanation")
+        self.tail = f"####{self.rich(general)}" if general else ""
+        if t.item.points != 1:
+            t.warn("points", f"GIFT cannot set the mark: Moodle gives 1, not {t.item.points:g}")
+
+    def rich(self, html: str) -> str:
+        return rich(html, inherit=self.inherit)
+
+    def check(self, html: str, field: str) -> str:
+        """`html`, with a warning for what Moodle's GIFT reader would not read back."""
+        # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
+        if "&&0" in html:
+            self.t.warn(field, "the text contains '&&0', which Moodle's GIFT reader decodes as "
+                               "an escaped character")
+        for src in local_images(html) if self.t.may_show_images else ():
+            self.t.warn(field, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
+                               "the link, or use Moodle XML")
+        return html
+
+
+def _choice(q: _Question, item: ChoiceBase, *, single: bool) -> list[str]:
+    """One answer per line: `=` marks the key of a single-choice item (`single`); otherwise
+    every answer carries its grade as `~%n%`, because one `=` makes Moodle's question
+    single-answer."""
+    t, lang = q.t, q.lang
+    g = grades(item, t.warn)
+    t.check_locked()
+    lines = [q.head]
+    for oid in item.option_ids:
+        grade = g.by_option[oid]
+        mark = "=" if single and grade == 1 else ("~" if grade == 0 else f"~%{g.percent(oid)}%")
+        text = q.check(t.option(oid), f"text.{lang}.options.{oid}")
+        feedback = q.check(t.feedback(oid), f"text.{lang}.feedback.{oid}")
+        lines.append(f"\t{mark}{q.rich(text)}" + (f"#{q.rich(feedback)}" if feedback else ""))
+    if q.tail:
+        lines.append(f"\t{q.tail}")
+    lines.append("}")
+    return lines
+
+
+def _true_false(q: _Question, item: TrueFalse) -> list[str]:
+    """`{TRUE#feedback if wrong#feedback if right}` (or FALSE), as qformat_gift::writequestion
+    writes it."""
+    t, lang = q.t, q.lang
+    grades(item, t.warn)
+    t.check_true_false_words()
+    right = item.key[0]
+    wrong = "false" if right == "true" else "true"
+    if_right = q.check(t.feedback(right), f"text.{lang}.feedback.{right}")
+    if_wrong = q.check(t.feedback(wrong), f"text.{lang}.feedback.{wrong}")
+    answer = right.upper()
+    if if_wrong or if_right:
+        answer += f"#{q.rich(if_wrong)}" if if_wrong else "#"
+    if if_right:
+        answer += f"#{q.rich(if_right)}"
+    return [f"{q.head}{answer}{q.tail}}}"]

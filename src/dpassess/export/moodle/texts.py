@@ -1,5 +1,5 @@
-"""What Moodle XML and GIFT share: Moodle's grade list, category paths, question names, the
-multilang filter form, and each item's texts as the HTML Moodle stores (with warnings).
+"""An item -> its texts as Moodle stores them (HTML, with warnings), the multilang filter form
+of several languages, its grades and its category: what Moodle XML and GIFT share.
 
 Every rule here is taken from Moodle's own code (4.5): `question_bank::fraction_options_full`
 (lib/questionlib.php), `match_grade_options`, `qtype_multichoice::save_question_options`,
@@ -11,14 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from copy import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from typing import TypeGuard
 
 from lxml import etree
 from lxml import html as lxml_html
 
-from dpassess.export import MULTI, Collection, ExportWarning
+from dpassess.diagnostics import Diagnostic
+from dpassess.export import MULTI, Collection
 from dpassess.lms.moodle import (
     MAX_NAME,
     is_multilang_name,
@@ -27,9 +29,9 @@ from dpassess.lms.moodle import (
     snap,
 )
 from dpassess.markup.markdown import to_html, to_inline_html
-from dpassess.markup.media import has_img_tag, is_local_image
+from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import Content, Item, ItemType
+from dpassess.model import ChoiceBase, Item, MultipleResponse
 from dpassess.model.items import TRUE_FALSE_WORDS
 
 # --- grades -----------------------------------------------------------------------------------
@@ -46,49 +48,38 @@ class Grades:
         return self.percents[option_id]
 
 
-def grades(item: Item, warn: Callable[[str, str], None]) -> Grades:
+def grades(item: ChoiceBase, warn: Callable[[str, str], None]) -> Grades:
     """The item's fractions snapped to Moodle's list; a warning for each one Moodle would alter
     and for a multiple-answer item whose positive grades do not add up to 100% (Moodle refuses
-    it: `errfractionsaddwrong`).
-
-    Memoised by what the fractions depend on (a bank repeats a few key and option patterns):
-    the lookup costs a fraction of the Decimal work it saves. The result is shared: read only."""
-    weights = getattr(item, "weights", None)
-    memo_key = (item.type, item.key, item.option_ids,
-                None if weights is None else tuple(weights.items()))
-    found = _GRADES.get(memo_key)
-    if found is None:
-        if len(_GRADES) >= _GRADES_MAX:
-            _GRADES.clear()
-        found = _GRADES[memo_key] = _grades(item)
-    result, notes = found
-    for where, message in notes:
-        warn(where, message)
+    it: `errfractionsaddwrong`). The result may be shared: read only."""
+    where = "weights" if isinstance(item, MultipleResponse) and item.weights is not None else "key"
+    result, notes = _grades(isinstance(item, MultipleResponse), where,
+                            tuple(item.fractions().items()))
+    for field_, message in notes:
+        warn(field_, message)
     return result
 
 
-_GRADES: dict[tuple, tuple[Grades, list[tuple[str, str]]]] = {}
-_GRADES_MAX = 4096
-
-
-def _grades(item: Item) -> tuple[Grades, list[tuple[str, str]]]:
-    """`grades` of `item`, and its warnings as (where, message)."""
+@lru_cache(maxsize=4096)
+def _grades(multiple: bool, where: str, fractions: tuple[tuple[str, float], ...]
+            ) -> tuple[Grades, tuple[tuple[str, str], ...]]:
+    """`grades` of an item's `fractions` (in option order), and its warnings as (field,
+    message). Memoised: a bank repeats a few patterns of keys and weights."""
     notes: list[tuple[str, str]] = []
     out: dict[str, Decimal] = {}
-    where = "weights" if getattr(item, "weights", None) is not None else "key"
-    for oid, fraction in item.fractions().items():
+    for oid, fraction in fractions:
         grade, exact = snap(fraction)
         if not exact:
             notes.append((f"{where}.{oid}",
                           f"fraction {fraction:g} is not one of Moodle's grades (import would "
                           f"abort); written as the nearest, {percent(grade)}%"))
         out[oid] = grade
-    if item.type is ItemType.multiple_response:
+    if multiple:
         total = sum((g for g in out.values() if g > 0), Decimal(0))
         if round(float(total), 2) != 1:
             notes.append((where, f"the positive grades add up to {percent(total)}%, not 100%: "
                                  "Moodle refuses this question (errfractionsaddwrong)"))
-    return Grades(out, {oid: percent(g) for oid, g in out.items()}), notes
+    return Grades(out, {oid: percent(g) for oid, g in out.items()}), tuple(notes)
 
 
 # --- paths, names ---------------------------------------------------------------------------
@@ -113,7 +104,8 @@ BLOCK_TAGS = frozenset(
 )
 
 _Node = str | etree._Element
-_Seg = tuple[str, object]  # ("inline", [nodes]) or ("block", element)
+#: A piece of a text: a run of inline nodes (text and inline elements), or a block element.
+_Seg = list[_Node] | etree._Element
 
 
 def _nodes(el: etree._Element) -> list[_Node]:
@@ -127,7 +119,7 @@ def _nodes(el: etree._Element) -> list[_Node]:
     return out
 
 
-def _is_block(node: _Node) -> bool:
+def _is_block(node: _Node) -> TypeGuard[etree._Element]:
     return (not isinstance(node, str) and isinstance(node.tag, str)
             and node.tag.lower() in BLOCK_TAGS)
 
@@ -136,12 +128,29 @@ def _segments(el: etree._Element) -> list[_Seg]:
     segs: list[_Seg] = []
     for node in _nodes(el):
         if _is_block(node):
-            segs.append(("block", node))
-        elif segs and segs[-1][0] == "inline":
-            segs[-1][1].append(node)  # type: ignore[union-attr]
+            segs.append(node)
+        elif segs and isinstance(segs[-1], list):
+            segs[-1].append(node)
         else:
-            segs.append(("inline", [node]))
+            segs.append([node])
     return segs
+
+
+def _same_shape(a: _Seg, b: _Seg) -> bool:
+    """Both inline runs, or blocks of the same tag and attributes."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list)
+    return a.tag == b.tag and dict(a.attrib.items()) == dict(b.attrib.items())
+
+
+def _inline(seg: _Seg) -> list[_Node]:
+    assert isinstance(seg, list)
+    return seg
+
+
+def _block(seg: _Seg) -> etree._Element:
+    assert not isinstance(seg, list)
+    return seg
 
 
 def _append(parent: etree._Element, node: _Node) -> None:
@@ -187,10 +196,7 @@ class _Merger:
     def merge(self, out: etree._Element, segs: dict[str, list[_Seg]]) -> None:
         first = segs[self.langs[0]]
         aligned = all(
-            len(s) == len(first)
-            and all(a[0] == b[0] and (a[0] == "inline" or (
-                a[1].tag == b[1].tag and dict(a[1].attrib) == dict(b[1].attrib)))  # type: ignore[union-attr]
-                for a, b in zip(s, first, strict=False))
+            len(s) == len(first) and all(_same_shape(a, b) for a, b in zip(s, first, strict=False))
             for s in segs.values()
         )
         if not aligned:
@@ -200,23 +206,23 @@ class _Merger:
             # adjacent spans as one group and shows one span per language of it.
             run: dict[str, list[_Node]] = {}
             for lang in self.langs:
-                for kind, value in segs[lang]:
-                    if kind == "inline":
-                        run[lang] = value  # type: ignore[assignment]
+                for seg in segs[lang]:
+                    if isinstance(seg, list):
+                        run[lang] = seg
                         continue
                     if run:
                         self.spans(out, {la: run.get(la, []) for la in self.langs})
                         run = {}
-                    self.only(out, lang, (kind, value))
+                    self.only(out, lang, seg)
             if run:
                 self.spans(out, {la: run.get(la, []) for la in self.langs})
             return
-        for i, (kind, value) in enumerate(first):
-            if kind == "inline":
-                self.spans(out, {lang: s[i][1] for lang, s in segs.items()})  # type: ignore[misc]
+        for i, seg in enumerate(first):
+            if isinstance(seg, list):
+                self.spans(out, {lang: _inline(s[i]) for lang, s in segs.items()})
             else:
-                block = self.block(out, value)  # type: ignore[arg-type]
-                self.merge(block, {lang: _segments(s[i][1]) for lang, s in segs.items()})  # type: ignore[arg-type]
+                block = self.block(out, seg)
+                self.merge(block, {lang: _segments(_block(s[i])) for lang, s in segs.items()})
 
     def block(self, out: etree._Element, el: etree._Element) -> etree._Element:
         """An empty copy of block element `el` in `out`, with the attributes lxml can set: the
@@ -232,12 +238,11 @@ class _Merger:
 
     def only(self, out: etree._Element, lang: str, seg: _Seg) -> None:
         """One language's content where the others have none (the languages differ in shape)."""
-        kind, value = seg
-        if kind == "inline":
-            self.spans(out, {la: (value if la == lang else []) for la in self.langs})  # type: ignore[misc]
+        if isinstance(seg, list):
+            self.spans(out, {la: (seg if la == lang else []) for la in self.langs})
         else:
-            block = self.block(out, value)  # type: ignore[arg-type]
-            for s in _segments(value):  # type: ignore[arg-type]
+            block = self.block(out, seg)
+            for s in _segments(seg):
                 self.only(block, lang, s)
 
 
@@ -303,62 +308,38 @@ _MULTI_PROBLEMS = {
 # --- an item's texts in one language or all -------------------------------------------------
 
 
-@dataclass
 class ItemTexts:
-    """The HTML Moodle will store for each field of one item, in `lang` or (multi) all languages.
+    """The HTML Moodle will store for each field of one item, in the languages `langs` (one, or
+    several merged into the multilang form: `multi`), for a file in `lang`. Warnings about texts
+    Moodle would alter go to `warnings`."""
 
-    Warnings about texts Moodle would alter are collected in `warnings`.
-    """
-
-    fmt: str
-    collection: Collection
-    item: Item
-    lang: str
-    warnings: list[ExportWarning] = field(default_factory=list)
-    langs: tuple[str, ...] = ()
-    _one: Content | None = field(default=None, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        wanted = self.collection.languages if self.lang == MULTI else (self.lang,)
-        have = [la for la in wanted if la in self.item.text]
-        for la in wanted:
-            if la not in self.item.text:
-                fallback = self._fallback()
-                self.warn(f"text.{la}", f"no {la!r} text; the {fallback!r} text is written "
-                                        "in its place")
-                if fallback not in have:
-                    have.append(fallback)
-        self.langs = tuple(have)
+    def __init__(self, fmt: str, collection: Collection, item: Item, lang: str,
+                 langs: tuple[str, ...]) -> None:
+        self.fmt, self.collection, self.item, self.lang, self.langs = (
+            fmt, collection, item, lang, langs)
+        self.warnings: list[Diagnostic] = []
         # One language (every export but multi): each field is that language's HTML as it is.
-        self._one = self.item.text[have[0]] if len(have) == 1 else None
+        self._one = item.text[langs[0]] if len(langs) == 1 else None
+        #: False when no text of the item can show an image (no field needs looking at)
+        self.may_show_images = may_show_images(item, langs)
 
-    def _fallback(self) -> str:
-        d = self.collection.default_language
-        return d if d in self.item.text else next(iter(self.item.text))
-
-    def warn(self, where: str, message: str) -> None:
-        self.warnings.append(ExportWarning(self.fmt, self.item.id, where, message))
+    def warn(self, field_: str, message: str) -> None:
+        self.warnings.append(self.collection.warning(self.fmt, self.item.id, field_, message))
 
     def _field(self, where: str, render: Callable[[str], str]) -> str:
-        """`render` of the one language, or of each language merged (`multilang`)."""
-        langs = self.langs
-        if len(langs) == 1:
-            return render(langs[0])
+        """`render` of each language merged (`multilang`); `where` names the field, with
+        `{lang}` for the language."""
         texts = []
-        for la in langs:
+        for la in self.langs:
             # the languages are merged through lxml, which cannot hold what XML cannot
             text, removed = xml_safe(render(la))
             if removed:
                 self.warn(where.format(lang=la), f"removed characters XML cannot carry: {removed}")
             texts.append((la, text))
         html, problems = multilang(tuple(texts))
-        if problems:
-            for p in sorted(problems):
-                self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
+        for p in sorted(problems):
+            self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
         return html
-
-    def _content(self, la: str):
-        return self.item.text[la]
 
     def name(self) -> str:
         text = moodle_name(self.item, self.langs)
@@ -371,13 +352,13 @@ class ItemTexts:
     def stem(self) -> str:
         if self._one is not None:
             return to_html(self._one.stem)
-        return self._field("text.{lang}.stem", lambda la: to_html(self._content(la).stem))
+        return self._field("text.{lang}.stem", lambda la: to_html(self.item.text[la].stem))
 
     def explanation(self) -> str:
         if self._one is not None:
             return to_html(self._one.explanation or "")
         return self._field("text.{lang}.explanation",
-                           lambda la: to_html(self._content(la).explanation or ""))
+                           lambda la: to_html(self.item.text[la].explanation or ""))
 
     def option(self, oid: str) -> str:
         if self._one is not None:
@@ -394,12 +375,12 @@ class ItemTexts:
         if self._one is not None:
             return to_html(self._one.feedback.get(oid, ""))
         return self._field(f"text.{{lang}}.feedback.{oid}",
-                           lambda la: to_html(self._content(la).feedback.get(oid, "")))
+                           lambda la: to_html(self.item.text[la].feedback.get(oid, "")))
 
     def check_true_false_words(self) -> None:
         """Moodle shows its own True/False words: authored option text is not carried."""
         for la in self.langs:
-            for oid, text in self._content(la).options.items():
+            for oid, text in self.item.text[la].options.items():
                 words = TRUE_FALSE_WORDS.get(la, TRUE_FALSE_WORDS["en"])
                 if text != words.get(oid):
                     self.warn(f"text.{la}.options.{oid}",
@@ -412,21 +393,3 @@ class ItemTexts:
                     self.warn(f"options.{o.id}.locked",
                               "Moodle shuffles all answers or none: this option is not kept "
                               "in place")
-
-
-# --- images -----------------------------------------------------------------------------------
-
-
-def image_fragment(html: str) -> etree._Element | None:
-    """`html` parsed as a fragment under a `<div>` when it has an `<img>`, else None."""
-    if not has_img_tag(html):
-        return None
-    return lxml_html.fragment_fromstring(html, create_parent="div")
-
-
-def local_images(html: str) -> list[str]:
-    """The `src` of each local image `html` shows, in document order."""
-    root = image_fragment(html)
-    if root is None:
-        return []
-    return [src for img in root.iter("img") if is_local_image(src := img.get("src", ""))]

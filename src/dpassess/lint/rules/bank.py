@@ -7,35 +7,35 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from dpassess.lint.context import BankContext, ItemContext
-from dpassess.lint.registry import Hit, rule
+from dpassess.lint.registry import Hit, bank_rule
 from dpassess.lint.rules.writing import absolute_terms, key_length_cue
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
 from dpassess.lint.text import norm, quote
 from dpassess.lint.words import STOPWORDS
-from dpassess.model import ItemType
+from dpassess.model import SingleChoice
 
 ALPHA = 0.01
 #: Longest cycle looked for: longer ones are not something test takers can learn.
 MAX_PERIOD = 8
 
 
-def _choice_items(bctx: BankContext) -> list[ItemContext]:
+def _choice_items(bctx: BankContext) -> list[ItemContext[SingleChoice]]:
     """Single-choice items with a valid key and three or more options, in authoring order."""
     out = []
-    for ctx in bctx.items():
-        item = ctx.item
+    for e in bctx.bank.entries:
+        item = e.item
         if (
-            item.type is ItemType.single_choice
+            isinstance(item, SingleChoice)
             and len(item.options) >= 3
             and len(item.key) == 1
-            and item.key[0] in ctx.option_ids
+            and item.key[0] in item.option_ids
         ):
-            out.append(ctx)
+            out.append(ItemContext(item, e.path, bctx))
     return out
 
 
-@rule(
-    "BK001", "duplicate-item", "error", scope="bank",
+@bank_rule(
+    "BK001", "duplicate-item", "error",
     fix="Remove one of the two items, or make them ask different things.",
 )
 def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
@@ -70,8 +70,8 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
 MIN_STEM_WORDS = 5
 
 
-@rule(
-    "BK002", "near-duplicate-item", "warning", scope="bank",
+@bank_rule(
+    "BK002", "near-duplicate-item", "warning",
     fix="Merge the two items, or declare them `enemies` so that no form holds both.",
 )
 def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
@@ -141,8 +141,8 @@ def _one_word_apart(ws: list[str], others: list[str]) -> bool:
     return extra <= 1 and missing <= 1
 
 
-@rule(
-    "BK003", "unknown-enemy", "error", scope="bank",
+@bank_rule(
+    "BK003", "unknown-enemy", "error",
     fix="Name existing item ids in `enemies` (and not the item itself).",
 )
 def unknown_enemy(bctx: BankContext) -> Iterator[Hit]:
@@ -178,8 +178,8 @@ def _letters(positions: list[int]) -> str:
     return " ".join(chr(65 + p) for p in positions)
 
 
-@rule(
-    "BK004", "key-position-balance", "warning", scope="bank",
+@bank_rule(
+    "BK004", "key-position-balance", "warning",
     fix="Reorder options in some items so that each position holds the key about equally often.",
 )
 def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
@@ -217,8 +217,8 @@ def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
             )
 
 
-@rule(
-    "BK005", "key-position-pattern", "warning", scope="bank",
+@bank_rule(
+    "BK005", "key-position-pattern", "warning",
     fix="Reorder options so that key positions in authoring order follow no pattern "
     "(no cycle, no repetition, no long run).",
 )
@@ -280,8 +280,8 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
         yield Hit((), f"key positions in authoring order follow a pattern{seq}; {what} (p={p:.4f})")
 
 
-@rule(
-    "BK006", "key-longest-rate", "warning", scope="bank",
+@bank_rule(
+    "BK006", "key-longest-rate", "warning",
     fix="Shorten keys or lengthen distractors until the key is the longest option no more often "
     "than chance.",
 )
@@ -325,8 +325,8 @@ def key_longest_rate(bctx: BankContext) -> Iterator[Hit]:
             )
 
 
-@rule(
-    "BK007", "testwise-strategy", "warning", scope="bank",
+@bank_rule(
+    "BK007", "testwise-strategy", "warning",
     fix="Remove the cues the strategy uses: absolute terms in distractors and long keys.",
 )
 def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:

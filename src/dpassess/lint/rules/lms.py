@@ -19,7 +19,7 @@ from dpassess.lms.moodle import (
     moodle_name,
 )
 from dpassess.markup import markdown as render
-from dpassess.model import ItemType
+from dpassess.model import Item, MultipleResponse
 
 _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
 
@@ -29,7 +29,7 @@ _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
     fix="Replace the character (emoji, mathematical letters such as 𝐱) with a BMP character, "
     "Markdown (*x*) or an image; or make sure the Moodle database uses utf8mb4.",
 )
-def astral_character(ctx: ItemContext) -> Iterator[Hit]:
+def astral_character(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds characters outside the Basic Multilingual Plane (4-byte UTF-8: emoji, 𝐱, 𝔼) in any
     text field.
@@ -60,14 +60,13 @@ def astral_character(ctx: ItemContext) -> Iterator[Hit]:
             )
 
 
-
-
 @rule(
     "LM002", "moodle-grade", "error", target="Moodle",
     fix="Use weights from Moodle's list (100, 90, 83.33, 80, 75, 70, 66.67, 60, 50, 40, 33.33, "
     "30, 25, 20, 16.67, 14.29, 12.5, 11.11, 10, 5, 0 percent, or their negatives).",
+    items=(MultipleResponse,),
 )
-def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
+def moodle_grade(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
     """## What it does
     Computes the fraction of the points each option earns (from `weights`, or the default
     split for multiple-response items) and checks that Moodle accepts it.
@@ -90,15 +89,13 @@ def moodle_grade(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    if item.type is not ItemType.multiple_response:
-        return
     try:
         fractions = item.fractions()
     except ZeroDivisionError:  # no correct option: ST003
         return
     for oid, f in fractions.items():
         if not any(abs(abs(f) - m) < GRADE_TOLERANCE for m in POSITIVE_FRACTIONS):
-            loc = ("weights", oid) if getattr(item, "weights", None) is not None else ("key",)
+            loc = ("weights", oid) if item.weights is not None else ("key",)
             yield Hit(loc, f"[Moodle] option {oid!r} earns {f * 100:.4g}%, which Moodle does not accept")
             return
 
@@ -152,7 +149,7 @@ def _eaten(fragment: str) -> bool:
     "LM003", "html-eaten", "warning", target="HTML (QTI, Moodle)",
     fix="Put code in backticks (`List<int>`) or escape the bracket (\\<), so the text is shown.",
 )
-def html_eaten(ctx: ItemContext) -> Iterator[Hit]:
+def html_eaten(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds text that Markdown passes through as raw HTML but that is not meant as HTML, such as
     `List<int>`, `x<y and z>w` or `<T>`: an unknown element, or attributes without values.
@@ -190,7 +187,7 @@ _EVENT = re.compile(r"(?i)<[a-z][^>]*\son[a-z]+\s*=")
     "LM004", "unsafe-html", "error", target="all",
     fix="Remove the script, event handler or javascript: link; items cannot run code.",
 )
-def unsafe_html(ctx: ItemContext) -> Iterator[Hit]:
+def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds `<script>`, `<iframe>`, `<object>`, `<embed>`, `<style>`, form elements, `on...=`
     event handlers and `javascript:` URLs in any text field.
@@ -243,7 +240,7 @@ class _Balance(HTMLParser):
         self.stack: list[str] = []
         self.problems: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in VOID_TAGS and tag in HTML_TAGS:
             self.stack.append(tag)
 
@@ -280,7 +277,7 @@ def _malformed(source: str) -> str | None:
     fix="Close the element, remove the stray end tag, or escape the bracket (\\<) or use "
     "backticks when the text is not meant as HTML.",
 )
-def malformed_html(ctx: ItemContext) -> Iterator[Hit]:
+def malformed_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds raw HTML in a text field that does not balance: an end tag with no start tag
     (`</p>` in running text), an element that is never closed (`<b>bold`), or a tag cut off
@@ -320,7 +317,7 @@ MOODLE_NAME = MAX_NAME
     fix="Shorten the title so that Moodle's name fits in 255 characters (a title is a name, not a "
     "question).",
 )
-def name_too_long(ctx: ItemContext) -> Iterator[Hit]:
+def name_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Checks that the question name Moodle gets is at most 255 characters: the title of each
     language as Moodle stores it (plain text, with `&`, `<` and `>` written as `&amp;`, `&lt;`,

@@ -5,16 +5,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from difflib import SequenceMatcher
+from typing import assert_never
 
+from dpassess.diagnostics import FieldPath
 from dpassess.lint.context import ItemContext
-from dpassess.lint.registry import Hit, rule
+from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import norm, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS
-from dpassess.model import ItemType
+from dpassess.model import ChoiceBase, ChoiceItem, Item, MultipleResponse, SingleChoice, TrueFalse
+
+#: The choice classes with exactly one key, and those with a choice among several options (a
+#: mixed tuple is typed by hand: inferred, it would be every item class).
+ONE_KEY: tuple[type[SingleChoice | TrueFalse], ...] = (SingleChoice, TrueFalse)
+OPTION_CHOICE: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
 
 
-@rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.")
-def key_unknown_option(ctx: ItemContext) -> Iterator[Hit]:
+@rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.",
+      items=CHOICE)
+def key_unknown_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Checks that every id in `key` names an option of the item.
 
@@ -35,7 +43,7 @@ def key_unknown_option(ctx: ItemContext) -> Iterator[Hit]:
     key: ring
     ```
     """
-    ids = set(ctx.item.option_ids)
+    ids = ctx.item.option_ids
     for i, k in enumerate(ctx.item.key):
         if k not in ids:
             yield Hit(("key", i), f"key {k!r} names no option (options: {', '.join(ids)})")
@@ -45,8 +53,9 @@ def key_unknown_option(ctx: ItemContext) -> Iterator[Hit]:
     "ST002", "key-count", "error",
     fix="Give a single-choice or true/false item exactly one key; use type: multiple_response "
     "for several correct options.",
+    items=ONE_KEY,
 )
-def key_count(ctx: ItemContext) -> Iterator[Hit]:
+def key_count(ctx: ItemContext[SingleChoice | TrueFalse]) -> Iterator[Hit]:
     """## What it does
     Checks that a single-choice or true/false item has exactly one key.
 
@@ -67,15 +76,16 @@ def key_count(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    if item.type is not ItemType.multiple_response and len(item.key) != 1:
+    if len(item.key) != 1:
         yield Hit(("key",), f"a {item.type.value} item needs exactly one key, found {len(item.key)}")
 
 
 @rule(
     "ST003", "response-mix", "error",
     fix="Give a multiple-response item at least one correct and at least one wrong option.",
+    items=(MultipleResponse,),
 )
-def response_mix(ctx: ItemContext) -> Iterator[Hit]:
+def response_mix(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
     """## What it does
     Checks that a multiple-response item has at least one correct and one wrong option.
 
@@ -98,8 +108,6 @@ def response_mix(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    if item.type is not ItemType.multiple_response:
-        return
     right = [o for o in item.option_ids if o in item.key]
     if not right:
         yield Hit(("key",), "no option is correct")
@@ -110,8 +118,9 @@ def response_mix(ctx: ItemContext) -> Iterator[Hit]:
 @rule(
     "ST004", "too-few-options", "warning",
     fix="Add plausible distractors (three or more options), or set min-options in the config.",
+    items=OPTION_CHOICE,
 )
-def too_few_options(ctx: ItemContext) -> Iterator[Hit]:
+def too_few_options(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
     """## What it does
     Checks that a choice item has at least `min-options` options (default 3). True/false items
     are exempt.
@@ -131,8 +140,6 @@ def too_few_options(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    if item.type is ItemType.true_false:
-        return
     n, need = len(item.options), ctx.config.min_options
     if n < need:
         yield Hit(("options",), f"{n} options; at least {need} are needed",
@@ -143,8 +150,9 @@ def too_few_options(ctx: ItemContext) -> Iterator[Hit]:
 @rule(
     "ST005", "duplicate-option", "error",
     fix="Make every option say something different; remove or rewrite the copy.",
+    items=CHOICE,
 )
-def duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
+def duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Finds two options of an item whose text is the same in one language (ignoring case,
     punctuation, Markdown and spacing).
@@ -188,8 +196,9 @@ NEAR = 0.9
 @rule(
     "ST006", "near-duplicate-option", "warning",
     fix="Rewrite one of the two options so that they differ in what they claim.",
+    items=CHOICE,
 )
-def near_duplicate_option(ctx: ItemContext) -> Iterator[Hit]:
+def near_duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Finds two options of an item that differ only slightly (90% or more of the text the same)
     or use the same words in another order.
@@ -236,7 +245,7 @@ def _similar(a: str, b: str) -> bool:
 
 
 @rule("ST007", "empty-field", "error", fix="Write the text, or remove the field if it is optional.")
-def empty_field(ctx: ItemContext) -> Iterator[Hit]:
+def empty_field(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds text fields (title, stem, option, feedback, explanation) that are empty or only
     whitespace.
@@ -260,7 +269,7 @@ def empty_field(ctx: ItemContext) -> Iterator[Hit]:
             yield Hit(loc, f"{_name(loc)} is empty")
 
 
-def _name(loc: tuple[str | int, ...]) -> str:
+def _name(loc: FieldPath) -> str:
     return ".".join(str(s) for s in loc)
 
 
@@ -273,7 +282,7 @@ MOODLE_IDNUMBER = 100
     fix="Use a lower-case slug (letters, digits, - or _), starting with a letter and not with "
     "'xml', at most 100 characters.",
 )
-def invalid_identifier(ctx: ItemContext) -> Iterator[Hit]:
+def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Checks that the item id and option ids are valid QTI identifiers (XML NCNames, not starting
     with `xml`) and Moodle idnumbers (at most 100 characters).
@@ -294,8 +303,12 @@ def invalid_identifier(ctx: ItemContext) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    ids: list[tuple[tuple[str | int, ...], str, int]] = [(("id",), item.id, MOODLE_IDNUMBER)]
-    ids += [(("options", i), o.id, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+    ids: list[tuple[FieldPath, str, int]] = [(("id",), item.id, MOODLE_IDNUMBER)]
+    match item:
+        case ChoiceBase():
+            ids += [(("options", i), o.id, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+        case _:
+            assert_never(item)
     for loc, value, limit in ids:
         if not _NCNAME.match(value):
             yield Hit(loc, f"{value!r} is not a valid QTI identifier")
@@ -328,7 +341,7 @@ _LONE_CAPITAL = re.compile(r"[A-F](?<![\w-][A-F])(?![\w-])")
     "ST009", "letter-reference", "warning",
     fix="Refer to the option by what it says, not by its letter: options are shuffled.",
 )
-def letter_reference(ctx: ItemContext) -> Iterator[Hit]:
+def letter_reference(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds options, feedback and explanations that refer to options by letter ("option C",
     "A and B", "jawaban B", "A dan C").

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dpassess.lint.context import ItemContext
-from dpassess.lint.registry import RULES, Hit, rule
+from dpassess.lint.registry import RULES, Hit, suppression_rule
+from dpassess.model import Item
 
 
-@rule(
-    "SP001", "unused-suppression", "warning", scope="suppression",
+@suppression_rule(
+    "SP001", "unused-suppression", "warning",
     fix="Remove the `suppress` entry: the rule no longer fires on this item (or never did).",
 )
-def unused_suppression(ctx: ItemContext, used: set[str], ran: set[str]) -> Iterator[Hit]:
+def unused_suppression(ctx: ItemContext[Item], used: set[str], ran: set[str]) -> Iterator[Hit]:
     """## What it does
     Reports entries of an item's `suppress` list that suppressed nothing in this run, and
     entries naming a rule that does not exist. A suppression of a rule that was not selected

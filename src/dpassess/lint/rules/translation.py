@@ -7,9 +7,10 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dpassess.diagnostics import FieldPath
 from dpassess.lint import langid
 from dpassess.lint.context import ItemContext
-from dpassess.lint.registry import Hit, Loc, rule
+from dpassess.lint.registry import Hit, rule
 from dpassess.lint.text import (
     _CODE,
     _IMG,
@@ -21,17 +22,18 @@ from dpassess.lint.text import (
     without_code,
     words,
 )
+from dpassess.model import Item
 
 
-def _fields(ctx: ItemContext, lang: str) -> dict[Loc, str]:
+def _fields(ctx: ItemContext[Item], lang: str) -> dict[FieldPath, str]:
     return ctx.field_map(lang)
 
 
-def _pairs(ctx: ItemContext) -> list[tuple[str, str, Loc, str, str]]:
+def _pairs(ctx: ItemContext[Item]) -> list[tuple[str, str, FieldPath, str, str]]:
     return ctx.pairs
 
 
-def _label(sub: Loc) -> str:
+def _label(sub: FieldPath) -> str:
     return ".".join(str(s) for s in sub)
 
 
@@ -39,7 +41,7 @@ def _label(sub: Loc) -> str:
     "TR001", "missing-translation", "error",
     fix="Translate the field into every language the bank requires.",
 )
-def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
+def missing_translation(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Checks that every language the bank requires is present in the item and that every field
     written in one language (title, feedback per option, explanation) is written in all.
@@ -67,7 +69,7 @@ def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
     for lang in ctx.bank.languages:
         if lang not in text:
             yield Hit(("text",), f"required language {lang!r} is missing")
-    have: dict[Loc, str] = {}
+    have: dict[FieldPath, str] = {}
     for lang in text:
         for sub in _fields(ctx, lang):
             have.setdefault(sub, lang)
@@ -75,7 +77,7 @@ def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
         mine = _fields(ctx, lang)
         for sub, other in have.items():
             if sub not in mine and sub[0] != "options":
-                loc: Loc = ("text", lang, *sub[:1])
+                loc: FieldPath = ("text", lang, *sub[:1])
                 yield Hit(loc, f"{_label(sub)} is written in {other!r} but not in {lang!r}")
 
 
@@ -83,7 +85,7 @@ def missing_translation(ctx: ItemContext) -> Iterator[Hit]:
     "TR002", "numbers-differ", "warning",
     fix="Use the same numbers in every language (digits, not words).",
 )
-def numbers_differ(ctx: ItemContext) -> Iterator[Hit]:
+def numbers_differ(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Compares the numbers (runs of digits) of each field across languages: the translation
     must use the same numbers as the bank's default language. Thousand and decimal separators
@@ -135,7 +137,7 @@ def _has_markup(text: str) -> bool:
     "TR003", "markup-differs", "warning",
     fix="Keep code spans, maths and images identical in every language; translate only prose.",
 )
-def markup_differs(ctx: ItemContext) -> Iterator[Hit]:
+def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Compares the code spans and blocks, maths (`$...$`) and image addresses of each field across
     languages; they must be the same in every language.
@@ -180,7 +182,7 @@ def _symbol_pattern(symbol: str) -> re.Pattern[str]:
     "TR004", "symbol-missing", "warning",
     fix="Use each declared symbol (the item's `symbols`) unchanged in every language.",
 )
-def symbol_missing(ctx: ItemContext) -> Iterator[Hit]:
+def symbol_missing(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Checks that each symbol declared in the item's `symbols` (for example `B`, `W`) appears in
     a field in every language where it appears in the default language, and the other way.
@@ -221,7 +223,7 @@ def symbol_missing(ctx: ItemContext) -> Iterator[Hit]:
     "TR005", "glossary-not-kept", "warning",
     fix="Use the glossary's form of the term (bank.yaml, `glossary`).",
 )
-def glossary_not_kept(ctx: ItemContext) -> Iterator[Hit]:
+def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     For each glossary term the glossary-language text of a field uses, checks that the same
     field in every other language uses the term in an accepted form: unchanged for `keep:
@@ -274,7 +276,7 @@ def glossary_not_kept(ctx: ItemContext) -> Iterator[Hit]:
     "TR006", "glossary-wrong-rendering", "error",
     fix="Replace the wrong rendering with the glossary's form of the term.",
 )
-def glossary_wrong_rendering(ctx: ItemContext) -> Iterator[Hit]:
+def glossary_wrong_rendering(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds renderings a glossary term declares `wrong` (for example "semua pengurangan" for
     all-reduce, "siaran" for broadcast), where the glossary-language text of the same field
@@ -327,7 +329,7 @@ MAX_PROBE = 24
 CONFIDENCE = 0.8
 
 
-def _identifiable(ctx: ItemContext, lang: str, text: str) -> str | None:
+def _identifiable(ctx: ItemContext[Item], lang: str, text: str) -> str | None:
     """The text to identify, or None when fewer than 3 words remain once glossary terms,
     code, maths and symbols are removed."""
     t = ctx.bank.glossary.mask(without_code(text), lang)
@@ -342,7 +344,7 @@ def _identifiable(ctx: ItemContext, lang: str, text: str) -> str | None:
     "TR007", "wrong-language", "warning",
     fix="Translate the text into the language it is filed under (or move it to the right one).",
 )
-def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
+def wrong_language(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Identifies the language of every text field (py3langid, offline, restricted to the bank's
     languages) and flags fields that read as another of the bank's languages. Strings of fewer
@@ -387,7 +389,7 @@ def wrong_language(ctx: ItemContext) -> Iterator[Hit]:
     "TR008", "identical-text", "warning",
     fix="Translate the field; identical text in two languages is usually a forgotten translation.",
 )
-def identical_text(ctx: ItemContext) -> Iterator[Hit]:
+def identical_text(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Flags a field whose text is identical in two languages, when it has three or more words
     once glossary terms, code and symbols are removed (so "All-reduce" or "B × W" pass).
@@ -421,7 +423,7 @@ MIN_CHARS = 20
     "TR009", "length-ratio", "info",
     fix="Check the translation for missing or added content.",
 )
-def length_ratio(ctx: ItemContext) -> Iterator[Hit]:
+def length_ratio(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Reports fields whose translation is more than twice as long, or less than half as long,
     as the default-language text (fields of 20 or more visible characters).

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from dpassess.lint.context import ItemContext, LangView
-from dpassess.lint.registry import Hit, rule
+from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import Phrases, gated_finditer, quote
 from dpassess.lint.words import (
     ABSOLUTE,
@@ -20,6 +20,7 @@ from dpassess.lint.words import (
     STOPWORDS,
     VOWEL_SOUND,
 )
+from dpassess.model import ChoiceItem, Item, SingleChoice
 
 
 def _base(lang: str) -> str:
@@ -39,8 +40,9 @@ def key_length_cue(v: LangView, key: str, distractors: list[str], ratio: float) 
 @rule(
     "WR001", "key-is-longest", "warning",
     fix="Shorten the key or give the distractors the same detail, so length does not point to it.",
+    items=(SingleChoice,),
 )
-def key_is_longest(ctx: ItemContext) -> Iterator[Hit]:
+def key_is_longest(ctx: ItemContext[SingleChoice]) -> Iterator[Hit]:
     """## What it does
     Flags a single-choice item whose key is the longest option by a clear margin: strictly
     longest and at least `key-longest-ratio` (default 1.25) times the longest distractor, in
@@ -67,7 +69,7 @@ def key_is_longest(ctx: ItemContext) -> Iterator[Hit]:
       c: Scatter, which hands each GPU a different slice of the data
     ```
     """
-    if not ctx.choice or len(ctx.item.key) != 1:
+    if len(ctx.item.key) != 1:
         return
     key, dis, ratio = ctx.item.key[0], ctx.distractors, ctx.config.key_longest_ratio
     for v in ctx.views():
@@ -86,8 +88,9 @@ _ALL_NONE = {lang: Phrases(p) for lang, p in ALL_NONE.items()}
 @rule(
     "WR002", "all-none-of-the-above", "warning",
     fix="Replace the option with a plausible distractor that states a specific claim.",
+    items=CHOICE,
 )
-def all_none_of_the_above(ctx: ItemContext) -> Iterator[Hit]:
+def all_none_of_the_above(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Finds options such as "all of the above", "none of the above", "semua jawaban benar",
     "tidak ada jawaban yang benar".
@@ -135,8 +138,9 @@ def absolute_terms(v: LangView, oid: str) -> list[str]:
     "WR003", "absolute-term-cue", "warning",
     fix="Drop the absolute word (only, always, never, hanya, selalu...) or state the claim "
     "without it; absolute distractors are eliminated without knowledge.",
+    items=CHOICE,
 )
-def absolute_term_cue(ctx: ItemContext) -> Iterator[Hit]:
+def absolute_term_cue(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Flags distractors using absolute terms (English: only, always, never, all, none...;
     Indonesian: hanya, selalu, tidak pernah, semua...) when the key uses none.
@@ -198,7 +202,7 @@ _EMPHASIS = re.compile(
     "WR004", "negative-stem", "warning",
     fix="Ask the question positively, or emphasise the negative word (NOT, **not**, KECUALI).",
 )
-def negative_stem(ctx: ItemContext) -> Iterator[Hit]:
+def negative_stem(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds negative words in the stem (not, except, least; tidak, kecuali, bukan) that are not
     emphasised in CAPITALS or Markdown bold/italics.
@@ -257,8 +261,9 @@ def _may_hold(text: str, ws: set[str]) -> bool:
 @rule(
     "WR005", "stem-word-in-key", "warning",
     fix="Reword the key (or the stem) so that it does not echo a stem word no distractor uses.",
+    items=(SingleChoice,),
 )
-def stem_word_in_key(ctx: ItemContext) -> Iterator[Hit]:
+def stem_word_in_key(ctx: ItemContext[SingleChoice]) -> Iterator[Hit]:
     """## What it does
     Flags a content word of the stem that reappears in the key and in no distractor (a "clang
     association"). Glossary terms and short function words are ignored.
@@ -283,7 +288,7 @@ def stem_word_in_key(ctx: ItemContext) -> Iterator[Hit]:
       b: Broadcast
     ```
     """
-    if not ctx.choice or len(ctx.item.key) != 1 or not ctx.distractors:
+    if len(ctx.item.key) != 1 or not ctx.distractors:
         return
     key = ctx.item.key[0]
     for v in ctx.views():
@@ -326,8 +331,9 @@ def _number(text: str, lang: str) -> float | None:
 @rule(
     "WR006", "numeric-order", "warning",
     fix="List numeric options in ascending (or descending) order and set `shuffle: false`.",
+    items=CHOICE,
 )
-def numeric_order(ctx: ItemContext) -> Iterator[Hit]:
+def numeric_order(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Checks that an item whose options are all numbers lists them in order and is not shuffled.
 
@@ -380,8 +386,9 @@ _FIRST_WORD = re.compile(r"[A-Za-z0-9]+")
 @rule(
     "WR007", "article-cue", "warning",
     fix="End the stem before the article and start each option with its own 'a' or 'an'.",
+    items=CHOICE,
 )
-def article_cue(ctx: ItemContext) -> Iterator[Hit]:
+def article_cue(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     In English, flags a stem ending in "a" or "an" when some options do not fit that article
     ("an" before a consonant sound, "a" before a vowel sound). Indonesian has no articles, so
@@ -426,8 +433,9 @@ def article_cue(ctx: ItemContext) -> Iterator[Hit]:
 @rule(
     "WR008", "repeated-option-opening", "warning",
     fix="Move the words every option starts with into the stem.",
+    items=CHOICE,
 )
-def repeated_option_opening(ctx: ItemContext) -> Iterator[Hit]:
+def repeated_option_opening(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Flags items whose options all start with the same words, when those words include a
     content word (not only "the", "by", "dengan").
@@ -477,8 +485,9 @@ UNEVEN = 3.0
 @rule(
     "WR009", "uneven-option-length", "info",
     fix="Bring the options to a similar length and level of detail.",
+    items=CHOICE,
 )
-def uneven_option_length(ctx: ItemContext) -> Iterator[Hit]:
+def uneven_option_length(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Reports items whose longest option is three or more times as long as the shortest (in
     visible characters), in any language.

@@ -1,0 +1,84 @@
+"""`dpassess stats`: classical item analysis of a responses file, as a table, JSON or HTML
+(registered on import).
+
+Exit codes: 0 the analysis was written (warnings go to stderr); 1 the responses file has errors
+(rows that match no item or option, answers given twice, bad scores: each printed with its line;
+nothing is written); 2 usage errors (bad arguments, a missing, empty or unknown file, a bank that
+cannot be loaded, forms with different items).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from dpassess.cli._app import app, err, report_error
+from dpassess.diagnostics import BankLoadError, UsageError
+from dpassess.runtime.files import atomic_write
+
+
+@app.command()
+def stats(
+    responses: Path = typer.Argument(  # noqa: B008
+        ..., help="The responses file (CSV): generic, a Moodle Responses report download or a "
+        "Canvas Student Analysis report.", show_default=False,
+    ),
+    bank_dir: Path = typer.Option(  # noqa: B008
+        ..., "--bank", "-b", help="The bank folder the items come from.", show_default=False,
+    ),
+    form: str = typer.Option(
+        None, "--form", help="A form's answer-key file (<form>-key.json) or a folder of "
+        "assembled forms, to map question numbers and letters; or a form id or label, to "
+        "analyse only that form's rows.", show_default=False,
+    ),
+    fmt: str = typer.Option("text", "--format", "-f", help="Report format: text, json, html."),
+    out: Path = typer.Option(  # noqa: B008
+        None, "--out", "-o", help="Write the report to this file (atomically) instead of stdout.",
+    ),
+    write: bool = typer.Option(
+        False, "--write", help="Record the statistics in the bank (not available yet).",
+    ),
+) -> None:
+    """Item analysis of one administration: difficulty, discrimination, distractors, reliability.
+
+    Labels are in the bank's default language (Indonesian or English).
+    """
+    from dpassess.bank.load import load_bank
+    from dpassess.stats import FORMATS, ResponsesError, analyse, read_responses, render
+
+    try:
+        if write:
+            raise UsageError("--write: recording statistics in the bank is not available yet; "
+                             "run without --write to see them")
+        if fmt not in FORMATS:
+            raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+        bank = load_bank(bank_dir)
+        keys: Path | None = None
+        only: str | None = form
+        if form is not None and Path(form).exists():
+            keys, only = Path(form), None
+        elif form is not None and (form.endswith(".json") or "/" in form):
+            raise UsageError(f"--form {form}: no such answer-key file or folder")
+        result = read_responses(responses, bank, keys=keys, form=only)
+        analysis = analyse(result)
+        report = render(analysis, fmt, bank.config.default_language)
+        if out is not None:
+            atomic_write(out, report)
+        else:
+            typer.echo(report.decode("utf-8"), nl=False)
+    except BankLoadError as exc:
+        report_error(exc)
+        raise typer.Exit(2) from None
+    except ResponsesError as exc:
+        for d in exc.diagnostics:
+            err(f"{d.severity.value}: {d}")
+        err(f"error: {exc.args[0]}: nothing written")
+        raise typer.Exit(1) from None
+    except UsageError as exc:
+        err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    for d in analysis.warnings:
+        err(f"warning: {d}")
+    if out is not None:
+        err(f"wrote {out}")

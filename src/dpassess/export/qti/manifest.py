@@ -1,0 +1,128 @@
+"""A collection's items in one language -> the package's `imsmanifest.xml` (IMS CP 1.1 with IEEE
+LOM and QTI metadata): the test's resource, then one resource per item with its files, written
+one resource at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import IO
+from urllib.parse import quote
+
+from lxml import etree
+from lxml.etree import SubElement
+
+from dpassess.export import Collection
+from dpassess.export.qti.names import (
+    CP,
+    CP_LOCATION,
+    CP_NS,
+    LOM,
+    LOM_NS,
+    QTI_NS,
+    QTIM,
+    QTIM_NS,
+    SCHEMA_LOCATION,
+    TOOL,
+    XSI_NS,
+    item_identifier,
+    item_path,
+    plain,
+    test_path,
+)
+from dpassess.export.xmlfast import ChildStream, copied, nsmap
+from dpassess.lms import canvas
+from dpassess.model import Item
+
+NSMAP = nsmap({None: CP_NS, canvas.QTI2_NAMESPACE_PREFIX: QTI_NS, "lom": LOM_NS,
+               "qtim": QTIM_NS, "xsi": XSI_NS})
+LOM_STATUS = {"draft": "draft", "reviewed": "final", "retired": "unavailable"}
+LOM_DIFFICULTY = {"easy": "easy", "medium": "medium", "hard": "difficult"}
+
+
+def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
+                   files: Mapping[str, Sequence[str]]) -> None:
+    """Write the manifest of the package holding `items` to `out`; `files` gives the package
+    paths of the images each item shows (by item id)."""
+    base = f"{collection.id}-{lang}"
+    root = etree.Element(CP + "manifest", nsmap=NSMAP)
+    root.set(SCHEMA_LOCATION, CP_LOCATION)
+    root.set("identifier", f"{base}-package")
+    meta = SubElement(root, CP + "metadata")
+    SubElement(meta, CP + "schema").text = "QTIv2.1 Package"
+    SubElement(meta, CP + "schemaversion").text = "1.0.0"
+    SubElement(root, CP + "organizations")
+    resources = SubElement(root, CP + "resources")
+
+    href = test_path(collection)
+    test = SubElement(resources, CP + "resource", identifier=f"{base}-test",
+                      type="imsqti_test_xmlv2p1", href=href)
+    _lom_general(SubElement(SubElement(test, CP + "metadata"), LOM + "lom"), collection.category,
+                 f"{collection.id}-test", plain(collection.title_in(lang)) or collection.id,
+                 lang, ())
+    SubElement(test, CP + "file", href=href)
+    for item in items:
+        SubElement(test, CP + "dependency", identifierref=item_identifier(item, lang))
+
+    stream = ChildStream(out, resources, xml_declaration=True)
+    for item in items:
+        item_resource(stream.parent, collection, lang, item, files.get(item.id, ()))
+        stream.flush()
+    stream.close()
+
+
+def item_resource(resources: etree._Element, collection: Collection, lang: str, item: Item,
+                  files: Sequence[str]) -> etree._Element:
+    """The item's resource in `resources`: its QTI and LOM metadata, its file and the images it
+    shows (Canvas imports every listed file)."""
+    href = item_path(item)
+    content = item.text[lang]
+    has_feedback = bool(content.explanation) or any(content.feedback.values())
+    resource = SubElement(resources, CP + "resource", identifier=item_identifier(item, lang),
+                          type="imsqti_item_xmlv2p1", href=href)
+    meta = SubElement(resource, CP + "metadata")
+    meta.append(_qti_metadata(has_feedback))  # before the LOM, as the QTI CP profile orders them
+    lom = SubElement(meta, LOM + "lom")
+    _lom_general(lom, collection.category, item.id, plain(item.title(lang)) or item.id, lang,
+                 (*item.tags, item.topic))
+    lom.append(_lom_vocabulary("lifeCycle", "status", LOM_STATUS[item.status.value]))
+    if item.difficulty is not None:
+        lom.append(_lom_vocabulary("educational", "difficulty",
+                                   LOM_DIFFICULTY[item.difficulty.value]))
+    SubElement(resource, CP + "file", href=href)
+    for path in files:
+        SubElement(resource, CP + "file", href=quote(path))
+    return resource
+
+
+def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang: str,
+                 keywords: Sequence[str]) -> None:
+    general = SubElement(lom, LOM + "general")
+    identifier = SubElement(general, LOM + "identifier")
+    SubElement(identifier, LOM + "catalog").text = catalog
+    SubElement(identifier, LOM + "entry").text = entry
+    SubElement(SubElement(general, LOM + "title"), LOM + "string", language=lang).text = title
+    SubElement(general, LOM + "language").text = lang
+    for word in keywords:
+        SubElement(SubElement(general, LOM + "keyword"), LOM + "string", language=lang).text = word
+
+
+@copied
+def _qti_metadata(has_feedback: bool) -> etree._Element:
+    """An item's QTI metadata: a choice interaction, not timed, with a solution."""
+    qti = etree.Element(QTIM + "qtiMetadata", nsmap=NSMAP)
+    SubElement(qti, QTIM + "timeDependent").text = "false"
+    SubElement(qti, QTIM + "interactionType").text = "choiceInteraction"
+    SubElement(qti, QTIM + "feedbackType").text = "nonadaptive" if has_feedback else "none"
+    SubElement(qti, QTIM + "solutionAvailable").text = "true"
+    SubElement(qti, QTIM + "toolName").text = TOOL
+    return qti
+
+
+@copied
+def _lom_vocabulary(category: str, name: str, value: str) -> etree._Element:
+    """`<category><name>` holding a LOMv1.0 vocabulary `value`."""
+    parent = etree.Element(LOM + category, nsmap=NSMAP)
+    term = SubElement(parent, LOM + name)
+    SubElement(term, LOM + "source").text = "LOMv1.0"
+    SubElement(term, LOM + "value").text = value
+    return parent

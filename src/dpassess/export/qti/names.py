@@ -1,0 +1,62 @@
+"""What the parts of a QTI package call each other: namespaces, schemas, identifiers, file paths.
+
+Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xml`), test
+`<collection id>-<lang>-test` (its file `tests/<collection id>.xml`).
+"""
+
+from __future__ import annotations
+
+from dpassess.export import Collection
+from dpassess.export.xmlfast import nsmap
+from dpassess.markup.markdown import to_plain
+from dpassess.markup.xhtml import QTI_NS, XML_LANG
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.model import ItemBase
+
+__all__ = ["QTI_NS", "XML_LANG"]
+
+FORMAT = "qti21"
+TOOL = "dpassess"
+
+CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
+LOM_NS = "http://ltsc.ieee.org/xsd/LOM"
+QTIM_NS = "http://www.imsglobal.org/xsd/imsqti_metadata_v2p1"
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+SCHEMA_LOCATION = f"{{{XSI_NS}}}schemaLocation"
+QTI_LOCATION = f"{QTI_NS} http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p2.xsd"
+CP_LOCATION = " ".join([
+    CP_NS, "http://www.imsglobal.org/xsd/imscp_v1p1.xsd",
+    LOM_NS, "http://www.imsglobal.org/xsd/imsmd_loose_v1p3p2.xsd",
+    QTIM_NS, "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_metadata_v2p1.xsd",
+])
+
+#: The namespaces of the package's item and test files.
+QTI_NSMAP = nsmap({None: QTI_NS, "xsi": XSI_NS})
+
+#: Tag prefixes: `Q + "div"` is `{QTI namespace}div`.
+Q = f"{{{QTI_NS}}}"
+CP = f"{{{CP_NS}}}"
+LOM = f"{{{LOM_NS}}}"
+QTIM = f"{{{QTIM_NS}}}"
+
+
+def item_identifier(item: ItemBase, lang: str) -> str:
+    return f"{item.id}-{lang}"
+
+
+def item_path(item: ItemBase) -> str:
+    return f"items/{item.id}.xml"
+
+
+def test_path(collection: Collection) -> str:
+    return f"tests/{collection.id}.xml"
+
+
+def number(x: float) -> str:
+    """A float as QTI writes it: `1`, `0.5`, shortest round-trip form otherwise."""
+    return str(int(x)) if x == int(x) else repr(x)
+
+
+def plain(markdown: str) -> str:
+    """A title as plain text, without characters XML cannot carry."""
+    return to_plain(xml_safe(markdown)[0])

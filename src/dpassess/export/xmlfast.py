@@ -1,0 +1,106 @@
+"""The XML writers' two speed helpers: a tree written one child at a time, and memoised subtrees.
+
+lxml copies a subtree several times faster than it builds one element by element, and a file of
+10,000 items is better written a question at a time than held whole. Neither changes what a
+builder writes, or how it reads:
+
+- `copied`: a builder of an element from hashable arguments (the parts of an item that do not
+  depend on its text: its scoring, its metadata) runs once per distinct arguments; each call
+  returns a copy of that element of its own.
+- `ChildStream`: Moodle XML writes one `<question>` of `<quiz>` at a time, the QTI manifest one
+  `<resource>` at a time, so memory holds one child, never the whole file. `ChildStream(out,
+  parent)` writes the document `parent` belongs to up to where a new last child of `parent` would
+go; `write(child)` writes `child` there (or a builder adds children to `stream.parent` and
+`flush()` writes them); `close()` writes the rest. The bytes are exactly those
+of `etree.tostring(root, pretty_print=True)` with every child in place: each child is serialised
+inside an empty copy of its ancestors (same tags, same namespace declarations, so libxml2
+indents it to the same depth and declares no namespace again), and only those ancestors' lines
+are cut away.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable, Mapping
+from functools import lru_cache
+from itertools import pairwise
+from typing import IO, Generic, ParamSpec, cast
+
+from lxml import etree
+
+P = ParamSpec("P")
+
+_MARK = "dpassess: children go here"
+
+
+class copied(Generic[P]):
+    """`build`, memoised: the element it builds from given (hashable) arguments is built once;
+    each call returns a copy of its own, which the caller may change and put in a tree (a
+    namespace its new ancestors declare is not declared again)."""
+
+    def __init__(self, build: Callable[P, etree._Element]) -> None:
+        self.memo = lru_cache(maxsize=4096)(build)
+        self.__doc__ = build.__doc__
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> etree._Element:
+        return copy.deepcopy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
+
+    def cache_clear(self) -> None:
+        self.memo.cache_clear()
+
+
+class ChildStream:
+    """See the module docstring. `parent` must hold element children only (no text between
+    them), as the writers' `<quiz>` and `<resources>` do, and get at least one (lxml writes a
+    parent without children as `<parent/>`)."""
+
+    def __init__(self, out: IO[bytes], parent: etree._Element, *,
+                 xml_declaration: bool = False) -> None:
+        self.out = out
+        head, self.tail = _split_at_new_child(parent, xml_declaration)
+        out.write(head)
+        # the stand-in ancestors: root .. parent, empty, each declaring what the real one does
+        chain = [parent, *parent.iterancestors()][::-1]
+        self.root = self.parent = etree.Element(chain[0].tag, nsmap=nsmap(chain[0].nsmap))
+        for above, real in pairwise(chain):
+            own = {p: uri for p, uri in real.nsmap.items() if above.nsmap.get(p) != uri}
+            self.parent = etree.SubElement(self.parent, real.tag, nsmap=nsmap(own) or None)
+        before, after = _split_at_new_child(self.parent, False)
+        self.skip, self.keep = len(before), -len(after)
+
+    def write(self, child: etree._Element) -> None:
+        """Write `child` (an element of no other tree) as the parent's next child; it is left
+        without a parent."""
+        self.parent.append(child)
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the children put into `self.parent` (a stand-in for the real parent, for a
+        builder to add children to), in order, and remove them."""
+        data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
+                              pretty_print=True)
+        del self.parent[:]
+        self.out.write(memoryview(data)[self.skip:self.keep])
+
+    def close(self) -> None:
+        self.out.write(self.tail)
+
+
+def nsmap(mapping: Mapping[str | None, str]) -> Mapping[str, str]:
+    """`mapping` as lxml's `nsmap` argument, where None is the default namespace's prefix
+    (lxml-stubs 0.5 leaves None out of the argument's type)."""
+    return cast("Mapping[str, str]", mapping)
+
+
+def _split_at_new_child(parent: etree._Element, xml_declaration: bool) -> tuple[bytes, bytes]:
+    """The document's bytes before and after the line a new last child of `parent` takes."""
+    root = parent.getroottree().getroot()
+    mark = etree.Comment(_MARK)
+    parent.append(mark)
+    try:
+        data = etree.tostring(root, encoding="UTF-8", xml_declaration=xml_declaration,
+                              pretty_print=True)
+    finally:
+        parent.remove(mark)
+    at = data.rindex(f"<!--{_MARK}-->".encode())  # the rest is end tags: the mark is last
+    return data[:data.rindex(b"\n", 0, at) + 1], data[data.index(b"\n", at) + 1:]

@@ -1,0 +1,448 @@
+"""A Moodle question (as the Moodle XML and GIFT readers see it) -> an item.
+
+The readers turn their format into `Question`s and hand them, with the categories between them,
+to one `Builder` per file. The builder applies Moodle's text formats and multilang filter, turns
+categories into topics, idnumbers into ids, fractions into a key and weights, and embedded files
+into image files beside the items; it makes each item through the model's class for its type.
+A question the model cannot hold is skipped with its line and the reason.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import assert_never
+from urllib.parse import quote, unquote
+
+from pydantic import ValidationError
+
+from dpassess.importers.common import (
+    MAX_FIELD,
+    ImportResult,
+    NoLanguage,
+    Skip,
+    choice_item,
+    clean_tag,
+    default_weights,
+    free_id,
+    lang_code,
+    moodle_lang,
+    note,
+    option_ids,
+    php_trim,
+    slugify,
+    valid_id,
+    validation_reason,
+    with_titles,
+)
+from dpassess.importers.moodle_text import (
+    category_topic,
+    label,
+    languages,
+    plain_name,
+    select,
+    to_markdown,
+)
+from dpassess.lms.moodle import GRADE_TOLERANCE
+from dpassess.markup.markdown import to_plain
+from dpassess.model import TRUE_FALSE_IDS, Content, Item, ItemType, Option
+
+# --- a Moodle question, as either reader sees it ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """One text field as Moodle stores it: the text and its format; from Moodle XML, also the
+    element's name for messages (`area`) and the files embedded in it (name -> bytes)."""
+
+    text: str = ""
+    format: str = "html"  # "html" | "moodle" | "plain" | "markdown"
+    area: str = ""
+    files: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: Text
+    fraction: float
+    feedback: Text
+
+
+@dataclass
+class Question:
+    """A question of the item type `kind` (Moodle's multichoice with one answer or several, or
+    truefalse, whose answers are `true` then `false`), found at `line` of the input."""
+
+    line: int
+    kind: ItemType
+    name: str
+    stem: Text
+    general: Text = Text()
+    answers: list[Answer] = field(default_factory=list)
+    idnumber: str = ""
+    tags: list[str] = field(default_factory=list)
+    shuffle: bool = True
+    points: float = 1.0
+
+    @property
+    def label(self) -> str | None:
+        """The question as diagnostics name it (its name)."""
+        return label(self.name)
+
+    def texts(self) -> Iterable[str]:
+        yield self.name
+        yield self.stem.text
+        yield self.general.text
+        for a in self.answers:
+            yield a.text.text
+            yield a.feedback.text
+
+
+# --- embedded files (a Moodle file area per text) -> image files beside the items ------------
+
+#: Folder, relative to the bank folder (and so to each item's file), of the files imported from
+#: Moodle XML: `img/<item id>/<file name>`.
+IMAGE_DIR = "img"
+#: A reference to a file of the text's area, as Moodle writes it: the name URL-escaped.
+_REF = re.compile(r"@@PLUGINFILE@@/([^\"'\s<>?#()]*)")
+#: Characters left out of a written file name: control characters, folder separators, and
+#: what Windows refuses.
+_NOT_IN_NAME = re.compile(r'[\x00-\x1f\x7f-\x9f/\\:*?"<>|]')
+_MAX_NAME_BYTES = 120
+
+
+def file_name(name: str) -> str:
+    """`name` as a file name safe to write in one folder: no folder separators, no `..`, no
+    leading dot, no control characters; the extension is kept."""
+    name = _NOT_IN_NAME.sub("_", unicodedata.normalize("NFC", name))
+    name = re.sub(r"\.{2,}", ".", name).strip(" ").rstrip(". ")
+    if name.startswith("."):
+        name = "image" + name
+    stem, ext = posixpath.splitext(name)
+    if len(ext) > 16:
+        stem, ext = name, ""
+    while stem and len((stem + ext).encode("utf-8")) > _MAX_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.rstrip(". ") or "image") + ext
+
+
+class _Files:
+    """The files one item's texts show, written under `img/<item id>/` in the order the texts
+    first show them: a name (compared case-folded, for case-insensitive file systems) holds one
+    file; the same bytes under the same name are written once, different bytes are renamed
+    `x-2.png`, `x-3.png`, ..."""
+
+    def __init__(self, item_id: str) -> None:
+        self.folder = f"{IMAGE_DIR}/{item_id}"
+        self.files: dict[str, tuple[str, bytes]] = {}
+
+    def link(self, name: str, data: bytes) -> str:
+        """The relative, URL-escaped path the text refers to the file by."""
+        name = file_name(name)
+        stem, ext = posixpath.splitext(name)
+        n = 1
+        while (got := self.files.get(name.casefold())) is not None and got[1] != data:
+            n += 1
+            name = f"{stem}-{n}{ext}"
+        self.files[name.casefold()] = (name, data)
+        return f"{self.folder}/{quote(name, safe='')}"
+
+    def written(self) -> dict[str, bytes]:
+        return {f"{self.folder}/{name}": data for name, data in self.files.values()}
+
+
+# --- Moodle question -> item --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Choices:
+    """What a choice question's answers make: the answers kept (one per option, in order), the
+    option ids, the key, the weights (None: the model's default), and whether the answers' texts
+    are the options' (not for true/false, where Moodle shows its own words)."""
+
+    answers: list[Answer]
+    ids: list[str]
+    key: list[str]
+    weights: dict[str, float] | None = None
+    option_texts: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """What the item of a question gets whatever its type: its id (`wanted`, and a note when an
+    idnumber had to be rewritten), its name in each language, the folder of its files."""
+
+    item_id: str
+    wanted: str
+    id_note: str
+    names: dict[str, str]
+    files: _Files
+
+
+def _markdown(t: Text, code: str, *, inline: bool) -> str:
+    """`t` in the language `code` (a Moodle code) as Markdown."""
+    return to_markdown(select(t.text, code), t.format, inline=inline)
+
+
+class Builder:
+    """Questions of one file -> items: languages, texts, key and weights, ids, topics, tags.
+
+    `code` is the format (the diagnostics' code), `path` the input. `lang` is the language of
+    text without multilang spans; without it, such text is taken to be in every language the
+    file's spans use (as Moodle shows it), else it is an error.
+    """
+
+    def __init__(self, code: str, path: str, lang: str | None) -> None:
+        self.code = code
+        self.path = path
+        self.lang = lang
+        self.result = ImportResult()
+        self._pending: list[tuple[Question, str]] = []  # (question, topic)
+        self._file_langs: dict[str, None] = {}
+        self._tag_notes: dict[str, str] = {}
+        self._topic = ""  # the category path in force
+        self._ids: set[str] = set()  # ids of the items built so far
+        self._renamed: list[tuple[Question, str, str]] = []  # (question, id, id given)
+
+    def warn(self, message: str, *, line: int = 0, field: str = "",
+             item: str | None = None) -> None:
+        self.result.warnings.append(note(self.code, self.path, message, line=line, field=field,
+                                         item=item))
+
+    def skip(self, reason: str, *, line: int, item: str | None = None) -> None:
+        self.result.skipped.append(note(self.code, self.path, reason, line=line, item=item))
+
+    # questions arrive in file order; categories set the topic of those that follow
+    def category(self, path: str) -> None:
+        self._topic = path
+
+    def question(self, q: Question) -> None:
+        for text in q.texts():
+            if len(text) > MAX_FIELD:
+                self.skip(f"a text field is {len(text):,} characters; the limit is "
+                          f"{MAX_FIELD:,}", line=q.line, item=q.label)
+                return
+        self._pending.append((q, self._topic))
+
+    def note_languages(self, text: str) -> None:
+        """Languages used by text outside questions (a category's info) count for the file."""
+        if len(text) <= MAX_FIELD:
+            for code in languages(text):
+                self._file_langs.setdefault(code, None)
+
+    def finish(self) -> ImportResult:
+        langs_by_q = []
+        for q, _ in self._pending:
+            langs: dict[str, None] = {}
+            for text in q.texts():
+                for code in languages(text):
+                    langs.setdefault(code, None)
+            langs_by_q.append(list(langs))
+            for code in langs:
+                self._file_langs.setdefault(code, None)
+        topics: dict[str, str] = {}
+        first = next(iter(self._file_langs), "")
+        for (q, path), found in zip(self._pending, langs_by_q, strict=True):
+            if path not in topics:
+                topics[path] = category_topic(select(path, first))
+            try:
+                self.result.items.append(self._item(q, topics[path], found))
+            except Skip as exc:
+                self.skip(str(exc), line=q.line, item=q.label)
+        for original, tag in sorted(self._tag_notes.items()):
+            self.warn(f"tag {original!r} written as {tag!r}" if tag
+                      else f"tag {original!r} has no letters or digits; left out")
+        for q, old, new in self._renamed:
+            self.warn(f"id {old!r} is used by an earlier question; this one is {new!r}",
+                      line=q.line, item=q.label)
+        return self.result
+
+    # -- one question -----------------------------------------------------------------------
+    def _languages(self, q: Question, langs: list[str]) -> list[tuple[str, str]]:
+        """(model code, Moodle code) of each language the question is written in."""
+        if not langs:
+            if self.lang is not None:
+                return [(self.lang, moodle_lang(self.lang))]
+            langs = list(self._file_langs)
+        if not langs:
+            raise NoLanguage(f"{self.path}:{q.line}: the text has no language spans; name its "
+                             "language (for example en)")
+        out = []
+        for code in langs:
+            model = lang_code(code)
+            if model is None:
+                raise Skip(f"language {code!r} is not a language code the bank accepts "
+                           "(like en, id or pt_br)")
+            out.append((model, code))
+        return out
+
+    def _graded(self, q: Question) -> tuple[list[Answer], list[float]]:
+        """A multichoice question's answers that are not blank, and their fractions within
+        -1..1 (Skip if fewer than two, or a grade is outside -100%..100%)."""
+        answers = [a for a in q.answers if php_trim(a.text.text)]
+        if len(answers) < len(q.answers):
+            self.warn(f"{len(q.answers) - len(answers)} blank answer(s) left out (Moodle drops "
+                      "blank answers too)", line=q.line, item=q.label)
+        if len(answers) < 2:
+            raise Skip("a multiple-choice question needs at least two answers")
+        for a in answers:
+            if not -1 - GRADE_TOLERANCE <= a.fraction <= 1 + GRADE_TOLERANCE:
+                raise Skip(f"answer grade {a.fraction * 100:g}% is outside -100%..100%")
+        return answers, [max(-1.0, min(1.0, a.fraction)) for a in answers]
+
+    def _choices(self, q: Question) -> _Choices:
+        """The options, key and weights of the question's item type."""
+        match q.kind:
+            case ItemType.true_false:
+                right = "true" if q.answers[0].fraction == 1 else "false"
+                return _Choices(q.answers, list(TRUE_FALSE_IDS), [right], option_texts=False)
+            case ItemType.single_choice:
+                answers, fractions = self._graded(q)
+                ids = option_ids(len(answers))
+                full = [i for i, f in enumerate(fractions) if abs(f - 1) < GRADE_TOLERANCE]
+                if len(full) != 1:
+                    raise Skip("a single-answer question needs exactly one answer worth 100% "
+                               f"(this one has {len(full)})")
+                if any(abs(f) >= GRADE_TOLERANCE for i, f in enumerate(fractions)
+                       if i != full[0]):
+                    raise Skip("partial or negative credit in a single-answer question (the "
+                               "model holds partial credit for multiple-answer questions)")
+                return _Choices(answers, ids, [ids[full[0]]])
+            case ItemType.multiple_response:
+                answers, fractions = self._graded(q)
+                ids = option_ids(len(answers))
+                key = [oid for oid, f in zip(ids, fractions, strict=True) if f > 0]
+                if not key:
+                    raise Skip("no answer earns credit")
+                weights: dict[str, float] | None = dict(zip(ids, fractions, strict=True))
+                default = default_weights(ids, key)
+                if all(abs(f - default[o]) < GRADE_TOLERANCE
+                       for o, f in zip(ids, fractions, strict=True)):
+                    weights = None
+                return _Choices(answers, ids, key, weights)
+            case _:
+                assert_never(q.kind)
+
+    def _item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
+        """The question as an item of its type: one builder per type (Skip if the model cannot
+        hold the question)."""
+        langs = self._languages(q, langs_found)
+        match q.kind:
+            case ItemType.single_choice | ItemType.multiple_response | ItemType.true_false:
+                return self._choice_item(q, topic, langs)
+            case _:
+                assert_never(q.kind)
+
+    def _choice_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        choices = self._choices(q)
+        draft = self._draft(q, langs)
+        stem, general = self._link(q, q.stem, draft.files), self._link(q, q.general, draft.files)
+        answers = [Answer(self._link(q, a.text, draft.files), a.fraction,
+                          self._link(q, a.feedback, draft.files)) for a in choices.answers]
+        text: dict[str, Content] = {}
+        for model, code in langs:
+            options = {oid: _markdown(a.text, code, inline=True)
+                       for oid, a in zip(choices.ids, answers, strict=True)
+                       } if choices.option_texts else {}
+            feedback = {oid: fb for oid, a in zip(choices.ids, answers, strict=True)
+                        if (fb := _markdown(a.feedback, code, inline=False))}
+            try:
+                text[model] = Content(stem=_markdown(stem, code, inline=False), options=options,
+                                      feedback=feedback,
+                                      explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(choice_item, q.kind, choices.weights, shuffle=q.shuffle,
+                       options=tuple(Option(id=o) for o in choices.ids), key=tuple(choices.key))
+        return self._built(q, topic, draft, text, make)
+
+    # -- what the builders share --------------------------------------------------------------
+    def _draft(self, q: Question, langs: list[tuple[str, str]]) -> _Draft:
+        """The id the question's item gets (taken once the item is built), its names by
+        language, and the folder for the files its texts show."""
+        names = {model: plain_name(select(q.name, code)) for model, code in langs}
+        plain_first = next(iter(names.values()))
+        if not plain_first:  # images do not show in plain text: the links do not matter here
+            plain_first = to_plain(_markdown(q.stem, langs[0][1], inline=False))
+        wanted, id_note = self._id(q, plain_first)
+        item_id = free_id(wanted, self._ids)
+        return _Draft(item_id, wanted, id_note, names, _Files(item_id))
+
+    def _built(self, q: Question, topic: str, draft: _Draft, text: dict[str, Content],
+               make: Callable[..., Item]) -> Item:
+        """The item `make` builds from the fields every item has and its `text` (titled by the
+        question's names): its id is then taken and its files are written."""
+        if draft.id_note:
+            self.warn(draft.id_note, line=q.line, item=q.label)
+        fields = dict(id=draft.item_id, topic=topic, points=q.points, tags=self._tags(q.tags))
+        try:
+            item = make(**fields, text=text)
+            titled = with_titles(item, draft.names)
+            if titled != item.text:
+                item = make(**fields, text=titled)
+        except ValidationError as exc:
+            raise Skip(validation_reason(exc)) from None
+        self._ids.add(draft.item_id)
+        if draft.item_id != draft.wanted:
+            self._renamed.append((q, draft.wanted, draft.item_id))
+        self.result.files.update(draft.files.written())
+        return item
+
+    def _id(self, q: Question, fallback: str) -> tuple[str, str]:
+        """The question's id, and a note when its idnumber had to be rewritten."""
+        idnumber = php_trim(q.idnumber)
+        if idnumber:
+            if valid_id(idnumber):
+                return idnumber, ""
+            new = slugify(idnumber)
+            return new, f"idnumber {idnumber!r} is not an item id; using {new!r}"
+        return slugify(fallback), ""
+
+    def _link(self, q: Question, t: Text, files: _Files) -> Text:
+        """`t` with each `@@PLUGINFILE@@/<name>` that names a file of its area pointing at
+        that file, written under `files`. A reference to a file the area does not hold keeps
+        its link, and a file no reference shows is not written; both are warned about."""
+        if not t.area or (not t.files and "@@PLUGINFILE@@" not in t.text):
+            return t
+        embedded = dict(t.files)
+        shown: dict[str, None] = {}
+        missing: dict[str, None] = {}
+
+        def link(m: re.Match[str]) -> str:
+            name = unquote(html.unescape(m[1]))
+            data = embedded.get(name)
+            if data is None:
+                missing.setdefault(name, None)
+                return m[0]
+            shown.setdefault(name, None)
+            return files.link(name, data)
+
+        text = _REF.sub(link, t.text)
+        for name in missing:
+            self.warn(f"the text shows file {name!r}, which the area does not hold (or which "
+                      "could not be read); the link is kept (a broken image)", line=q.line,
+                      field=t.area, item=q.label)
+        for name in embedded:
+            if name not in shown:
+                self.warn(f"embedded file {name!r} is not shown by the text; not imported",
+                          line=q.line, field=t.area, item=q.label)
+        return replace(t, text=text)
+
+    def _tags(self, raw: list[str]) -> tuple[str, ...]:
+        out: dict[str, None] = {}
+        for tag in raw:
+            tag = php_trim(tag)
+            if not tag:
+                continue
+            clean = clean_tag(tag)
+            if clean != tag:
+                self._tag_notes[tag] = clean
+            if clean:
+                out.setdefault(clean, None)
+        return tuple(out)
+

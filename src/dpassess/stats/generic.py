@@ -1,0 +1,121 @@
+"""The generic long CSV -> answers: `person,form,item,response[,score]`, one row per person and
+item, in any column order (`form` and `score` optional).
+
+`item` is an item id or a question number of an assembled form; `response` the chosen option ids
+separated by `;`, or the form's letters (A, B, ...), or empty for an omitted item. Numbers and
+letters are mapped through the form's answer-key file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import assert_never
+
+from dpassess.diagnostics import UsageError
+from dpassess.model import Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.stats.context import Context, Rows
+from dpassess.stats.forms import letter_index
+from dpassess.stats.responses import Answer
+from dpassess.stats.scoring import OMITTED, Response
+
+COLUMNS = ("person", "form", "item", "response", "score")
+
+
+def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
+    """`person,form,item,response[,score]` in any column order; `form` and `score` optional."""
+    header_line, header = first
+    cols: dict[str, int] = {}
+    for i, name in enumerate(header):
+        key = name.strip().lower()
+        if key in cols:
+            raise UsageError(f"{ctx.problems.path}:{header_line}: column {key!r} twice")
+        cols[key] = i
+        if key not in COLUMNS:
+            ctx.problems.warning(header_line, name.strip(), f"column {name.strip()!r} is not read "
+                                 f"(the columns are {', '.join(COLUMNS)})")
+    i_person, i_item, i_response = cols["person"], cols["item"], cols["response"]
+    i_form, i_score = cols.get("form"), cols.get("score")
+    width = len(header)
+    for line, row in rows:
+        ctx.responses.source.rows += 1
+        if len(row) != width:
+            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
+            continue
+        person = row[i_person].strip()
+        if not person:
+            ctx.problems.error(line, "person", "no person")
+            continue
+        form = ctx.form(row[i_form].strip() if i_form is not None else "", line)
+        if form is None:
+            continue
+        found = ctx.item(row[i_item].strip(), form, line, "item")
+        if found is None:
+            continue
+        item, order = found
+        response = _response(item, row[i_response], order, line, ctx)
+        ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None else (True, None)
+        if response is not None and ok:
+            yield Answer(line, person, item, response, form, given)
+
+
+def _response(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
+              ctx: Context) -> Response | None:
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return _choices(item, raw, order, line, ctx)
+        case _:
+            assert_never(item)
+
+
+def _choices(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
+             ctx: Context) -> Response | None:
+    """Option ids (or a form's letters) separated by ';'; empty: omitted."""
+    tokens = [t.strip() for t in raw.split(";")]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return OMITTED
+    options = ctx.options(item)
+    chosen: list[str] = []
+    for t in tokens:
+        idx = None if t in options else letter_index(t)
+        if idx is not None:
+            if order is None:
+                ctx.problems.error(line, "response", f"letter {t!r}: letters need the form's "
+                                   "answer-key file (options are shuffled per form); or give "
+                                   f"option ids ({', '.join(options)})")
+                return None
+            if idx >= len(order):
+                ctx.problems.error(line, "response", f"letter {t!r}: the question has options "
+                                   f"A to {chr(ord('A') + len(order) - 1)}")
+                return None
+            oid = order[idx]
+        elif t in options:
+            oid = t
+        else:
+            ctx.problems.error(line, "response", f"{t!r} is no option of item {item.id!r} "
+                               f"(options: {', '.join(options)})")
+            return None
+        if oid in chosen:
+            ctx.problems.error(line, "response", f"option {oid!r} given twice")
+            return None
+        chosen.append(oid)
+    return Response(frozenset(chosen))
+
+
+def parse_score(raw: str, item: Item, line: int, ctx: Context,
+                fld: str = "score") -> tuple[bool, float | None]:
+    """(False, None) after reporting a score that is no number or outside 0 to the item's
+    points; (True, None) for an empty field; else (True, the score). A decimal comma is read."""
+    text = raw.strip()
+    if not text:
+        return True, None
+    try:
+        value = float(text.replace(",", ".") if "." not in text else text)
+    except ValueError:
+        ctx.problems.error(line, fld, f"score {text!r} is not a number")
+        return False, None
+    if not 0 <= value <= item.points + 1e-9:
+        ctx.problems.error(line, fld, f"score {text} is outside 0 to {item.points:g}, the "
+                           f"points of item {item.id!r}")
+        return False, None
+    return True, value

@@ -1,0 +1,226 @@
+"""LMS quiz reports -> answers: Moodle's Responses report download and Canvas's (Classic Quizzes)
+Student Analysis report, one row per attempt, matched to items by their text (`stats.text`).
+
+Moodle (4.x, mod/quiz/report/responses, downloaded as CSV): the person's columns ("Last name",
+"First name", identity fields such as "ID number", "Email address"), "State", "Started on",
+"Completed", "Duration"/"Time taken", "Grade/10.00", then per question slot N "Question N" (the
+question summary: question text, ": ", the choices in the attempt's order joined by "; "),
+"Response N" (the chosen choices' text joined by "; ", "-" for none) and "Right answer N", each
+present if ticked under the report's "Show" options. The download names no question, so each
+slot is matched by its question summary, which must be included.
+
+Canvas (app/models/quizzes/quiz_statistics/student_analysis.rb): "name", "id", "sis_id",
+"section", "section_id", "section_sis_id", "submitted", "attempt" (some optional), then per
+question a column "<question id>: <question text without tags>" with the answer's text
+(multiple answers: the chosen answers' texts joined by ",", a comma inside one written "\\,"),
+followed by a column of its points headed by the points possible; last "n correct",
+"n incorrect", "score". A question a submission did not get has both fields empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dpassess.diagnostics import Severity, UsageError
+from dpassess.model import Item
+from dpassess.stats.context import Context, Rows
+from dpassess.stats.generic import parse_score
+from dpassess.stats.responses import Answer
+from dpassess.stats.scoring import OMITTED, Response
+
+_MOODLE = re.compile(r"(Question|Response|Right answer) ([1-9][0-9]{0,5})")
+_CANVAS = re.compile(r"([0-9]{1,18}): (.*)", re.S)
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+#: A Moodle cell with nothing in it.
+_NOTHING = ("", "-")
+#: Moodle's columns that say who made the attempt, the first one filled wins.
+MOODLE_IDS = ("ID number", "Email address", "Username")
+MOODLE_NAMES = (("Last name", "Surname"), ("First name",))
+CANVAS_IDS = ("sis_id", "id", "name")
+#: The separator a multiple-answer response is written with after `_canvas_parts`.
+_SEP = "\x1f"
+TWICE_HINT = "download one attempt per person"
+
+
+def is_moodle(header: list[str]) -> bool:
+    return any((m := _MOODLE.fullmatch(h.strip())) and m.group(1) == "Response" for h in header)
+
+
+def is_canvas(header: list[str]) -> bool:
+    return any(_CANVAS.fullmatch(h) and i + 1 < len(header)
+               and _NUMBER.fullmatch(header[i + 1].strip())
+               for i, h in enumerate(header))
+
+
+def _column(header: list[str], *names: str) -> int | None:
+    stripped = [h.strip() for h in header]
+    for name in names:
+        if name in stripped:
+            return stripped.index(name)
+    return None
+
+
+def _person(row: list[str], ids: list[int], names: list[int]) -> str:
+    for i in ids:
+        if row[i].strip():
+            return row[i].strip()
+    return ", ".join(row[i].strip() for i in names if row[i].strip())
+
+
+# --- Moodle ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Slot:
+    number: int
+    question: int | None = None
+    response: int | None = None
+    right: int | None = None
+
+
+def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
+    header_line, header = first
+    slots: dict[int, _Slot] = {}
+    for i, h in enumerate(header):
+        m = _MOODLE.fullmatch(h.strip())
+        if m:
+            slot = slots.setdefault(int(m.group(2)), _Slot(int(m.group(2))))
+            setattr(slot, {"Question": "question", "Response": "response",
+                           "Right answer": "right"}[m.group(1)], i)
+    missing = sorted(n for n, s in slots.items() if s.question is None)
+    if missing:
+        raise UsageError(
+            f"{ctx.problems.path}:{header_line}: no 'Question {missing[0]}' column: the download "
+            "names no question, so dpassess matches each by its text. In the quiz's Responses "
+            "report tick 'Question text' (and 'Response') under 'Show', then download again")
+    ids = [i for i in (_column(header, n) for n in MOODLE_IDS) if i is not None]
+    names = [i for i in (_column(header, *n) for n in MOODLE_NAMES) if i is not None]
+    state = _column(header, "State")
+    ctx.responses.duplicate_hint = TWICE_HINT
+    width = len(header)
+    for line, row in rows:
+        ctx.responses.source.rows += 1
+        if len(row) != width:
+            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
+            continue
+        person = _person(row, ids, names)
+        if not person:
+            ctx.problems.error(line, "", "no person: the row has no name, ID number or email")
+            continue
+        if state is not None and row[state].strip() not in ("Finished", ""):
+            ctx.problems.tally(("state",), line, "State", "attempts not finished are analysed "
+                               "as they are", example=repr(row[state].strip()))
+        answered = False
+        for slot in sorted(slots.values(), key=lambda s: s.number):
+            answer = _moodle_answer(row, line, person, slot, ctx)
+            if answer is not None:
+                answered = True
+                yield answer
+        if not answered:
+            _empty(line, ctx)
+
+
+def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
+                   ctx: Context) -> Answer | None:
+    assert slot.question is not None
+    question = row[slot.question].strip()
+    given = row[slot.response].strip() if slot.response is not None else ""
+    fld = f"Response {slot.number}"
+    if question in _NOTHING:
+        if given not in _NOTHING:
+            ctx.problems.error(line, fld, f"a response without its question (Question "
+                               f"{slot.number} is empty)")
+        return None  # the attempt did not reach this slot: reported as missing if need be
+    item = _one(ctx.index.by_summary(question), question, line, f"Question {slot.number}", ctx)
+    if item is None:
+        return None
+    if slot.right is not None and row[slot.right].strip() not in _NOTHING:
+        right = ctx.index.choices(item, row[slot.right].strip(), "; ")
+        if isinstance(right, frozenset) and right != frozenset(item.key):
+            ctx.problems.tally(("moodle-key", item.id), line, f"Right answer {slot.number}",
+                               f"item {item.id!r}: Moodle's right answer is not the bank's key; "
+                               "the bank's key is used", example=repr(row[slot.right].strip()))
+    if slot.response is None or given in _NOTHING:
+        return Answer(line, person, item, OMITTED, field=fld)
+    chosen = ctx.index.choices(item, given, "; ")
+    if isinstance(chosen, str):
+        ctx.problems.error(line, fld, chosen)
+        return None
+    return Answer(line, person, item, Response(chosen), field=fld)
+
+
+def _empty(line: int, ctx: Context) -> None:
+    ctx.problems.tally(("empty",), line, "", "rows without any answer (attempts never made or "
+                       "emptied) passed over: they are no persons of the analysis")
+
+
+def _one(items: list[Item], text: str, line: int, fld: str, ctx: Context) -> Item | None:
+    """The one item a question text matched; else one error per distinct text (tallied)."""
+    if len(items) == 1:
+        return items[0]
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    if items:
+        message = (f"{shown!r} matches items {', '.join(i.id for i in items)} (the same "
+                   "question text and choices)")
+    else:
+        message = f"{shown!r} matches no item of bank {ctx.bank.config.id!r}"
+    ctx.problems.tally(("question", fld, text), line, fld, message, Severity.error)
+    return None
+
+
+# --- Canvas ------------------------------------------------------------------------------------
+
+
+def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
+    header_line, header = first
+    questions: list[tuple[int, Item, str]] = []  # (column, item, header)
+    for i, h in enumerate(header):
+        m = _CANVAS.fullmatch(h)
+        if m and i + 1 < len(header) and _NUMBER.fullmatch(header[i + 1].strip()):
+            item = _one(ctx.index.by_question(m.group(2)), m.group(2), header_line,
+                        f"question {m.group(1)}", ctx)
+            if item is not None:
+                questions.append((i, item, f"{m.group(1)}: {m.group(2)}"[:40]))
+    ids = [i for i in (_column(header, n) for n in CANVAS_IDS) if i is not None]
+    ctx.responses.duplicate_hint = ("generate the Student Analysis for the latest attempts, "
+                                    "not all attempts")
+    width = len(header)
+    for line, row in rows:
+        ctx.responses.source.rows += 1
+        if len(row) != width:
+            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
+            continue
+        person = _person(row, ids, []) or f"line {line}"  # an anonymous survey names no one
+        if not any(row[col].strip() or row[col + 1].strip() for col, _, _ in questions):
+            _empty(line, ctx)
+        for col, item, fld in questions:
+            given, points = row[col].strip(), row[col + 1].strip()
+            if not given and not points:
+                continue  # a question this submission did not get
+            ok, score = parse_score(points, item, line, ctx, fld)
+            if not ok:
+                continue
+            if not given:
+                yield Answer(line, person, item, OMITTED, score=score, field=fld)
+                continue
+            chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)
+            if isinstance(chosen, str):
+                ctx.problems.error(line, fld, chosen)
+                continue
+            yield Answer(line, person, item, Response(chosen), score=score, field=fld)
+
+
+def _canvas_parts(text: str) -> str:
+    """Canvas's "a,b\\,c" (answers joined by commas, a comma in one escaped) -> "a<SEP>b,c"."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("\\,", i):
+            out.append(",")
+            i += 2
+            continue
+        out.append(_SEP if text[i] == "," else text[i])
+        i += 1
+    return "".join(out)

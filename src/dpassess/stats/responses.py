@@ -1,0 +1,169 @@
+"""Answers streamed from a responses file -> one compact table of scores and chosen options
+(person x item), checked as they arrive.
+
+Nothing per row is kept: each item has three flat arrays indexed by person (score, the chosen
+options as a bit mask, the line the answer came from), so a file of a million rows takes about
+20 MB. An answer given twice, a person on two forms or a file score that differs from the bank's
+key is reported with its line.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dpassess.diagnostics import Severity
+from dpassess.model import Bank, Item
+from dpassess.stats.problems import Problems
+from dpassess.stats.scoring import Response, options_of, score, takes_one
+
+NOT_ANSWERED = math.nan
+#: A file's score that differs from the bank's by no more than this is the same score (LMS
+#: reports round to two decimals: 0.33 for a third).
+SCORE_TOLERANCE = 0.005
+#: Most options an item may have here (the chosen ones are a 64-bit mask).
+MAX_OPTIONS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One person's response to one item, as a reader resolved it (item and option ids)."""
+
+    line: int
+    person: str
+    item: Item
+    response: Response
+    form: str = ""
+    #: the score the file gives, if it gives one
+    score: float | None = None
+    #: the column the response came from
+    field: str = "response"
+
+
+class Column:
+    """One item's answers, indexed by person."""
+
+    __slots__ = ("bits", "item", "lines", "marks", "options", "scores")
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+        self.options = options_of(item)
+        self.bits = {oid: 1 << i for i, oid in enumerate(self.options)}
+        self.scores = array("d")
+        self.marks = array("Q")
+        self.lines = array("L")
+
+    def grow(self, n: int) -> None:
+        """Room for persons 0 .. n-1 (the new ones not answered)."""
+        short = n - len(self.scores)
+        if short > 0:
+            self.scores.extend(array("d", [NOT_ANSWERED]) * short)
+            self.marks.extend(array("Q", [0]) * short)
+            self.lines.extend(array("L", [0]) * short)
+
+    def chosen(self, person: int) -> frozenset[str]:
+        mask = self.marks[person]
+        return frozenset(o for o, bit in self.bits.items() if mask & bit)
+
+
+@dataclass
+class Source:
+    """Where the responses came from."""
+
+    path: str
+    format: str
+    bank: str
+    sha256: str = ""
+    rows: int = 0
+    forms: tuple[str, ...] = ()
+
+
+@dataclass
+class Responses:
+    """Every answer of one administration: persons in order of appearance, items by id."""
+
+    source: Source
+    problems: Problems
+    bank: Bank = field(repr=False)
+    persons: list[str] = field(default_factory=list)
+    columns: dict[str, Column] = field(default_factory=dict)
+    #: items seen on each form (forms by the name the file gives them; "" for none)
+    form_items: dict[str, set[str]] = field(default_factory=dict)
+    #: what to do about an answer given twice, if the layout suggests a cause
+    duplicate_hint: str = ""
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _form: list[str] = field(default_factory=list, repr=False)
+    _first_line: array[int] = field(default_factory=lambda: array("L"), repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.persons)
+
+    def form_of(self, person: int) -> str:
+        return self._form[person]
+
+    def add(self, a: Answer) -> None:
+        """Store one answer, or report why it cannot be stored."""
+        p = self.problems
+        idx = self._index.get(a.person)
+        if idx is None:
+            idx = self._index[a.person] = len(self.persons)
+            self.persons.append(a.person)
+            self._form.append(a.form)
+            self._first_line.append(a.line)
+        elif self._form[idx] != a.form:
+            p.error(a.line, "form", f"person {a.person!r} is on form {a.form!r} here but on form "
+                    f"{self._form[idx]!r} at line {self._first_line[idx]}")
+            return
+        col = self.columns.get(a.item.id)
+        if col is None:
+            if len(options_of(a.item)) > MAX_OPTIONS:
+                p.error(a.line, a.field, f"item {a.item.id!r} has more than {MAX_OPTIONS} options, "
+                        "more than the analysis handles")
+                return
+            col = self.columns[a.item.id] = Column(a.item)
+        if idx >= len(col.scores):
+            col.grow(max(idx + 1, 2 * len(col.scores), 64))  # amortised: room doubles
+        if col.lines[idx]:
+            hint = f": {self.duplicate_hint}" if self.duplicate_hint else ""
+            p.error(a.line, a.field, f"person {a.person!r} answers item {a.item.id!r} again (first "
+                    f"at line {col.lines[idx]}){hint}")
+            return
+        earned = score(a.item, a.response)
+        if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
+            p.tally(("score", a.item.id), a.line, "score",
+                    f"item {a.item.id!r}: the file's score differs from the bank's key; the bank's "
+                    "key is used", example=f"{a.score:g} for {earned:g} at line {a.line}")
+        if len(a.response.chosen) > 1 and takes_one(a.item):
+            p.tally(("marks", a.item.id), a.line, a.field,
+                    f"item {a.item.id!r}: several options marked on an item with one key; scored 0")
+        mask = 0
+        for oid in a.response.chosen:
+            mask |= col.bits[oid]
+        col.scores[idx] = earned
+        col.marks[idx] = mask
+        col.lines[idx] = a.line
+        self.form_items.setdefault(a.form, set()).add(a.item.id)
+
+    def finish(self) -> None:
+        """Every column as long as the list of persons; a missing answer is reported (tallied
+        per item) and stays NOT_ANSWERED until the analysis scores it as omitted."""
+        n = self.n
+        for col in self.columns.values():
+            col.grow(n)
+            del col.scores[n:], col.marks[n:], col.lines[n:]
+        for col in self.columns.values():
+            for idx in self._missing(col):
+                form = self._form[idx]
+                if col.item.id not in self.form_items.get(form, ()):
+                    continue  # an item of another form: the analysis decides
+                self.problems.tally(
+                    ("missing", col.item.id), self._first_line[idx], "item",
+                    f"item {col.item.id!r}: no answer from some persons; scored 0 as omitted",
+                    Severity.warning, example=repr(self.persons[idx]))
+
+    @staticmethod
+    def _missing(col: Column) -> Iterator[int]:
+        return (i for i, line in enumerate(col.lines) if not line)

@@ -1,0 +1,179 @@
+"""Item texts -> loose keys, to match an LMS's plain-text rendering of a question or an option back
+to the item and option it came from.
+
+Moodle's and Canvas's reports carry no item id, only text they made from the exported HTML (tags
+dropped, entities decoded, bold perhaps in capitals, choices joined with "; " or ","). A *loose key*
+keeps only letters and digits, case-folded: the same for the exported text and for what the LMS
+made of it, whatever the markup. A question matches an item when its key is the item's stem (and,
+for Moodle, its choices) in one of the bank's languages, and only one item matches; no guessing.
+"""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+from collections.abc import Iterable
+from typing import assert_never
+
+from dpassess.markup.markdown import to_plain
+from dpassess.model import (
+    TRUE_FALSE_WORDS,
+    Bank,
+    Item,
+    MultipleResponse,
+    SingleChoice,
+    TrueFalse,
+)
+
+#: Most steps one search for a split of a text into option texts may take (linear time).
+MAX_STEPS = 10_000
+#: Most distinct question texts remembered (a Moodle download repeats each for every attempt).
+CACHE = 65_536
+#: Stems are looked up by their first HEAD letters and digits (shorter stems whole).
+HEAD = 24
+
+
+def loose(text: str) -> str:
+    """Letters and digits of `text` only, case-folded, entities decoded (NFKC)."""
+    text = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _option_texts(item: Item, lang: str) -> dict[str, str]:
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.option_ids}
+        case _:
+            assert_never(item)
+
+
+def _extra_words(item: Item) -> dict[str, set[str]]:
+    """Words an LMS shows for an option that are not the item's own text."""
+    match item:
+        case TrueFalse():
+            out: dict[str, set[str]] = {}
+            for words in TRUE_FALSE_WORDS.values():
+                for oid, word in words.items():
+                    out.setdefault(loose(word), set()).add(oid)
+            return out
+        case SingleChoice() | MultipleResponse():
+            return {}
+        case _:
+            assert_never(item)
+
+
+def split(key: str, parts: dict[str, set[str]], *, use_all: frozenset[str] | None = None
+          ) -> list[frozenset[str]]:
+    """The ways (at most two) to write `key` as a concatenation of distinct `parts` (text ->
+    option ids it may stand for). With `use_all`, every one of those options exactly once."""
+    found: list[frozenset[str]] = []
+    steps = 0
+    by_first: dict[str, list[tuple[str, str]]] = {}
+    for text, oids in parts.items():
+        if text:
+            for oid in sorted(oids):
+                by_first.setdefault(text[0], []).append((text, oid))
+
+    def walk(pos: int, used: frozenset[str]) -> None:
+        nonlocal steps
+        if len(found) > 1 or steps > MAX_STEPS:
+            return
+        steps += 1
+        if pos == len(key):
+            if (use_all is None or used == use_all) and used not in found:
+                found.append(used)
+            return
+        for text, oid in by_first.get(key[pos], ()):
+            if oid not in used and key.startswith(text, pos):
+                walk(pos + len(text), used | {oid})
+
+    walk(0, frozenset())
+    return found
+
+
+class TextIndex:
+    """The loose keys of every item's stem and options, in every language of the bank."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+        self._stems: dict[str, list[tuple[Item, str]]] = {}
+        self._options: dict[str, dict[str, dict[str, str]]] = {}  # item -> lang -> option -> key
+        self._lookup: dict[str, dict[str, set[str]]] = {}  # item -> key -> option ids
+        for item in bank:
+            langs = self._options[item.id] = {}
+            lookup = self._lookup[item.id] = _extra_words(item)
+            for lang, content in item.text.items():
+                stem = loose(to_plain(content.stem))
+                if stem:
+                    self._stems.setdefault(stem, []).append((item, lang))
+                langs[lang] = _option_texts(item, lang)
+                for oid, key in langs[lang].items():
+                    lookup.setdefault(key, set()).add(oid)
+        self._heads: dict[str, list[str]] = {}
+        for stem in self._stems:
+            self._heads.setdefault(stem[:HEAD], []).append(stem)
+        self._short = sorted({len(k) for k in self._stems if len(k) < HEAD})
+        self._summaries: dict[str, list[Item]] = {}
+
+    def by_question(self, text: str) -> list[Item]:
+        """Items whose stem is `text` (Canvas: the question text alone)."""
+        return _unique(item for item, _ in self._stems.get(loose(text), ()))
+
+    def by_summary(self, text: str) -> list[Item]:
+        """Items whose stem followed by all their choices is `text` (Moodle's question summary:
+        "stem: choice; choice; ..." in the attempt's order; a true/false question: the stem)."""
+        cached = self._summaries.get(text)
+        if cached is not None:
+            return cached
+        key = loose(text)
+        stems = [stem for stem in self._heads.get(key[:HEAD], ()) if key.startswith(stem)]
+        stems += [key[:n] for n in self._short if n <= len(key) and key[:n] in self._stems]
+        found: list[Item] = []
+        for stem in stems:
+            for item, lang in self._stems[stem]:
+                if self._all_choices(item, lang, key[len(stem):]):
+                    found.append(item)
+        result = _unique(found)
+        if len(self._summaries) >= CACHE:
+            self._summaries.clear()
+        self._summaries[text] = result
+        return result
+
+    def _all_choices(self, item: Item, lang: str, rest: str) -> bool:
+        match item:
+            case TrueFalse():
+                return rest == ""
+            case SingleChoice() | MultipleResponse():
+                options = self._options[item.id][lang]
+                parts: dict[str, set[str]] = {}
+                for oid, key in options.items():
+                    parts.setdefault(key, set()).add(oid)
+                return len(split(rest, parts, use_all=frozenset(options))) == 1
+            case _:
+                assert_never(item)
+
+    def choices(self, item: Item, text: str, separator: str) -> frozenset[str] | str:
+        """The option ids that `text` names (one option's text, or several joined by
+        `separator`), else why not (a message)."""
+        lookup = self._lookup[item.id]
+        key = loose(text)
+        hit = lookup.get(key)
+        if hit is not None:
+            if len(hit) == 1:
+                return frozenset(hit)
+            return f"{text!r} is the text of options {', '.join(sorted(hit))} of item {item.id!r}"
+        parts = [loose(p) for p in text.split(separator)] if separator in text else []
+        if parts and all(len(lookup.get(p, ())) == 1 for p in parts):
+            chosen = frozenset(o for p in parts for o in lookup[p])
+            if len(chosen) == len(parts):
+                return chosen
+        ways = split(key, lookup)
+        if len(ways) == 1:
+            return ways[0]
+        if ways:
+            return f"{text!r} names options of item {item.id!r} in more than one way"
+        return f"{text!r} is no option of item {item.id!r}"
+
+
+def _unique(items: Iterable[Item]) -> list[Item]:
+    return list({item.id: item for item in items}.values())
