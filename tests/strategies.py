@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from dpassess.bank.write import item_to_yaml
 from dpassess.model import BankConfig, Content, Item, ItemType, Option, parse_item
 
+#: The choice types (`items()` draws these unless told otherwise); `any_items()` draws every type.
+CHOICE_TYPES = (ItemType.single_choice, ItemType.multiple_response, ItemType.true_false)
+
 LANGS = ("id", "en")
 
 slug = st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
@@ -56,7 +59,171 @@ def block_text(draw, max_words: int = 8) -> str:
 
 
 @st.composite
-def items(draw, langs: tuple[str, ...] = LANGS, types=tuple(ItemType)) -> Item:
+def _common(draw, kind: ItemType) -> dict:
+    """The fields every item type has, drawn."""
+    return dict(
+        id=draw(item_slug),
+        type=kind.value,
+        topic="/".join(draw(st.lists(slug, min_size=1, max_size=3))),
+        difficulty=draw(st.none() | st.sampled_from(["easy", "medium", "hard"])),
+        points=draw(st.sampled_from([1.0, 2.0, 0.5, 3.0])),
+        tags=tuple(draw(st.lists(slug, max_size=3, unique=True))),
+    )
+
+
+@st.composite
+def _base_text(draw) -> dict:
+    return dict(title=draw(st.none() | line_text(max_words=4)),
+                stem=draw(block_text(max_words=12)),
+                explanation=draw(st.none() | block_text()))
+
+
+def _drop_none(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+# Grades every LMS can carry: Moodle's list of fractions holds these exactly.
+FRACTIONS = [1.0, 0.5, 0.0, 0.25, 0.1, 0.2, 0.75, 0.9]
+# Numbers with a short exact decimal form (every format writes them back unchanged).
+number = st.one_of(st.integers(-10**6, 10**6).map(float),
+                   st.decimals(-1000, 1000, places=3, allow_nan=False, allow_infinity=False)
+                   .map(float))
+
+
+@st.composite
+def _answer_feedback(draw, ids: list[str]) -> dict[str, str]:
+    return {aid: draw(block_text()) for aid in draw(st.sets(st.sampled_from(ids)))}
+
+
+@st.composite
+def numerical_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Numerical items: 1-3 answers (values with tolerances or ranges), the first full marks,
+    sometimes units."""
+    ids = draw(st.lists(slug, min_size=1, max_size=3, unique=True))
+    answers, seen = [], set()
+    for i, aid in enumerate(ids):
+        if draw(st.booleans()):
+            lo = draw(number)
+            hi = lo + draw(st.sampled_from([0.0, 0.5, 1.0, 10.0]))
+            bounds, ans = (lo, hi), {"min": lo, "max": hi}
+        else:
+            v, tol = draw(number), draw(st.sampled_from([0.0, 0.01, 0.5, 2.0]))
+            bounds, ans = (v - tol, v + tol), {"value": v, "tolerance": tol}
+        if bounds in seen:
+            continue
+        seen.add(bounds)
+        answers.append({"id": aid, **ans,
+                        "fraction": 1.0 if i == 0 else draw(st.sampled_from(FRACTIONS))})
+    ids = [a["id"] for a in answers]
+    units = draw(st.sampled_from([(), ({"unit": "m"},), ({"unit": "m"}, {"unit": "cm",
+                                                                          "multiplier": 100})]))
+    data = draw(_common(ItemType.numerical))
+    data.update(answers=answers, units=list(units),
+                text={lang: _drop_none({**draw(_base_text()),
+                                        "feedback": draw(_answer_feedback(ids))})
+                      for lang in langs})
+    if units:
+        data["unit_penalty"] = draw(st.none() | st.sampled_from([0.1, 0.5]))
+    return parse_item(_drop_none(data))
+
+
+accepted = st.text(alphabet=string.ascii_letters + string.digits + " éΩ漢-", min_size=1,
+                   max_size=12).map(lambda s: " ".join(s.split())).filter(bool)
+
+
+@st.composite
+def short_answer_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Short-answer items: 1-3 answers, the first full marks, 1-3 wordings each per language."""
+    ids = draw(st.lists(slug, min_size=1, max_size=3, unique=True))
+    case = draw(st.booleans())
+    answers = [{"id": aid, "fraction": 1.0 if i == 0 else draw(st.sampled_from(FRACTIONS))}
+               for i, aid in enumerate(ids)]
+    text = {}
+    for lang in langs:
+        seen: set[str] = set()
+        wordings: dict[str, list[str]] = {}
+        for aid in ids:
+            mine = []
+            for w in draw(st.lists(accepted, min_size=1, max_size=3)):
+                norm = w if case else w.casefold()
+                if norm not in seen:
+                    seen.add(norm)
+                    mine.append(w)
+            wordings[aid] = mine or [f"{aid} {lang}"]
+            seen.add(wordings[aid][0] if case else wordings[aid][0].casefold())
+        text[lang] = _drop_none({**draw(_base_text()), "answers": wordings,
+                                 "feedback": draw(_answer_feedback(ids))})
+    data = draw(_common(ItemType.short_answer))
+    data.update(answers=answers, case_sensitive=case, text=text)
+    return parse_item(data)
+
+
+@st.composite
+def matching_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Matching items: 2-5 pairs and 0-2 extra responses."""
+    ids = draw(st.lists(slug, min_size=2, max_size=7, unique=True))
+    n_pairs = draw(st.integers(2, min(5, len(ids))))
+    pairs, extra = ids[:n_pairs], ids[n_pairs:n_pairs + 2]
+    data = draw(_common(ItemType.matching))
+    data.update(pairs=pairs, distractors=extra, shuffle=draw(st.booleans()),
+                text={lang: _drop_none({**draw(_base_text()),
+                                        "premises": {p: draw(line_text()) for p in pairs},
+                                        "responses": {r: draw(line_text())
+                                                      for r in (*pairs, *extra)}})
+                      for lang in langs})
+    return parse_item(data)
+
+
+@st.composite
+def essay_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Essay items: each response format, optional word limits, rubric and template."""
+    data = draw(_common(ItemType.essay))
+    lo = draw(st.none() | st.integers(1, 100))
+    hi = draw(st.none() | st.integers(lo or 1, 500))
+    data.update(response_format=draw(st.sampled_from(["editor", "plain", "monospaced"])),
+                response_required=draw(st.booleans()), lines=draw(st.integers(1, 40)),
+                min_words=lo, max_words=hi,
+                text={lang: _drop_none({**draw(_base_text()),
+                                        "grader_info": draw(st.none() | block_text()),
+                                        "response_template": draw(st.none() | line_text())})
+                      for lang in langs})
+    return parse_item(_drop_none(data))
+
+
+GRADINGS = ["all_or_nothing", "absolute_position", "relative_next_exclude_last",
+            "relative_next_include_last", "relative_one_previous_and_next",
+            "relative_all_previous_and_next", "longest_ordered_subset",
+            "longest_contiguous_subset", "relative_to_correct"]
+
+
+@st.composite
+def ordering_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Ordering items: 2-6 options in the right order, any grading."""
+    ids = draw(st.lists(slug, min_size=2, max_size=6, unique=True))
+    data = draw(_common(ItemType.ordering))
+    data.update(options=ids, grading=draw(st.sampled_from(GRADINGS)),
+                text={lang: _drop_none({**draw(_base_text()),
+                                        "options": {o: draw(line_text()) for o in ids}})
+                      for lang in langs})
+    return parse_item(data)
+
+
+#: The strategy of each type that is not a choice type.
+OTHER_TYPES = {
+    ItemType.numerical: numerical_items, ItemType.short_answer: short_answer_items,
+    ItemType.matching: matching_items, ItemType.essay: essay_items,
+    ItemType.ordering: ordering_items,
+}
+
+
+def any_items(langs: tuple[str, ...] = LANGS) -> st.SearchStrategy[Item]:
+    """Items of every type."""
+    return st.one_of(items(langs), *(make(langs) for make in OTHER_TYPES.values()))
+
+
+@st.composite
+def items(draw, langs: tuple[str, ...] = LANGS, types=CHOICE_TYPES) -> Item:
+    """Choice items (single choice, multiple response, true/false)."""
     kind = draw(st.sampled_from(types))
     if kind is ItemType.true_false:
         option_ids = ["true", "false"]

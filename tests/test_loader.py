@@ -79,7 +79,7 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         (GOOD.replace("id: good-item", "id: Good Item"),
          "x.yaml:2:1: id: 'Good Item' does not match the pattern"),
         (GOOD.replace("topic: a/b", "topic: a/b\npoints: -2"),
-         "x.yaml:4:1: points: Input should be greater than 0"),
+         "x.yaml:4:1: points: must be above 0, found -2"),
         (GOOD.replace("topic: a/b", "topic: a/b\ncolour: red"),
          "x.yaml:4:1: colour: unknown field"),
         (GOOD.replace("topic: a/b", "topic: a/b\ntags: cs"),
@@ -101,8 +101,9 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         (GOOD.replace("key: right", "key: right\nweights: {right: 1}"),
          "x.yaml:6:1: weights: weights is for multiple_response items only (this item is "
          "single_choice)"),
-        (GOOD.replace("topic: a/b", "topic: a/b\ntype: essay"),
-         "x.yaml:4:1: type: 'essay' is not one of single_choice, multiple_response, true_false"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ntype: cloze"),
+         "x.yaml:4:1: type: 'cloze' is not one of single_choice, multiple_response, true_false, "
+         "numerical, short_answer, matching, essay, ordering"),
         (GOOD.replace("    options: {right: Right, wrong: Wrong, other: Other}",
                       "    options: {right: Right, wrong: Wrong}"),
          "x.yaml:12:5: text.en.options: no text for option(s) other"),

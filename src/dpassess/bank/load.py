@@ -26,6 +26,8 @@ from dpassess.model import (
     Item,
     ItemValueError,
     LoadedItem,
+    LoadedStimulus,
+    Stimulus,
     UnknownItemType,
     item_class,
 )
@@ -332,6 +334,11 @@ def _found(value: Any) -> str:
     return next((what for kind, what in _YAML_READS if isinstance(value, kind)), "a value")
 
 
+#: pydantic's bound errors, in the file's terms.
+_BOUNDS = {"greater_than": ("above", "gt"), "greater_than_equal": ("at least", "ge"),
+           "less_than": ("below", "lt"), "less_than_equal": ("at most", "le")}
+
+
 def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = None) -> str:
     kind = err["type"]
     hint = _not_a_string(err, written)
@@ -348,6 +355,15 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
                 return (f"{loc[0]} is for {' and '.join(owners)} items only"
                         f" (this item is {get_args(model.model_fields['type'].annotation)[0]})")
         return "unknown field" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if kind in ("float_parsing", "float_type", "int_parsing", "int_type"):
+        return (f"{err['input']!r} is not a number (write it with digits and a decimal point, "
+                "e.g. 9.81)")
+    bound = _BOUNDS.get(kind)
+    if bound is not None:
+        word, key = bound
+        return f"must be {word} {err['ctx'][key]:g}, found {err['input']!r}"
+    if kind == "finite_number":
+        return f"{err['input']!r} is not a finite number"
     if kind == "string_too_long":
         return f"text too long (limit {err['ctx']['max_length']:,} characters)"
     if kind == "string_pattern_mismatch":
@@ -384,16 +400,25 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
     return out
 
 
-def load_item(path: str) -> tuple[Item | None, list[Diagnostic]]:
-    """Load and validate one item file."""
+#: What one file of a bank holds: an item, or a stimulus that items are read with.
+Parsed = Item | Stimulus
+
+
+def load_item(path: str) -> tuple[Parsed | None, list[Diagnostic]]:
+    """Load and validate one item file (or stimulus file: `type: stimulus`)."""
     data, diags = read_yaml(path)
     if data is None:
         return None, diags
+    if data.get("type") == "stimulus":
+        try:
+            return Stimulus.model_validate(data), []
+        except ValidationError as exc:
+            return None, diagnostics_from(exc, path, Stimulus)
     try:
         cls = item_class(data)
     except UnknownItemType as exc:
         line, col = locate(path, ("type",))
-        return None, [Diagnostic(path, line, col, "type", str(exc))]
+        return None, [Diagnostic(path, line, col, "type", f"{exc} (or stimulus)")]
     try:
         return cls.model_validate(data), []  # type: ignore[return-value]
     except ValidationError as exc:
@@ -442,13 +467,13 @@ PARALLEL_MIN_FILES = 1500
 CHUNK_FILES = 1000
 
 
-def _load_chunk(files: list[str], chunk: range) -> list[tuple[Item | None, list[Diagnostic]]]:
+def _load_chunk(files: list[str], chunk: range) -> list[tuple[Parsed | None, list[Diagnostic]]]:
     return [load_item(files[i]) for i in chunk]
 
 
 def _load_items(
     files: list[str], jobs: int | None
-) -> Iterable[tuple[Item | None, list[Diagnostic]]]:
+) -> Iterable[tuple[Parsed | None, list[Diagnostic]]]:
     """load_item over `files`, in order; in worker processes when the bank is large (each
     parses a contiguous chunk, so the output does not depend on scheduling)."""
     n_jobs = worker_count(len(files), PARALLEL_MIN_FILES, jobs)
@@ -462,7 +487,7 @@ def load_bank(
     path: str | os.PathLike[str],
     *,
     jobs: int | None = None,
-    preloaded: Mapping[str, Item] | None = None,
+    preloaded: Mapping[str, Parsed] | None = None,
 ) -> Bank:
     """Load the bank in folder `path` (which holds `bank.yaml`).
 
@@ -481,7 +506,7 @@ def _load_bank(
     path: str | os.PathLike[str],
     *,
     jobs: int | None,
-    preloaded: Mapping[str, Item] | None,
+    preloaded: Mapping[str, Parsed] | None,
 ) -> Bank:
     root = Path(path)
     cfg_path = root / BANK_FILE
@@ -505,11 +530,12 @@ def _load_bank(
     if preloaded:
         todo = [f for f in files if f not in preloaded]
         fresh = dict(zip(todo, _load_items(todo, jobs), strict=True))
-        results: Iterable[tuple[Item | None, list[Diagnostic]]] = (
+        results: Iterable[tuple[Parsed | None, list[Diagnostic]]] = (
             (preloaded[f], []) if f in preloaded else fresh[f] for f in files
         )
     else:
         results = _load_items(files, jobs)
+    stimuli: list[LoadedStimulus] = []
     for f, (item, d) in zip(files, results, strict=True):
         diags += d
         if item is None:
@@ -528,10 +554,21 @@ def _load_bank(
                     diags.append(
                         Diagnostic(f, line, col, "text", f"required language {lang!r} is missing")
                     )
-        entries.append(LoadedItem(item, f))
+        if isinstance(item, Stimulus):
+            stimuli.append(LoadedStimulus(item, f))
+        else:
+            entries.append(LoadedItem(item, f))
+    known = {s.stimulus.id for s in stimuli}
+    for e in entries:
+        if e.item.stimulus is not None and e.item.stimulus not in known:
+            line, col = locate(e.path, ("stimulus",))
+            what = "an item, not a stimulus" if e.item.stimulus in first_seen else "no stimulus"
+            diags.append(Diagnostic(e.path, line, col, "stimulus",
+                                    f"{e.item.stimulus!r} is {what} of this bank"))
     if diags or config is None:
         raise BankLoadError(diags)
-    return Bank(config=config, root=str(root), entries=entries, config_path=str(cfg_path))
+    return Bank(config=config, root=str(root), entries=entries, config_path=str(cfg_path),
+                stimuli=stimuli)
 
 
 def load_banks(paths: Iterable[str | os.PathLike[str]]) -> list[Bank]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from dpassess.model import Item
+from dpassess.model import ChoiceBase, Item, MultipleResponse, Stimulus
 
 HEADER = "# yaml-language-server: $schema=../../docs/schema/item.schema.json\n"
 
@@ -30,7 +30,10 @@ _ItemDumper.add_representer(str, _str)
 #: The order of fields in an item file (fields of any type; a type has some of them).
 FIELD_ORDER = (
     "schema", "id", "type", "topic", "difficulty", "p_value", "bloom", "points", "tags", "status",
-    "enemies", "symbols", "shuffle", "options", "key", "weights", "text", "source", "suppress",
+    "enemies", "symbols", "stimulus", "shuffle", "options", "key", "weights", "answers",
+    "units", "unit_penalty", "case_sensitive", "pairs", "distractors", "grading",
+    "response_format", "response_required", "lines", "min_words", "max_words", "text",
+    "source", "lms", "suppress",
 )
 
 #: The order of the fields of one language's text.
@@ -40,14 +43,15 @@ TEXT_ORDER = (
 )
 
 
-def item_to_data(item: Item) -> dict[str, Any]:
+def item_to_data(item: Item | Stimulus) -> dict[str, Any]:
     """Plain data for an item file: defaults left out, options as ids when none is locked."""
     data = item.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     data = {"schema": item.schema_version, **data}
-    if "options" in data:  # a true/false item's [true, false] is its default
-        data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
-    if len(item.key) == 1 and item.type.value != "multiple_response":
-        data["key"] = item.key[0]
+    if isinstance(item, ChoiceBase):
+        if "options" in data:  # a true/false item's [true, false] is its default
+            data["options"] = [o["id"] if set(o) == {"id"} else o for o in data["options"]]
+        if len(item.key) == 1 and not isinstance(item, MultipleResponse):
+            data["key"] = item.key[0]
     for lang, content in data.get("text", {}).items():
         data["text"][lang] = _ordered(content, TEXT_ORDER)
     return _ordered(data, FIELD_ORDER)
@@ -58,7 +62,7 @@ def _ordered(data: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return dict(sorted(data.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 
-def item_to_yaml(item: Item, *, header: str = HEADER) -> str:
+def item_to_yaml(item: Item | Stimulus, *, header: str = HEADER) -> str:
     """The YAML text of an item file, header line included."""
     body: str = yaml.dump(
         item_to_data(item),

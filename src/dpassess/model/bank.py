@@ -15,7 +15,7 @@ from dpassess.model.common import (
     Strict,
     Text,
 )
-from dpassess.model.items import Item
+from dpassess.model.items import Item, Stimulus
 
 Term = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 
@@ -85,18 +85,42 @@ class LoadedItem:
     path: str
 
 
+@dataclass(frozen=True, slots=True)
+class LoadedStimulus:
+    """A stimulus with the file it came from."""
+
+    stimulus: Stimulus
+    path: str
+
+
 @dataclass
 class Bank:
-    """A loaded bank: settings plus items in authoring (file name) order."""
+    """A loaded bank: settings, items in authoring (file name) order, and the stimuli they
+    are read with."""
 
     config: BankConfig
     root: str
     entries: list[LoadedItem] = field(default_factory=list)
     config_path: str = ""
+    stimuli: list[LoadedStimulus] = field(default_factory=list)
     _by_id: dict[str, LoadedItem] = field(init=False, repr=False, compare=False)
+    _stimuli: dict[str, LoadedStimulus] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_id = {e.item.id: e for e in self.entries}
+        self._stimuli = {s.stimulus.id: s for s in self.stimuli}
+
+    def stimulus(self, stimulus_id: str) -> Stimulus:
+        """The stimulus with this id (KeyError if none)."""
+        return self._stimuli[stimulus_id].stimulus
+
+    def sets(self) -> dict[str, list[Item]]:
+        """The items of each stimulus, in authoring order (an item set is kept together)."""
+        out: dict[str, list[Item]] = {s.stimulus.id: [] for s in self.stimuli}
+        for item in self:
+            if item.stimulus is not None:
+                out.setdefault(item.stimulus, []).append(item)
+        return out
 
     # lookups -------------------------------------------------------------------------
     @property

@@ -40,6 +40,11 @@ class ItemType(StrEnum):
     single_choice = "single_choice"
     multiple_response = "multiple_response"
     true_false = "true_false"
+    numerical = "numerical"
+    short_answer = "short_answer"
+    matching = "matching"
+    essay = "essay"
+    ordering = "ordering"
 
 
 # --- what every item has -----------------------------------------------------------------------
@@ -58,6 +63,24 @@ class Suppression(Strict):
 
     rule: RuleCode
     reason: Annotated[str, StringConstraints(min_length=3, strip_whitespace=True)]
+
+
+class MoodleSettings(Strict):
+    """How Moodle delivers the question (kept through import and export)."""
+
+    penalty: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Fraction of the mark lost per wrong try in interactive mode "
+        "(Moodle's default: 1/3; 1 for true/false)."
+    )
+    answer_numbering: Literal["abc", "ABCD", "123", "iii", "IIII", "none"] | None = Field(
+        None, description="How Moodle numbers the options (multiple choice only)."
+    )
+
+
+class LmsSettings(Strict):
+    """Settings one LMS needs that the item itself does not say."""
+
+    moodle: MoodleSettings | None = None
 
 
 class ContentBase(Strict):
@@ -91,8 +114,13 @@ class ItemBase(Strict):
     symbols: tuple[str, ...] = Field(
         (), description="Symbols that must appear unchanged in every language (B, W, ...)."
     )
+    stimulus: ItemId | None = Field(
+        None, description="The id of the shared stimulus (a text, table or figure) this item "
+        "is read with; the items of one stimulus form a set that forms keep together."
+    )
     text: Mapping[LangCode, ContentBase] = Field(description="Text by language code.")
     source: Source | None = None
+    lms: LmsSettings | None = Field(None, description="Delivery settings of one LMS.")
     suppress: tuple[Suppression, ...] = Field((), description="Lint rules off for this item.")
 
     @property
@@ -297,10 +325,359 @@ class TrueFalse(ChoiceBase):
                    '{"true": ..., "false": ...} (quoted: YAML reads a bare true as a boolean)')
 
 
+
+# --- numerical: a number within a tolerance or a range --------------------------------------------
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class NumericAnswer(Strict):
+    """An accepted number: `value` within `tolerance` (absolute), or the range `min`..`max`; it
+    earns `fraction` of the points (0 for a common wrong answer that deserves feedback)."""
+
+    id: OptionId
+    value: Finite | None = None
+    tolerance: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    min: Finite | None = None
+    max: Finite | None = None
+    fraction: Annotated[float, Field(ge=0, le=1)] = 1.0
+
+    @model_validator(mode="after")
+    def _check(self) -> NumericAnswer:
+        ranged = self.min is not None or self.max is not None
+        if self.value is None and not ranged:
+            raise ItemValueError(("value",), "give a value (with a tolerance) or a range "
+                                             "(min and max)")
+        if self.value is not None and ranged:
+            raise ItemValueError(("value",), "give either a value or a range (min, max), not both")
+        if ranged and (self.min is None or self.max is None):
+            raise ItemValueError(("min" if self.min is None else "max",),
+                                 "a range needs both min and max")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ItemValueError(("min",), f"min {self.min:g} is above max {self.max:g}")
+        if ranged and self.tolerance:
+            raise ItemValueError(("tolerance",), "a range has no tolerance (widen min and max)")
+        return self
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The accepted interval, ends included."""
+        if self.value is not None:
+            return (self.value - self.tolerance, self.value + self.tolerance)
+        assert self.min is not None and self.max is not None
+        return (self.min, self.max)
+
+    def accepts(self, number: float) -> bool:
+        lo, hi = self.bounds
+        return lo <= number <= hi
+
+
+class Unit(Strict):
+    """A unit the answer may be given in: the number is divided by `multiplier` first (the first
+    unit, the one the answers are written in, has multiplier 1)."""
+
+    unit: Annotated[str, StringConstraints(min_length=1, max_length=50, strip_whitespace=True)]
+    multiplier: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+
+
+class AnswerContent(ContentBase):
+    """What an item with typed answers says in one language: feedback by answer id."""
+
+    feedback: dict[OptionId, Text] = Field(
+        default_factory=dict, description="Feedback shown for each answer, by answer id."
+    )
+
+
+def _answer_problems(feedback: Mapping[str, Mapping[str, str]], ids: list[str],
+                     fractions: list[float]) -> Iterator[tuple[Loc, str]]:
+    """Problems of a list of answers shared by the typed-answer types (`feedback`: each
+    language's feedback by answer id)."""
+    seen: set[str] = set()
+    for i, aid in enumerate(ids):
+        if aid in seen:
+            yield ("answers", i, "id"), f"duplicate answer id {aid!r}"
+        seen.add(aid)
+    if not ids:
+        yield ("answers",), "an item needs at least one accepted answer"
+    elif not any(f == 1 for f in fractions):
+        yield ("answers",), ("no answer earns full marks (fraction: 1): nobody could get "
+                             "this item fully right")
+    for lang, by_answer in feedback.items():
+        for aid in by_answer:
+            if aid not in seen:
+                yield ("text", lang, "feedback", aid), f"feedback for unknown answer {aid!r}"
+
+
+class Numerical(ItemBase):
+    """The answer is a number; optional units, each with a multiplier."""
+
+    type: Literal[ItemType.numerical]
+    answers: tuple[NumericAnswer, ...] = Field(description="Accepted numbers, best first.")
+    units: tuple[Unit, ...] = Field((), description="Units the answer may carry; the first is "
+                                                     "the one the answers are written in.")
+    unit_penalty: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Fraction of the points lost for a missing or wrong unit (none: "
+        "units are optional and not graded)."
+    )
+    text: dict[LangCode, AnswerContent] = Field(description="Text by language code.")
+
+    def fraction_for(self, number: float) -> float:
+        """The fraction of the points `number` earns (the first answer that accepts it)."""
+        return next((a.fraction for a in self.answers if a.accepts(number)), 0.0)
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        yield from _answer_problems({la: c.feedback for la, c in self.text.items()},
+                                    [a.id for a in self.answers], [a.fraction for a in self.answers])
+        seen: dict[tuple[float, float], int] = {}
+        for i, a in enumerate(self.answers):
+            if a.bounds in seen:
+                yield (("answers", i),
+                       f"the same answer as answers[{seen[a.bounds]}] ({_interval(a.bounds)})")
+            seen.setdefault(a.bounds, i)
+        names: set[str] = set()
+        for i, u in enumerate(self.units):
+            if u.unit in names:
+                yield ("units", i, "unit"), f"duplicate unit {u.unit!r}"
+            names.add(u.unit)
+        if self.units and self.units[0].multiplier != 1:
+            yield (("units", 0, "multiplier"),
+                   "the first unit is the one the answers are written in: its multiplier is 1")
+        if self.unit_penalty is not None and not self.units:
+            yield ("unit_penalty",), "a unit penalty needs units"
+        yield from super()._problems()
+
+
+def _interval(bounds: tuple[float, float]) -> str:
+    lo, hi = bounds
+    return f"{lo:g}" if lo == hi else f"{lo:g}..{hi:g}"
+
+
+# --- short answer: typed words --------------------------------------------------------------------
+
+
+class TextAnswer(Strict):
+    """An accepted typed answer (its wording is per language) and the points it earns."""
+
+    id: OptionId
+    fraction: Annotated[float, Field(ge=0, le=1)] = 1.0
+
+
+AcceptedText = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+
+
+class ShortAnswerContent(AnswerContent):
+    """A short-answer item in one language: the accepted wordings of each answer."""
+
+    answers: dict[OptionId, tuple[AcceptedText, ...]] = Field(
+        description="Accepted wordings by answer id (`*` matches any characters)."
+    )
+
+
+class ShortAnswer(ItemBase):
+    """The answer is a word or phrase, accepted in the wordings each language lists."""
+
+    type: Literal[ItemType.short_answer]
+    answers: tuple[TextAnswer, ...] = Field(description="Answers, best first.")
+    case_sensitive: bool = False
+    text: dict[LangCode, ShortAnswerContent] = Field(description="Text by language code.")
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        ids = [a.id for a in self.answers]
+        yield from _answer_problems({la: c.feedback for la, c in self.text.items()}, ids,
+                                    [a.fraction for a in self.answers])
+        for lang, content in self.text.items():
+            missing = [aid for aid in ids if not content.answers.get(aid)]
+            if missing:
+                yield (("text", lang, "answers"),
+                       f"no accepted wording in {lang!r} for answer(s) {', '.join(missing)}")
+            seen: dict[str, str] = {}
+            for aid, wordings in content.answers.items():
+                if aid not in ids:
+                    yield ("text", lang, "answers", aid), f"wordings for unknown answer {aid!r}"
+                for k, wording in enumerate(wordings):
+                    norm = " ".join(wording.split())
+                    norm = norm if self.case_sensitive else norm.casefold()
+                    if norm in seen:
+                        yield (("text", lang, "answers", aid, k),
+                               f"{wording!r} is accepted twice (also under {seen[norm]!r})")
+                    seen.setdefault(norm, aid)
+        yield from super()._problems()
+
+
+# --- matching: premises to responses --------------------------------------------------------------
+
+
+class MatchingContent(ContentBase):
+    """A matching item in one language: each premise, each response."""
+
+    premises: dict[OptionId, Text] = Field(description="The premise of each pair, by pair id.")
+    responses: dict[OptionId, Text] = Field(
+        description="The response of each pair (by pair id) and of each extra distractor."
+    )
+
+
+class Matching(ItemBase):
+    """Premises to match with responses; each pair (one id for both sides) earns an equal share."""
+
+    type: Literal[ItemType.matching]
+    pairs: tuple[OptionId, ...] = Field(description="Pair ids in authoring order.")
+    distractors: tuple[OptionId, ...] = Field(
+        (), description="Responses that match no premise."
+    )
+    shuffle: bool = Field(True, description="Let the LMS shuffle the responses.")
+    text: dict[LangCode, MatchingContent] = Field(description="Text by language code.")
+
+    @property
+    def response_ids(self) -> tuple[str, ...]:
+        return (*self.pairs, *self.distractors)
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        seen: set[str] = set()
+        for field, ids in (("pairs", self.pairs), ("distractors", self.distractors)):
+            for i, pid in enumerate(ids):
+                if pid in seen:
+                    yield (field, i), f"duplicate id {pid!r}"
+                seen.add(pid)
+        if len(self.pairs) < 2:
+            yield ("pairs",), "a matching item needs at least two pairs"
+        yield from super()._problems()
+        for lang, content in self.text.items():
+            for where, wanted, have in (("premises", self.pairs, content.premises),
+                                        ("responses", self.response_ids, content.responses)):
+                missing = [pid for pid in wanted if pid not in have]
+                if missing:
+                    yield (("text", lang, where),
+                           f"no text for {where[:-1]}(s) {', '.join(missing)}")
+                for pid in have:
+                    if pid not in wanted:
+                        yield (("text", lang, where, pid),
+                               f"text for unknown {where[:-1]} {pid!r}")
+
+
+# --- essay: a written response, graded by a person -----------------------------------------------
+
+
+class EssayContent(ContentBase):
+    """An essay item in one language: the grader's guide and the response template."""
+
+    grader_info: Text | None = Field(
+        None, description="Guidance for graders: a rubric, a model answer (never shown to "
+        "students)."
+    )
+    response_template: Text | None = Field(
+        None, description="Text the response box starts with."
+    )
+
+
+class Essay(ItemBase):
+    """A written response; not scored automatically."""
+
+    type: Literal[ItemType.essay]
+    response_format: Literal["editor", "plain", "monospaced"] = Field(
+        "editor", description="A rich-text editor, or plain text (monospaced for code)."
+    )
+    response_required: bool = True
+    lines: Annotated[int, Field(ge=1, le=100)] = Field(
+        15, description="Height of the response box, in lines."
+    )
+    min_words: Annotated[int, Field(ge=1)] | None = None
+    max_words: Annotated[int, Field(ge=1)] | None = None
+    text: dict[LangCode, EssayContent] = Field(description="Text by language code.")
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        if (self.min_words is not None and self.max_words is not None
+                and self.min_words > self.max_words):
+            yield ("min_words",), f"min_words {self.min_words} is above max_words {self.max_words}"
+        yield from super()._problems()
+
+
+# --- ordering: put options in order --------------------------------------------------------------
+
+#: How a partly right order is graded (Moodle's qtype_ordering grading types).
+OrderingGrading = Literal[
+    "all_or_nothing", "absolute_position", "relative_next_exclude_last",
+    "relative_next_include_last", "relative_one_previous_and_next",
+    "relative_all_previous_and_next", "longest_ordered_subset", "longest_contiguous_subset",
+    "relative_to_correct",
+]
+
+
+class OrderingContent(ContentBase):
+    """An ordering item in one language: the text of each option."""
+
+    options: dict[OptionId, Text] = Field(description="Option text by option id.")
+
+
+class Ordering(ItemBase):
+    """Options to put in order; `options` lists them in the right order (always shuffled)."""
+
+    type: Literal[ItemType.ordering]
+    options: tuple[OptionId, ...] = Field(description="Option ids in the right order.")
+    grading: OrderingGrading = Field(
+        "all_or_nothing", description="How a partly right order earns points."
+    )
+    text: dict[LangCode, OrderingContent] = Field(description="Text by language code.")
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        seen: set[str] = set()
+        for i, oid in enumerate(self.options):
+            if oid in seen:
+                yield ("options", i), f"duplicate option id {oid!r}"
+            seen.add(oid)
+        if len(self.options) < 2:
+            yield ("options",), "an ordering item needs at least two options"
+        yield from super()._problems()
+        for lang, content in self.text.items():
+            missing = [oid for oid in self.options if oid not in content.options]
+            if missing:
+                yield ("text", lang, "options"), f"no text for option(s) {', '.join(missing)}"
+            for oid in content.options:
+                if oid not in seen:
+                    yield ("text", lang, "options", oid), f"text for unknown option {oid!r}"
+
+
+# --- shared stimuli ---------------------------------------------------------------------------------
+
+
+class StimulusContent(Strict):
+    """A stimulus in one language (Markdown: paragraphs, tables, images)."""
+
+    title: Text | None = None
+    text: Text = Field(description="The text, table or figure (Markdown).")
+
+
+class Stimulus(Strict):
+    """A text, table or figure that several items are read with (`stimulus: <id>` in each)."""
+
+    type: Literal["stimulus"]
+    schema_version: Literal[1] = Field(
+        1, alias="schema", description="Item file format version."
+    )
+    id: ItemId
+    topic: TopicPath | None = None
+    tags: tuple[Tag, ...] = ()
+    text: dict[LangCode, StimulusContent] = Field(description="Text by language code.")
+    source: Source | None = None
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(self.text)
+
+    @model_validator(mode="after")
+    def _check(self) -> Stimulus:
+        if not self.text:
+            raise ItemValueError(("text",), "a stimulus needs text in at least one language")
+        return self
+
+
 # --- the union ---------------------------------------------------------------------------------
 
 #: Every item type; `match item:` over these ends in `assert_never(item)`.
-Item = Annotated[SingleChoice | MultipleResponse | TrueFalse, Field(discriminator="type")]
+Item = Annotated[
+    SingleChoice | MultipleResponse | TrueFalse | Numerical | ShortAnswer | Matching | Essay
+    | Ordering,
+    Field(discriminator="type"),
+]
 
 #: The choice types (options and a key), as a tuple for `isinstance`.
 ChoiceItem = SingleChoice | MultipleResponse | TrueFalse
@@ -310,6 +687,11 @@ ITEM_CLASSES: dict[ItemType, type[ItemBase]] = {
     ItemType.single_choice: SingleChoice,
     ItemType.multiple_response: MultipleResponse,
     ItemType.true_false: TrueFalse,
+    ItemType.numerical: Numerical,
+    ItemType.short_answer: ShortAnswer,
+    ItemType.matching: Matching,
+    ItemType.essay: Essay,
+    ItemType.ordering: Ordering,
 }
 DEFAULT_TYPE = ItemType.single_choice
 
