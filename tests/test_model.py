@@ -124,3 +124,17 @@ def test_shared_fields_sets_keep_their_meaning():
     e = pickle.loads(pickle.dumps(c))
     assert e == c and e.model_fields_set == c.model_fields_set
     assert a.options[0].id is b.options[0].id  # option ids are interned
+
+
+def test_a_suppression_may_name_one_field_and_one_term():
+    item = parse_item({**BASE, "suppress": [
+        {"rule": "TR005", "field": "text.en.stem", "term": "mean", "reason": "the verb"},
+        {"rule": "WR002", "reason": "whole item"}]})
+    narrow, whole = item.suppress
+    assert narrow.covers("TR005", "text.en.stem", "mean")
+    assert not narrow.covers("TR005", "text.en.stem", "median")
+    assert not narrow.covers("TR005", "text.id.stem", "mean")
+    assert not narrow.covers("WR002", "text.en.stem", "mean")
+    assert whole.covers("WR002", "text.id.options.b")
+    with pytest.raises(ValidationError):
+        parse_item({**BASE, "suppress": [{"rule": "TR005", "field": "text en", "reason": "x y z"}]})

@@ -59,10 +59,24 @@ class Source(Strict):
 
 
 class Suppression(Strict):
-    """A lint rule switched off for this item; the reason is required."""
+    """A lint rule switched off for this item, or only for one field of it, or only for one
+    glossary term; the reason is required."""
 
     rule: RuleCode
+    field: Annotated[str, StringConstraints(min_length=1, max_length=200,
+                                            pattern=r"^[A-Za-z0-9_.\[\]-]+$")] | None = Field(
+        None, description="Only findings in this field, written as findings name it "
+        "(text.en.stem, text.id.options.b)."
+    )
+    term: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        None, description="Only findings about this glossary term."
+    )
     reason: Annotated[str, StringConstraints(min_length=3, strip_whitespace=True)]
+
+    def covers(self, rule: str, field: str, term: str | None = None) -> bool:
+        """Whether this suppression silences a finding of `rule` in `field` (about `term`)."""
+        return (rule == self.rule and (self.field is None or self.field == field)
+                and (self.term is None or self.term == term))
 
 
 class MoodleSettings(Strict):
