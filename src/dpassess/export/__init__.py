@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
 from dpassess.diagnostics import Diagnostic, UsageError, warning
-from dpassess.model import Bank, Item
+from dpassess.model import Bank, Item, Stimulus
 
 MULTI = "multi"
 
@@ -57,6 +57,7 @@ class Collection:
     category: str
     default_language: str = ""
     paths: Mapping[str, str] = field(default_factory=dict)  # item id -> source file, for messages
+    stimuli: Mapping[str, Stimulus] = field(default_factory=dict)  # the items' stimuli, by id
 
     @classmethod
     def from_bank(cls, bank: Bank, *, include_retired: bool = False) -> Collection:
@@ -71,6 +72,7 @@ class Collection:
             category=bank.id,
             default_language=bank.config.default_language,
             paths={e.item.id: e.path for e in entries},
+            stimuli={s.stimulus.id: s.stimulus for s in bank.stimuli},
         )
 
     def title_in(self, lang: str) -> str:
