@@ -53,7 +53,6 @@ def _dup(text: str) -> tuple[list[str | int], int, int, int]:
         ("x: {1: a, 2: b, k: {z: 1, z: 2}}", (["x", "k", "z"], 1, 27, 1)),
         ("1: a\n1: b", (["1"], 2, 1, 1)),
         ("1: a\ntrue: b", (["true"], 2, 1, 1)),  # one dict key: the second would replace the first
-        ("s: !!set {a, b, a}", (["s", "a"], 1, 17, 1)),
     ],
 )
 def test_a_repeated_key_at_any_depth_is_refused_at_its_second_occurrence(text, expected):

@@ -6,13 +6,15 @@ kept while loading; `positions.locate` recomputes them for the few fields that n
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import difflib
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -87,9 +89,11 @@ def load_yaml(text: str) -> Any:
     booleans, dates, merge keys, non-string keys, unknown tags) goes to PyYAML's own safe
     constructor. Aliases give the same shared object, as PyYAML does (recursive ones included).
 
-    One deliberate difference: a key repeated in a mapping (at any depth) raises
-    DuplicateKeyError where PyYAML would keep the last value. Keys a merge (`<<`) brings in are
-    not duplicates: explicit keys override them, as PyYAML defines.
+    Deliberate differences: a key repeated in a mapping (at any depth) raises
+    DuplicateKeyError where PyYAML would keep the last value (keys a merge (`<<`) brings in are
+    not duplicates: explicit keys override them, as PyYAML defines); `!!set`, `!!omap`,
+    `!!pairs` and `!!binary` raise ConstructorError (a set's order would follow the hash seed);
+    a number Python cannot build (over 4,300 digits) raises ValueTooLarge at its position.
     """
     loader = _Loader(text)
     try:
@@ -99,10 +103,29 @@ def load_yaml(text: str) -> Any:
         loader.dispose()
 
 
+#: Tags of collections that build Python sets and ordered pairs: their order would follow the
+#: interpreter's hash seed (a set) or they carry nothing an item file needs; refused.
+_REFUSED_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("set", "omap", "pairs", "binary"))
+
+
+class ValueTooLarge(yaml.MarkedYAMLError):
+    """A scalar PyYAML cannot build (an integer of more than 4,300 digits)."""
+
+
+def _scalar(node: yaml.Node, loader: Any) -> Any:
+    if node.tag in _REFUSED_TAGS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"found unacceptable tag '{node.tag}'", node.start_mark)
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError as exc:  # int('9' * 5000): Python's limit on digits
+        raise ValueTooLarge(None, None, f"{exc}".split(";")[0], node.start_mark) from None
+
+
 def _build(node: yaml.Node, loader: Any, memo: dict[int, Any]) -> Any:
     cls, tag = node.__class__, node.tag
     if cls is yaml.ScalarNode:
-        return node.value if tag == _STR else loader.construct_object(node, deep=True)
+        return node.value if tag == _STR else _scalar(node, loader)
     done = memo.get(id(node))
     if done is not None:
         return done
@@ -133,8 +156,14 @@ def _build(node: yaml.Node, loader: Any, memo: dict[int, Any]) -> Any:
         except DuplicateKeyError as exc:
             raise exc.within(node) from None
         return seq
+    if tag in _REFUSED_TAGS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"found unacceptable tag '{tag}'", node.start_mark)
     _check_keys(node, loader, set())
-    return loader.construct_object(node, deep=True)
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError as exc:
+        raise ValueTooLarge(None, None, f"{exc}".split(";")[0], node.start_mark) from None
 
 
 _UNKNOWN = object()
@@ -193,8 +222,15 @@ def _pos(err: yaml.YAMLError) -> tuple[int, int]:
 
 
 def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
-    """Parse one YAML file with the safe C loader. Returns (data, diagnostics)."""
+    """Parse one YAML file with the safe C loader. Returns (data, diagnostics).
+
+    Only regular files are read (a named pipe would block, a device never ends)."""
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "a device")
+            return None, [Diagnostic(path, 1, 1, "", f"is {kind}, not a regular file: not read")]
         with open(path, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
@@ -206,6 +242,9 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
         return None, [Diagnostic(path, 1, 1, "", "is a directory, not a YAML file")]
     except OSError as exc:
         return None, [Diagnostic(path, 1, 1, "", f"cannot read: {exc.strerror or exc}")]
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None, [Diagnostic(path, 1, 1, "", "is UTF-16 (it starts with a UTF-16 byte-order "
+                                 "mark): save it as UTF-8")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -221,10 +260,14 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
         line, col = _pos(exc)
         msg = f"duplicate key {exc.key!r} (first at line {exc.first_line})"
         return None, [Diagnostic(path, line, col, format_field(exc.loc), msg)]
+    except ValueTooLarge as exc:
+        line, col = _pos(exc)
+        return None, [Diagnostic(path, line, col, "", f"number too large: {exc.problem}")]
     except yaml.constructor.ConstructorError as exc:
         line, col = _pos(exc)
         m = re.search(r"'([^']+)'", str(exc.problem or ""))
-        msg = f"YAML tag {m.group(1) if m else ''} not allowed (only plain data is accepted)"
+        tag = (m.group(1) if m else "").replace("tag:yaml.org,2002:", "!!")
+        msg = f"YAML tag {tag} not allowed (only plain data is accepted)"
         return None, [Diagnostic(path, line, col, "", msg)]
     except yaml.YAMLError as exc:
         line, col = _pos(exc)
@@ -242,19 +285,23 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
 def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
     """Field names accepted by the (sub)model at `loc`, for 'did you mean' hints."""
     current: Any = model
+    key_next = False  # the step after a mapping field (text: {en: ...}) is a key, not a field
     for step in loc[:-1]:
-        if isinstance(step, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+        if key_next or isinstance(step, int):
+            key_next = False
             continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
         f = current.model_fields.get(step) or next(
             (v for v in current.model_fields.values() if v.alias == step), None
         )
         if f is None:
             return []
         ann = f.annotation
-        for arg in (ann, *get_args(ann), *(a for x in get_args(ann) for a in get_args(x))):
-            if isinstance(arg, type) and issubclass(arg, BaseModel):
-                current = arg
-                break
+        args = (ann, *get_args(ann), *(a for x in get_args(ann) for a in get_args(x)))
+        key_next = any(get_origin(a) in (dict, Mapping) for a in (ann, *get_args(ann)))
+        current = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)),
+                       None)
     if isinstance(current, type) and issubclass(current, BaseModel):
         return [f.alias or n for n, f in current.model_fields.items()]
     return []
@@ -367,6 +414,10 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
     if kind == "string_too_long":
         return f"text too long (limit {err['ctx']['max_length']:,} characters)"
     if kind == "string_pattern_mismatch":
+        loc = tuple(err["loc"])
+        if loc and loc[0] == "key":
+            return (f"{err['input']!r} is not an option id: keys name options by their ids, "
+                    "not by letters")
         return f"{err['input']!r} does not match the pattern {err['ctx']['pattern']}"
     if kind in ("enum", "literal_error"):
         return f"{err['input']!r} is not one of {err['ctx']['expected']}"
@@ -375,6 +426,18 @@ def _message(err: dict[str, Any], model: type[BaseModel], written: str | None = 
         return f"expected {want} ({how}), found {_found(err['input'])}"
     msg: str = err["msg"]
     return msg.removeprefix("Value error, ")
+
+
+def _listed_options(node: yaml.Node | None) -> str:
+    """' (options: a, b, c)': the option ids the file lists, for a key that names none."""
+    options = None
+    if isinstance(node, yaml.MappingNode):
+        options = next((v for k, v in node.value if getattr(k, "value", None) == "options"), None)
+    if not isinstance(options, yaml.SequenceNode):
+        return ""
+    ids = [_scalar_text(o, ("id",)) if isinstance(o, yaml.MappingNode) else _scalar_text(o, ())
+           for o in options.value]
+    return f" (options: {', '.join(i for i in ids if i)})" if any(ids) else ""
 
 
 def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) -> list[Diagnostic]:
@@ -393,7 +456,10 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
         if isinstance(inner, ItemValueError):
             problems = [(loc + tuple(sub), msg) for sub, msg in inner.problems]
         else:
-            problems = [(loc, _message(dict(err), model, _scalar_text(node, loc)))]
+            message = _message(dict(err), model, _scalar_text(node, loc))
+            if loc[:1] == ("key",) and err["type"] == "string_pattern_mismatch":
+                message += _listed_options(node)
+            problems = [(loc, message)]
         for ploc, message in problems:
             line, col = locate_in(node, ploc) if node is not None else (1, 1)
             out.append(Diagnostic(path, line, col, format_field(ploc), message))
@@ -436,12 +502,36 @@ def item_files(root: Path) -> list[str]:
                 if name == BANK_FILE and dirpath == str(root):
                     continue
                 files.append(os.path.join(dirpath, name))
-        # a directory whose name looks like an item file is reported, not skipped
+        # a directory whose name looks like an item file, and a link to a folder (which the
+        # walk does not follow), are reported, not skipped
         for d in dirnames:
-            if d.endswith(ITEM_SUFFIXES):
+            if d.endswith(ITEM_SUFFIXES) or os.path.islink(os.path.join(dirpath, d)):
                 files.append(os.path.join(dirpath, d))
     start = len(str(root)) + 1
     return sorted(files, key=lambda p: p[start:].split(os.sep))
+
+
+def _in_bank(root: Path, files: list[str]) -> tuple[list[str], list[Diagnostic]]:
+    """The files that are the bank's own, and a diagnostic for each link that is not read: a
+    link to a folder, or to a file outside the bank (an item must not pull in a file from
+    elsewhere: a link to /proc/self/environ would otherwise end up in the exports)."""
+    real_root = os.path.realpath(root)
+    keep: list[str] = []
+    refused: list[Diagnostic] = []
+    for f in files:
+        if not os.path.islink(f):
+            keep.append(f)
+            continue
+        target = os.path.realpath(f)
+        if os.path.isdir(target):
+            refused.append(Diagnostic(f, 1, 1, "", "is a link to a folder: not read (a bank's "
+                                      "folders must be real folders inside it)"))
+        elif os.path.commonpath([real_root, target]) != real_root:
+            refused.append(Diagnostic(f, 1, 1, "", f"is a link to {target}, outside the bank: "
+                                      "not read (copy the file into the bank)"))
+        else:
+            keep.append(f)
+    return keep, refused
 
 
 def find_banks(path: str | os.PathLike[str]) -> list[Path]:
@@ -526,7 +616,8 @@ def _load_bank(
 
     entries: list[LoadedItem] = []
     first_seen: dict[str, str] = {}
-    files = item_files(root)
+    files, refused = _in_bank(root, item_files(root))
+    diags += refused
     if preloaded:
         todo = [f for f in files if f not in preloaded]
         fresh = dict(zip(todo, _load_items(todo, jobs), strict=True))
