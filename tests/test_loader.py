@@ -71,6 +71,7 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         assert item.source is not None and item.source.text
     assert bank.by_topic("data-parallelism") == bank.items
     assert bank.get("dp-global-batch").symbols == ("B", "W")
+    assert bank.root == SEED_BANK and isinstance(bank.root, Path)  # a Path, as the API takes
 
 
 @pytest.mark.parametrize(

@@ -658,7 +658,7 @@ def _load_bank(
                                     f"{e.item.stimulus!r} is {what} of this bank"))
     if diags or config is None:
         raise BankLoadError(diags)
-    return Bank(config=config, root=str(root), entries=entries, config_path=str(cfg_path),
+    return Bank(config=config, root=root, entries=entries, config_path=str(cfg_path),
                 stimuli=stimuli)
 
 

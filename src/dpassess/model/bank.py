@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
@@ -99,7 +100,7 @@ class Bank:
     are read with."""
 
     config: BankConfig
-    root: str
+    root: Path
     entries: list[LoadedItem] = field(default_factory=list)
     config_path: str = ""
     stimuli: list[LoadedStimulus] = field(default_factory=list)
