@@ -264,7 +264,7 @@ def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], uppe
             second_key=wrong and enough and up > low,
         ))
     missing = sum(1 for line in c.lines if not line)
-    omitted = sum(1 for line, m in zip(c.lines, c.marks, strict=True) if line and not m)
+    omitted = sum(1 for line, o in zip(c.lines, c.omits, strict=True) if line and o)
     return ItemStats(
         item=item.id, type=item.type.value, points=pts, n=n, omitted=omitted, missing=missing,
         mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=alpha_del,

@@ -121,7 +121,7 @@ def _check(key: FormKey, bank: Bank) -> list[Diagnostic]:
                                   f"{bank.config.id!r} (a key file of another bank?)", CODE))
             continue
         own = options_of(bank.get(item_id))
-        if sorted(own) != sorted(options):
+        if own and sorted(own) != sorted(options):  # a choice item's options are lettered
             out.append(Diagnostic(key.path, 0, 0, field,
                                   f"form {key.id}, question {pos}: item {item_id!r} has options "
                                   f"{', '.join(own)} in the bank but {', '.join(options)} on the "

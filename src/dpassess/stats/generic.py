@@ -3,7 +3,10 @@ item, in any column order (`form` and `score` optional).
 
 `item` is an item id or a question number of an assembled form; `response` the chosen option ids
 separated by `;`, or the form's letters (A, B, ...), or empty for an omitted item. Numbers and
-letters are mapped through the form's answer-key file.
+letters are mapped through the form's answer-key file. A numerical, short-answer or essay item's
+response is the typed text; an ordering item's its option ids in the order given (`;`); a
+matching item's `premise=response` pairs (`;`). `score`, when given, is the score of a typed
+answer (required for essays).
 """
 
 from __future__ import annotations
@@ -12,7 +15,17 @@ from collections.abc import Iterator
 from typing import assert_never
 
 from dpassess.diagnostics import UsageError
-from dpassess.model import Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.model import (
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 from dpassess.stats.context import Context, Rows
 from dpassess.stats.forms import letter_index
 from dpassess.stats.responses import Answer
@@ -63,8 +76,48 @@ def _response(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return _choices(item, raw, order, line, ctx)
+        case Numerical() | ShortAnswer() | Essay():
+            return Response(typed=raw) if raw.strip() else OMITTED
+        case Ordering():
+            return _ordering(item, raw, line, ctx)
+        case Matching():
+            return _matching(item, raw, line, ctx)
         case _:
             assert_never(item)
+
+
+def _ids(raw: str) -> list[str]:
+    return [t for t in (t.strip() for t in raw.split(";")) if t]
+
+
+def _ordering(item: Ordering, raw: str, line: int, ctx: Context) -> Response | None:
+    """Every option id once, in the order given, separated by ';'; empty: omitted."""
+    given = _ids(raw)
+    if not given:
+        return OMITTED
+    if sorted(given) != sorted(item.options):
+        ctx.problems.error(line, "response", f"item {item.id!r} (ordering): give every option "
+                           f"once, in the order the person put them ({'; '.join(item.options)})")
+        return None
+    return Response(order=tuple(given))
+
+
+def _matching(item: Matching, raw: str, line: int, ctx: Context) -> Response | None:
+    """`premise=response` pairs (ids) separated by ';'; a premise left out is unanswered."""
+    pairs: dict[str, str] = {}
+    responses = set(item.response_ids)
+    for token in _ids(raw):
+        premise, eq, chosen = (t.strip() for t in token.partition("="))
+        if not eq or premise not in item.pairs or chosen not in responses:
+            ctx.problems.error(line, "response", f"{token!r}: item {item.id!r} (matching) takes "
+                               f"premise=response pairs (premises: {', '.join(item.pairs)}; "
+                               f"responses: {', '.join(item.response_ids)})")
+            return None
+        if premise in pairs:
+            ctx.problems.error(line, "response", f"premise {premise!r} matched twice")
+            return None
+        pairs[premise] = chosen
+    return Response(pairs=tuple(sorted(pairs.items()))) if pairs else OMITTED
 
 
 def _choices(item: Item, raw: str, order: tuple[str, ...] | None, line: int,

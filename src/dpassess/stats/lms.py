@@ -22,13 +22,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import assert_never
 
 from dpassess.diagnostics import Severity, UsageError
-from dpassess.model import Item
+from dpassess.model import (
+    ChoiceItem,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 from dpassess.stats.context import Context, Rows
 from dpassess.stats.generic import parse_score
 from dpassess.stats.responses import Answer
-from dpassess.stats.scoring import OMITTED, Response
+from dpassess.stats.scoring import OMITTED, Response, options_of
 
 _MOODLE = re.compile(r"(Question|Response|Right answer) ([1-9][0-9]{0,5})")
 _CANVAS = re.compile(r"([0-9]{1,18}): (.*)", re.S)
@@ -136,6 +148,27 @@ def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
     item = _one(ctx.index.by_summary(question), question, line, f"Question {slot.number}", ctx)
     if item is None:
         return None
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return _moodle_choice(row, line, person, slot, item, given, ctx)
+        case Numerical() | ShortAnswer():
+            typed = OMITTED if slot.response is None or given in _NOTHING else Response(typed=given)
+            return Answer(line, person, item, typed, field=fld)
+        case Matching() | Ordering() | Essay():
+            ctx.problems.tally(
+                ("moodle-unread", item.id), line, fld,
+                f"item {item.id!r} ({item.type.value}): Moodle's Responses report does not say "
+                "what the answer earned (no marks per question; an ordering summary shortens "
+                "the options), so the item is left out of the analysis; give its scores in a "
+                "generic CSV (person,item,response,score)")
+            return None
+        case _:
+            assert_never(item)
+
+
+def _moodle_choice(row: list[str], line: int, person: str, slot: _Slot, item: ChoiceItem,
+                   given: str, ctx: Context) -> Answer | None:
+    fld = f"Response {slot.number}"
     if slot.right is not None and row[slot.right].strip() not in _NOTHING:
         right = ctx.index.choices(item, row[slot.right].strip(), "; ")
         if isinstance(right, frozenset) and right != frozenset(item.key):
@@ -204,6 +237,9 @@ def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
                 continue
             if not given:
                 yield Answer(line, person, item, OMITTED, score=score, field=fld)
+                continue
+            if not options_of(item):  # a typed answer (or an order, a matching): Canvas's points
+                yield Answer(line, person, item, Response(typed=given), score=score, field=fld)
                 continue
             chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)
             if isinstance(chosen, str):

@@ -19,7 +19,7 @@ from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item
 from dpassess.stats.analysis import Analysis, ItemStats, OptionStats, TestStats
 from dpassess.stats.report import BAND_WORDS, FLAG_WORDS, flag_notes, label_lang, num, words
-from dpassess.stats.scoring import options_of
+from dpassess.stats.scoring import option_text, options_of
 
 CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.4; }
@@ -196,7 +196,7 @@ def _item_section(s: ItemStats, item: Item, lang: str) -> HtmlElement:
     for o in s.options:
         rows.append(E.TR(
             E.TD(labels[o.option] + (f" ({w['key']})" if o.key else "")),
-            E.TD(_t(to_plain(item.option_text(tl, o.option))), E.BR(), E.SMALL(o.option)),
+            E.TD(_t(to_plain(option_text(item, tl, o.option))), E.BR(), E.SMALL(o.option)),
             _cell(f"{o.n} ({o.share:.0%})", True), _cell(num(o.mean_total, 2), True),
             _cell(f"{o.upper:.0%}", True), _cell(f"{o.lower:.0%}", True),
             _cell(_works(o, lang)),
@@ -206,9 +206,9 @@ def _item_section(s: ItemStats, item: Item, lang: str) -> HtmlElement:
         E.H3(f"{s.item}: {_t(item.title(tl))}"),
         E.P(_t(to_plain(item.text[tl].stem))),
         figures,
-        E.TABLE(*rows),
-        options_svg(s, labels, lang),
     ]
+    if s.options:  # distractor analysis: only items with options to choose among
+        body += [E.TABLE(*rows), options_svg(s, labels, lang)]
     if notes:
         body.append(E.UL(*(E.LI(n) for n in notes), E.CLASS("flags")))
     return E.SECTION(*body, E.CLASS("item"), id=f"item-{s.item}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from dpassess.diagnostics import Severity
 from dpassess.model import Bank, Item
 from dpassess.stats.problems import Problems
-from dpassess.stats.scoring import Response, options_of, score, takes_one
+from dpassess.stats.scoring import Response, gradable, options_of, score, takes_one
 
 NOT_ANSWERED = math.nan
 #: A file's score that differs from the bank's by no more than this is the same score (LMS
@@ -45,7 +45,7 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "item", "lines", "marks", "options", "scores")
+    __slots__ = ("bits", "item", "lines", "marks", "omits", "options", "scores")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -54,6 +54,7 @@ class Column:
         self.scores = array("d")
         self.marks = array("Q")
         self.lines = array("L")
+        self.omits = array("B")
 
     def grow(self, n: int) -> None:
         """Room for persons 0 .. n-1 (the new ones not answered)."""
@@ -62,6 +63,7 @@ class Column:
             self.scores.extend(array("d", [NOT_ANSWERED]) * short)
             self.marks.extend(array("Q", [0]) * short)
             self.lines.extend(array("L", [0]) * short)
+            self.omits.extend(array("B", [0]) * short)
 
     def chosen(self, person: int) -> frozenset[str]:
         mask = self.marks[person]
@@ -132,10 +134,23 @@ class Responses:
                     f"at line {col.lines[idx]}){hint}")
             return
         earned = score(a.item, a.response)
-        if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
-            p.tally(("score", a.item.id), a.line, "score",
-                    f"item {a.item.id!r}: the file's score differs from the bank's key; the bank's "
-                    "key is used", example=f"{a.score:g} for {earned:g} at line {a.line}")
+        if options_of(a.item) or a.response.omitted:
+            if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
+                p.tally(("score", a.item.id), a.line, "score",
+                        f"item {a.item.id!r}: the file's score differs from the bank's key; the "
+                        "bank's key is used", example=f"{a.score:g} for {earned:g} at line {a.line}")
+        elif a.score is not None:  # a typed answer: the grader's (or LMS's) score stands
+            if abs(a.score - earned) > SCORE_TOLERANCE and gradable(a.item, a.response):
+                p.tally(("score", a.item.id), a.line, "score",
+                        f"item {a.item.id!r}: the file's score differs from the item's own "
+                        "grading; the file's score is used",
+                        Severity.warning, example=f"{a.score:g} for {earned:g} at line {a.line}")
+            earned = a.score
+        elif not gradable(a.item, a.response):
+            p.tally(("no-score", a.item.id), a.line, "score",
+                    f"item {a.item.id!r} ({a.item.type.value}) is scored by a grader: give its "
+                    "score in the score column", Severity.error)
+            return
         if len(a.response.chosen) > 1 and takes_one(a.item):
             p.tally(("marks", a.item.id), a.line, a.field,
                     f"item {a.item.id!r}: several options marked on an item with one key; scored 0")
@@ -145,6 +160,7 @@ class Responses:
         col.scores[idx] = earned
         col.marks[idx] = mask
         col.lines[idx] = a.line
+        col.omits[idx] = a.response.omitted
         self.form_items.setdefault(a.form, set()).add(a.item.id)
 
     def finish(self) -> None:
@@ -153,7 +169,7 @@ class Responses:
         n = self.n
         for col in self.columns.values():
             col.grow(n)
-            del col.scores[n:], col.marks[n:], col.lines[n:]
+            del col.scores[n:], col.marks[n:], col.lines[n:], col.omits[n:]
         for col in self.columns.values():
             for idx in self._missing(col):
                 form = self._form[idx]

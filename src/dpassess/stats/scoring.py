@@ -1,31 +1,71 @@
-"""A person's response to an item -> the points it earns, by the item's own key.
+"""A person's response to an item -> the points it earns, by the item's own grading.
 
-One `match` over the item classes, ending in `assert_never`: a new item type (numerical, short
-answer: a typed answer in `Response.typed`) adds its case here and mypy names the place.
+One `match` over the item classes, ending in `assert_never`, per question asked of an item (its
+score, its options, whether it takes one mark, which options are distractors): a new item type
+adds its case here and mypy names the place. Grading follows the LMS the items are exported to
+(Moodle's rules for numerical units, short-answer wildcards, matching and ordering partial
+credit), so that a paper administration is scored as the LMS would score it.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import assert_never
 
-from dpassess.model import Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.model import (
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """What a person answered: the option ids chosen, or a typed answer; neither = omitted."""
+    """What a person answered: the option ids chosen (choice items), a typed answer (numerical,
+    short answer, essay), the option ids in the order given (ordering), or (premise, response)
+    pairs (matching); none of them = omitted."""
 
     chosen: frozenset[str] = frozenset()
     typed: str | None = None
+    order: tuple[str, ...] = ()
+    pairs: tuple[tuple[str, str], ...] = ()
 
     @property
     def omitted(self) -> bool:
-        return not self.chosen and not self.typed
+        return not self.chosen and not (self.typed or "").strip() and not self.order \
+            and not self.pairs
 
 
 OMITTED = Response()
+
+#: A number at the start of a typed answer (decimal point or comma, optional exponent); linear.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
+
+
+def gradable(item: Item, response: Response) -> bool:
+    """Whether `score` grades `response` by the item's own rules; else only a score given with
+    it says what it earns (an essay; an LMS's text of an order or a matching)."""
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse() | Numerical() | ShortAnswer():
+            return True
+        case Matching():
+            return response.omitted or bool(response.pairs)
+        case Ordering():
+            return response.omitted or bool(response.order)
+        case Essay():
+            return response.omitted
+        case _:
+            assert_never(item)
 
 
 def score(item: Item, response: Response) -> float:
@@ -33,8 +73,13 @@ def score(item: Item, response: Response) -> float:
 
     single_choice, true_false: full points for the key alone; several marks earn nothing (a
     double-marked answer sheet). multiple_response: the chosen options' fractions summed, kept
-    between 0 and 1, times the points, as Moodle grades a multiple-answer question.
+    between 0 and 1, times the points, as Moodle grades a multiple-answer question. numerical,
+    short_answer: the fraction of the first answer that accepts the typed text. matching: an
+    equal share per right pair. ordering: as the item's `grading` says (Moodle's rules). essay:
+    0 (an essay is scored by a grader: the responses file's score column).
     """
+    if response.omitted:
+        return 0.0
     match item:
         case SingleChoice() | TrueFalse():
             right = len(response.chosen) == 1 and next(iter(response.chosen)) in item.key
@@ -43,15 +88,41 @@ def score(item: Item, response: Response) -> float:
             fractions = item.fractions()
             total = math.fsum(fractions[o] for o in sorted(response.chosen))
             return min(max(total, 0.0), 1.0) * item.points
+        case Numerical():
+            return numerical_fraction(item, response.typed or "") * item.points
+        case ShortAnswer():
+            return short_answer_fraction(item, response.typed or "") * item.points
+        case Matching():
+            given = dict(response.pairs)
+            hits = sum(1 for pid in item.pairs if given.get(pid) == pid)
+            return hits / len(item.pairs) * item.points
+        case Ordering():
+            return ordering_fraction(item.options, response.order, item.grading) * item.points
+        case Essay():
+            return 0.0
         case _:
             assert_never(item)
 
 
 def options_of(item: Item) -> tuple[str, ...]:
-    """The option ids a response may choose, in authoring order (empty for typed answers)."""
+    """The option ids a response may choose, in authoring order; empty for the types without
+    options to choose among (their distractor analysis is not made)."""
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return item.option_ids
+        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+            return ()
+        case _:
+            assert_never(item)
+
+
+def option_text(item: Item, lang: str, option_id: str) -> str:
+    """The Markdown text of one of `options_of(item)` in `lang`."""
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return item.option_text(lang, option_id)
+        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+            raise ValueError(f"item {item.id!r} ({item.type.value}) has no options to choose")
         case _:
             assert_never(item)
 
@@ -61,7 +132,7 @@ def takes_one(item: Item) -> bool:
     match item:
         case SingleChoice() | TrueFalse():
             return True
-        case MultipleResponse():
+        case MultipleResponse() | Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
             return False
         case _:
             assert_never(item)
@@ -74,5 +145,146 @@ def is_distractor(item: Item, option_id: str) -> bool:
             return option_id not in item.key
         case MultipleResponse():
             return item.fractions()[option_id] <= 0
+        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+            return False
         case _:
             assert_never(item)
+
+
+# --- numerical --------------------------------------------------------------------------------
+
+
+def parse_number(text: str) -> tuple[float, str] | None:
+    """The number a typed answer starts with and the rest (its unit), or None."""
+    text = text.strip()
+    m = _NUMBER.match(text)
+    if m is None:
+        return None
+    digits = m.group(0)
+    if "." not in digits:
+        digits = digits.replace(",", ".")
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    return (value, text[m.end():].strip()) if math.isfinite(value) else None
+
+
+def numerical_fraction(item: Numerical, typed: str) -> float:
+    """The fraction a typed number earns: the number is divided by its unit's multiplier, then
+    the first answer accepting it counts; a missing or unknown unit costs `unit_penalty` of the
+    points when the item grades units (none: units are optional)."""
+    parsed = parse_number(typed)
+    if parsed is None:
+        return 0.0
+    number, unit = parsed
+    multipliers = {u.unit: u.multiplier for u in item.units}
+    multiplier = multipliers.get(unit)
+    penalty = 0.0
+    if multiplier is None:
+        multiplier = 1.0
+        if item.unit_penalty is not None:
+            penalty = item.unit_penalty
+    fraction = item.fraction_for(number / multiplier)
+    return max(fraction - penalty, 0.0) if fraction else 0.0
+
+
+# --- short answer -----------------------------------------------------------------------------
+
+
+def wildcard_match(pattern: str, text: str) -> bool:
+    """Whether `text` matches `pattern`, where `*` stands for any characters (`\\*` for a star):
+    the pieces between stars are found left to right, each as early as it can be (linear in the
+    text for each piece; the greedy choice is right because `*` matches anything)."""
+    pieces = [p.replace("\x00", "*") for p in pattern.replace("\\*", "\x00").split("*")]
+    if len(pieces) == 1:
+        return text == pieces[0]
+    first, *middle, last = pieces
+    if not text.startswith(first) or len(text) < len(first) + len(last):
+        return False
+    pos, end = len(first), len(text) - len(last)
+    for piece in middle:
+        found = text.find(piece, pos, end)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return text.endswith(last)
+
+
+def short_answer_fraction(item: ShortAnswer, typed: str) -> float:
+    """The fraction of the first answer (best first) one of whose wordings, in any language of
+    the item, matches the typed text: trimmed, Unicode-normalised (NFC), case-folded unless the
+    item is case-sensitive, `*` a wildcard, as Moodle compares them."""
+    def norm(s: str) -> str:
+        s = unicodedata.normalize("NFC", s)
+        return s if item.case_sensitive else s.casefold()
+
+    text = norm(typed.strip())
+    for answer in item.answers:
+        for content in item.text.values():
+            if any(wildcard_match(norm(w), text) for w in content.answers.get(answer.id, ())):
+                return answer.fraction
+    return 0.0
+
+
+# --- ordering (Moodle's qtype_ordering grading types) -----------------------------------------
+
+
+def ordering_fraction(right: tuple[str, ...], given: tuple[str, ...], grading: str) -> float:
+    """The fraction an order earns; `given` holds every option id once (a reader checks that).
+
+    all_or_nothing: 1 for the right order only; absolute_position: the share of options at their
+    own position; relative_next_exclude_last / _include_last: the share of options followed by
+    the right one (the last option's "nothing after it" counted by include_last);
+    relative_one_previous_and_next: the share of right neighbours (the edges' "nothing" counts);
+    relative_all_previous_and_next: the share of right (before, after) relations over all pairs;
+    longest_ordered_subset / longest_contiguous_subset: the longest run of options in the right
+    relative order (contiguous: consecutive in the right order), over the number of options, 0
+    for a run of one; relative_to_correct: each option earns n-1 less its distance from its
+    position, over n(n-1).
+    """
+    n = len(right)
+    if tuple(given) == tuple(right):
+        return 1.0
+    if grading == "all_or_nothing" or n < 2 or sorted(given) != sorted(right):
+        return 0.0
+    pos = {oid: i for i, oid in enumerate(given)}
+    rank = [right.index(oid) for oid in given]  # the right position of each given option
+    if grading == "absolute_position":
+        return sum(1 for i, oid in enumerate(right) if given[i] == oid) / n
+    if grading in ("relative_next_exclude_last", "relative_next_include_last"):
+        nxt = {given[i]: given[i + 1] if i + 1 < n else None for i in range(n)}
+        pairs = [(right[i], right[i + 1] if i + 1 < n else None) for i in range(n)]
+        if grading == "relative_next_exclude_last":
+            pairs = pairs[:-1]
+        return sum(1 for a, b in pairs if nxt[a] == b) / len(pairs)
+    if grading == "relative_one_previous_and_next":
+        def around(order: tuple[str, ...], i: int) -> tuple[str | None, str | None]:
+            return (order[i - 1] if i else None, order[i + 1] if i + 1 < n else None)
+        hits = 0
+        for i, oid in enumerate(right):
+            prev_r, next_r = around(right, i)
+            prev_g, next_g = around(given, pos[oid])
+            hits += int(prev_r == prev_g) + int(next_r == next_g)
+        return hits / (2 * n)
+    if grading == "relative_all_previous_and_next":
+        # each ordered pair (a before b) that is right counts twice (b's "before", a's "after")
+        agree = sum(1 for i in range(n) for j in range(i + 1, n) if rank[i] < rank[j])
+        return 2 * agree / (n * (n - 1))
+    if grading == "longest_ordered_subset":
+        tails: list[int] = []  # patience sorting: the longest increasing run of right positions
+        for r in rank:
+            k = bisect_left(tails, r)
+            tails[k:k + 1] = [r]
+        best = len(tails)
+        return best / n if best > 1 else 0.0
+    if grading == "longest_contiguous_subset":
+        run: dict[int, int] = {}
+        for r in rank:
+            run[r] = run.get(r - 1, 0) + 1
+        best = max(run.values())
+        return best / n if best > 1 else 0.0
+    if grading == "relative_to_correct":
+        earned = sum(max(n - 1 - abs(i - pos[oid]), 0) for i, oid in enumerate(right))
+        return earned / (n * (n - 1))
+    raise ValueError(f"no ordering grading {grading!r}")

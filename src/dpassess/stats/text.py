@@ -19,8 +19,13 @@ from dpassess.markup.markdown import to_plain
 from dpassess.model import (
     TRUE_FALSE_WORDS,
     Bank,
+    Essay,
     Item,
+    Matching,
     MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
     SingleChoice,
     TrueFalse,
 )
@@ -43,6 +48,8 @@ def _option_texts(item: Item, lang: str) -> dict[str, str]:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.option_ids}
+        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+            return {}
         case _:
             assert_never(item)
 
@@ -56,7 +63,8 @@ def _extra_words(item: Item) -> dict[str, set[str]]:
                 for oid, word in words.items():
                     out.setdefault(loose(word), set()).add(oid)
             return out
-        case SingleChoice() | MultipleResponse():
+        case (SingleChoice() | MultipleResponse() | Numerical() | ShortAnswer() | Matching()
+              | Ordering() | Essay()):
             return {}
         case _:
             assert_never(item)
@@ -149,6 +157,16 @@ class TextIndex:
                 for oid, key in options.items():
                     parts.setdefault(key, set()).add(oid)
                 return len(split(rest, parts, use_all=frozenset(options))) == 1
+            case Numerical() | ShortAnswer() | Essay():
+                return rest == ""
+            case Matching():
+                # Moodle: "stem {premise; ...} -> {response; ...}", each side in the attempt's
+                # order: every premise and every response once
+                content = item.text[lang]
+                return _all_of(rest, {**{f"p:{k}": v for k, v in content.premises.items()},
+                                      **{f"r:{k}": v for k, v in content.responses.items()}})
+            case Ordering():
+                return rest == "" or _all_of(rest, item.text[lang].options)
             case _:
                 assert_never(item)
 
@@ -173,6 +191,14 @@ class TextIndex:
         if ways:
             return f"{text!r} names options of item {item.id!r} in more than one way"
         return f"{text!r} is no option of item {item.id!r}"
+
+
+def _all_of(rest: str, texts: dict[str, str]) -> bool:
+    """Whether `rest` is every one of `texts` (Markdown by id) once, in one order only."""
+    parts: dict[str, set[str]] = {}
+    for tid, text in texts.items():
+        parts.setdefault(loose(to_plain(text)), set()).add(tid)
+    return len(split(rest, parts, use_all=frozenset(texts))) == 1
 
 
 def _unique(items: Iterable[Item]) -> list[Item]:
