@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
+from dpassess.markup.fields import markdown_texts
 from dpassess.markup.xmlchars import has_non_xml
 from dpassess.model import Item
 
@@ -27,12 +28,7 @@ def may_show_images(item: Item, langs: Sequence[str], *, non_xml: bool = False) 
     (`!\\x01[` becomes `![`); the joined text stays printable, so `has_non_xml` answers without a
     regex scan unless some text holds a line break. The options' own texts are enough: the
     true/false words used in place of missing ones show no image."""
-    parts: list[str] = []
-    for la in langs:
-        content = item.text[la]
-        parts += (content.stem, content.explanation or "", *content.feedback.values(),
-                  *content.options.values())
-    text = " ".join(parts)
+    text = " ".join(t for la in langs for _, t in markdown_texts(item.text[la]))
     return ("![" in text or ("<" in text and _IMG_TAG.search(text) is not None)
             or (non_xml and has_non_xml(text)))
 

@@ -4,7 +4,9 @@ The HTML is parsed, never pasted: well-formed output (everything markdown-it wri
 through libxml2's XML parser straight into the QTI namespace; anything else (hand-written raw HTML
 such as `<br>` or `&nbsp;`) goes through the standard library's tolerant HTML tokenizer. The tree is
 then held to the content model of the QTI 2.1.2 schema: an element or attribute QTI does not allow
-there is reported in `notes` and only that wrapper is removed, its text and children kept.
+there is reported in `notes` and only that wrapper is removed, its text and children kept. MathML
+`math` elements (from `to_html(..., maths="mathml")`) are kept whole: QTI 2.1 allows `m:math`
+wherever it allows inline or block content, and the MathML 2 schema it imports checks the rest.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from html.parser import HTMLParser
 
 from lxml import etree
 
+from dpassess.markup.maths import MATHML_NS
+
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _Q = "{%s}" % QTI_NS  # noqa: UP031 - a constant prefix, not formatting
+_MATH = "{%s}" % MATHML_NS  # noqa: UP031
 
 # --- the content model of QTI 2.1.2 for its XHTML elements (read off imsqti_v2p1p2.xsd) ----------
 
@@ -136,6 +141,13 @@ class _Builder(HTMLParser):
         self.notes = notes
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        tag = tag.removeprefix("m:")
+        if tag == "math" or etree.QName(self.stack[-1]).namespace == MATHML_NS:
+            # MathML names and attributes are lower case, so the tokenizer's folding keeps them
+            mathml = etree.SubElement(self.stack[-1], _MATH + tag,
+                                      {k: v or "" for k, v in attrs if not k.startswith("xmlns")})
+            self.stack.append(mathml)
+            return
         if tag not in KNOWN:
             self.notes.add(f"<{tag}> is not in QTI's XHTML subset; its content is kept without it")
             return
@@ -149,11 +161,14 @@ class _Builder(HTMLParser):
             self.stack.append(el)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        tag = tag.removeprefix("m:")
+        in_math = tag == "math" or etree.QName(self.stack[-1]).namespace == MATHML_NS
         self.handle_starttag(tag, attrs)
-        if tag in KNOWN and tag not in _VOID:
+        if in_math or (tag in KNOWN and tag not in _VOID):
             self.stack.pop()
 
     def handle_endtag(self, tag: str) -> None:
+        tag = tag.removeprefix("m:")
         for depth in range(len(self.stack) - 1, 0, -1):
             if etree.QName(self.stack[depth]).localname == tag:
                 del self.stack[depth:]
@@ -193,6 +208,10 @@ def clean(container: etree._Element, allowed: frozenset[str], notes: set[str]) -
             _unwrap(child, keep_children=False)
             continue
         qname = etree.QName(child)
+        if qname.namespace == MATHML_NS and qname.localname == "math" and (
+                "span" in allowed or "p" in allowed):
+            i += 1  # written by the maths converter, whole
+            continue
         name = qname.localname.lower() if qname.namespace == QTI_NS else qname.text
         if name not in KNOWN:
             notes.add(f"<{name}> is not in QTI's XHTML subset; its content is kept without it")
