@@ -4,28 +4,55 @@ The banks are loaded (and linted) once; the exports and the forms of every bluep
 from those same banks. Every stage writes all its files or none; output is deterministic, so a
 rebuild of an unchanged bank leaves `exports/` byte-identical (tests/test_build.py fails when
 the committed exports are stale). Nothing here prints: the report says what happened.
+
+Rebuilds do only what changed, through the same cache as lint (`dpassess.runtime.cache`): each
+bank has a content key (its bank file, every item file's path and content hash, the lint
+settings, the dpassess sources), each export file the key of its bank with its format and
+language, and each blueprint's forms the key of the blueprint file and its bank. An output
+whose key is unchanged and whose file still has the bytes last written (hash checked) is left
+alone, with the findings and warnings of the run that wrote it; a bank none of whose outputs
+is stale is not even loaded. Anything else (no cache, a changed or missing file, an unreadable
+item) is built as from cold, so the files are the same bytes either way (tests/test_build.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from dpassess.app.export import write_bank_exports
-from dpassess.diagnostics import Diagnostic
-from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
+from dpassess.runtime.cache import Cache, digest, salt
+
+#: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
+Progress = Callable[[str], None]
 
 
 @dataclass
 class BuildReport:
-    """What a build did: lines to show (in order), warnings, and the exit code (0, or 1 when
-    lint failed and nothing was written)."""
+    """What a build did: lines to show (in order), warnings, notes, and the exit code (0, or 1
+    when lint failed and nothing was written)."""
 
     lines: list[str] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     exit_code: int = 0
+    #: Outputs written by this run, and outputs left as they were (their key unchanged).
+    written: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class _Outputs:
+    """What the cache holds about one group of outputs (a bank's exports, a blueprint's
+    forms): their key, each file's content hash, and the warnings of the run that wrote them."""
+
+    key: bytes
+    files: dict[str, bytes]
+    warnings: list[Diagnostic]
 
 
 def build(
@@ -35,69 +62,228 @@ def build(
     *,
     cache_dir: Path | None = None,
     use_cache: bool = True,
+    fail_on: str | None = None,
+    progress: Progress | None = None,
 ) -> BuildReport:
-    """Check and lint every bank under `items`; if lint passes, write all exports into `out`
-    and assemble the forms of each blueprint in `blueprints` (default: `blueprints/` beside
-    `items`) into `out/forms/<blueprint name>/`.
+    """Check and lint every bank under `items`; if lint passes (nothing at or above `fail_on`,
+    default the configured fail-on), write all exports into `out` and assemble the forms of
+    each blueprint in `blueprints` (default: `blueprints/` beside `items`) into
+    `out/forms/<blueprint name>/`.
 
-    Lint goes through the lint cache (`cache_dir`, default `$DPASSESS_CACHE_DIR` or
-    `.dpassess_cache`, as `dpassess lint`), so an unchanged bank is not linted again;
-    `use_cache=False` lints without it. The findings are the same either way.
+    Lint and the outputs go through the cache (`cache_dir`, default `$DPASSESS_CACHE_DIR` or
+    `.dpassess_cache`, as `dpassess lint`): what did not change is neither linted nor written
+    again (see the module docstring); `use_cache=False` does everything. The files and the
+    findings are the same either way.
 
     Raises BankLoadError (a bank cannot be loaded), BlueprintError, Infeasible or UsageError
     (an output path cannot be written)."""
+    from dpassess.bank.load import find_banks
     from dpassess.lint import failing, format_findings, load_config
-    from dpassess.lint.incremental import load_and_lint
-    from dpassess.runtime.cache import Cache
     from dpassess.runtime.cache import cache_dir as default_cache_dir
 
+    say = progress or (lambda stage: None)
+    items, out = Path(items), Path(out)
     report = BuildReport()
-    config = load_config(items)
+    config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
-    # one parse of each changed file serves lint, the exports and the forms; unchanged items
-    # come from the lint cache
-    banks, findings = load_and_lint([items], config, cache)
-    for bank in banks:
-        report.lines.append(
-            f"checked {bank.id}: {len(bank)} items, languages {', '.join(bank.languages)}"
-        )
+    roots = _unique(find_banks(items))
+    keys = {root: _content_key(root, repr(config)) for root in roots}
+    stored: dict[str, Any] = {}
+    build_salt = salt(b"", ("build", str(items), str(out), repr(config)))
+    if cache is not None:
+        hit = cache.load(str(out), "build", build_salt)
+        stored = hit if isinstance(hit, dict) else {}
+
+    # a bank is loaded (and linted, through the lint cache) when it or one of its exports changed
+    say("linting")
+    findings: list[Diagnostic] = []
+    own: dict[Path, tuple[str, list[Diagnostic]]] = {}
+    fresh: dict[Path, _Outputs] = {}
+    by_root: dict[Path, Bank] = {}
+    errors: list[Diagnostic] = []
+    for root in roots:
+        entry = stored.get(str(root))
+        if (keys[root] is not None and isinstance(entry, tuple) and len(entry) == 4
+                and entry[0] == keys[root] and _intact(entry[3])):
+            own[root] = (entry[1], entry[2])
+            fresh[root] = entry[3]
+            continue
+        try:
+            loaded, found = _load_and_lint(root, config, cache)
+        except BankLoadError as exc:
+            errors += exc.diagnostics
+            continue
+        by_root[root] = loaded
+        langs = ", ".join(loaded.languages)
+        own[root] = (f"checked {loaded.id}: {len(loaded)} items, languages {langs}", found)
+    if errors:
+        raise BankLoadError(errors)
+    for root in roots:
+        report.lines.append(own[root][0])
+        findings += own[root][1]
+    findings.sort(key=lambda f: f.sort_key)
     if findings:
         report.lines.append(format_findings(findings, "text").rstrip("\n"))
     if failing(findings, config.fail_on):
         report.lines.append("lint failed: nothing exported (fix the findings above)")
         report.exit_code = 1
         return report
-    report.lines.append(f"linted: {len(findings)} finding(s) below the fail level")
-    for bank in banks:
-        _export_bank(bank, out, report)
+    report.lines.append(_lint_summary(findings))
+
+    new_store: dict[str, Any] = {}
+    for root in roots:
+        if root in fresh:
+            outputs = fresh[root]
+            report.warnings += outputs.warnings
+            report.unchanged += [Path(p) for p in outputs.files]
+        else:
+            say(f"exporting {root.name}")
+            outputs = _export_bank(by_root[root], out, report)
+        key = keys[root]
+        if key is not None:
+            new_store[str(root)] = (key, *own[root], outputs)
+
     bp_dir = blueprints if blueprints is not None else items.parent / "blueprints"
     for bp in sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []:
-        _assemble_forms(bp, banks, out / "forms" / bp.stem, report)
+        form_key = _forms_key(bp, keys)
+        entry = stored.get(f"forms:{bp}")
+        if (form_key is not None and isinstance(entry, _Outputs) and entry.key == form_key
+                and _intact(entry)):
+            report.warnings += entry.warnings
+            report.unchanged += [Path(p) for p in entry.files]
+            new_store[f"forms:{bp}"] = entry
+            continue
+        say(f"assembling {bp.stem}")
+        outputs = _assemble_forms(bp, list(by_root.values()), out / "forms" / bp.stem, report)
+        if form_key is not None:
+            outputs.key = form_key
+            new_store[f"forms:{bp}"] = outputs
+    report.lines += [f"wrote {p}" for p in report.written]
+    if report.unchanged:
+        report.lines.append(f"unchanged: {len(report.unchanged)} files (inputs as last built)")
+    if cache is not None:
+        cache.store(str(out), "build", build_salt, new_store)
     return report
 
 
-def _export_bank(bank: Bank, out: Path, report: BuildReport) -> None:
+def _lint_summary(findings: list[Diagnostic]) -> str:
+    if not findings:
+        return "lint: clean"
+    n = len(findings)
+    return f"lint: {n} finding{'s' if n != 1 else ''}, none at the fail level"
+
+
+def _unique(roots: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    out = []
+    for root in roots:
+        if root.resolve() not in seen:
+            seen.add(root.resolve())
+            out.append(root)
+    return out
+
+
+def _load_and_lint(root: Path, config: Any, cache: Cache | None) -> tuple[Bank, list[Diagnostic]]:
+    """The bank at `root`, loaded and linted (through the lint cache when given)."""
+    from dpassess.lint.incremental import load_and_lint
+
+    banks, findings = load_and_lint([root], config, cache)
+    return banks[0], findings
+
+
+def _content_key(root: Path, settings: str) -> bytes | None:
+    """One hash over the bank file, every item file's path and content, `settings` and the
+    dpassess sources; None when a file cannot be read (the bank is then always rebuilt)."""
+    from dpassess.bank.load import BANK_FILE, item_files
+
+    try:
+        bank_bytes = (root / BANK_FILE).read_bytes()
+        h = hashlib.blake2b(salt(bank_bytes, (str(root), settings)), digest_size=16)
+        for f in item_files(root):
+            with open(f, "rb") as fh:
+                h.update(f.encode("utf-8", "surrogateescape") + b"\0" + digest(fh.read()))
+    except (OSError, ValueError):
+        return None
+    return h.digest()
+
+
+def _forms_key(blueprint: Path, keys: dict[Path, bytes | None]) -> bytes | None:
+    """The blueprint file's bytes and the content key of the bank it names; None when either
+    cannot be read (the forms are then assembled again)."""
+    import yaml
+
+    try:
+        data = blueprint.read_bytes()
+        bank = yaml.load(data, Loader=yaml.CSafeLoader).get("bank")
+        if not isinstance(bank, str) or "\0" in bank:
+            return None
+        root = (blueprint.parent / bank).resolve()
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        return None
+    bank_key = next((k for r, k in keys.items() if r.resolve() == root), None)
+    if bank_key is None:
+        bank_key = _content_key(root, "")
+    return None if bank_key is None else digest(data + b"\0" + bank_key)
+
+
+def _intact(outputs: object) -> bool:
+    """Every file of `outputs` is there with the bytes last written."""
+    if not isinstance(outputs, _Outputs) or not outputs.files:
+        return False
+    for path, expected in outputs.files.items():
+        try:
+            with open(path, "rb") as fh:
+                if digest(fh.read()) != expected:
+                    return False
+        except OSError:
+            return False
+    return True
+
+
+def _hashes(paths: list[Path]) -> dict[str, bytes]:
+    out = {}
+    for p in paths:
+        with open(p, "rb") as fh:
+            out[str(p)] = digest(fh.read())
+    return out
+
+
+def _export_bank(bank: Bank, out: Path, report: BuildReport) -> _Outputs:
     """Every (format, language) file of the bank in one write (in worker processes when the
     bank is large); a warning about the whole bank is placed at its folder."""
+    from dpassess.app.export import write_bank_exports
+    from dpassess.export import EXPORTERS, MULTI, Collection
+    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+
     collection = Collection.from_bank(bank)
     exports = [
         ExportFile(collection, fmt, lang, out / FORMAT_DIRS[fmt] / file_name(collection, fmt, lang))
         for fmt, exp in EXPORTERS.items()
         for lang in [*bank.languages, *([MULTI] if exp.multi else [])]
     ]
-    report.warnings += write_bank_exports(bank, exports)
-    report.lines += [f"wrote {e.path}" for e in exports]
+    warnings = write_bank_exports(bank, exports)
+    report.warnings += warnings
+    paths = [e.path for e in exports]
+    report.written += paths
+    return _Outputs(b"", _hashes(paths), warnings)
 
 
-def _assemble_forms(blueprint: Path, banks: list[Bank], out: Path, report: BuildReport) -> None:
+def _assemble_forms(blueprint: Path, banks: list[Bank], out: Path, report: BuildReport
+                    ) -> _Outputs:
     """The blueprint's forms with its own seed, from its bank as loaded for lint (when it is
     one of the banks built; else the bank is loaded from the blueprint's `bank:`)."""
     from dpassess.assemble import assemble_problem, load_blueprint, load_problem, write_assembly
     from dpassess.assemble.problem import bank_path
 
     bp = load_blueprint(blueprint)
-    loaded = {Path(b.root).resolve(): b for b in banks}
-    problem = load_problem(blueprint, loaded.get(bank_path(bp, blueprint)), blueprint=bp)
+    root = bank_path(bp, blueprint)
+    bank = next((b for b in banks if Path(b.root).resolve() == root), None)
+    if bank is None:
+        from dpassess.bank.load import load_bank
+
+        bank = load_bank(root) if root.is_dir() else None
+    problem = load_problem(blueprint, bank, blueprint=bp)
     written, warnings = write_assembly(assemble_problem(problem), out)
-    report.lines += [f"wrote {p}" for p in written]
+    report.written += written
     report.warnings += warnings
+    return _Outputs(b"", _hashes(list(written)), list(warnings))

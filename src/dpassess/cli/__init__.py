@@ -2,28 +2,67 @@
 
 Exit codes: 0 success; 1 findings (lint findings at or above the fail level, invalid items in
 `check`, an infeasible blueprint); 2 usage errors (bad arguments, unreadable or unwritable paths,
-a bank that cannot be loaded where a command needs it loaded).
+a bank that cannot be loaded where a command needs it loaded); 70 an internal error (a bug:
+the traceback is printed, then one line saying so); 130 interrupted (Ctrl-C or SIGTERM: the
+line "interrupted, cleaning up" comes at once, temporary files are removed, earlier outputs
+stay intact).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import traceback
+from types import FrameType
 
-# Each module registers its commands on `app` when imported.
-from dpassess.cli import assemble, core, export, importers, lint, stats  # noqa: F401
-from dpassess.cli._app import app, err, report_error
+# Each module registers its commands on `app` when imported (they import nothing heavy).
+from dpassess.cli import assemble, core, export, importers, init, lint, stats  # noqa: F401
+from dpassess.cli._app import app, err, report_error, tidy_help
 from dpassess.diagnostics import DpassessError
 
-__all__ = ["app", "main"]
+__all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "app", "main"]
+
+#: An unexpected exception (a bug), as sysexits' EX_SOFTWARE; 1 is reserved for findings.
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """Say so at once (clean-up may take a moment), then unwind as Ctrl-C does: every
+    `finally` and every staged write removes its temporary files on the way out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.write(2, b"interrupted, cleaning up\n")
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: library errors become one clear line and an exit code."""
+    import typer.main
+
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, _interrupted)
+    command = typer.main.get_command(app)
+    tidy_help(command)
     try:
-        app(args=argv, prog_name="dpassess")
+        command(args=argv, prog_name="dpassess", standalone_mode=True)
+    except SystemExit:
+        raise
     except DpassessError as exc:
         report_error(exc)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:  # pragma: no cover
+    except KeyboardInterrupt:
         err("interrupted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception:
+        traceback.print_exc()
+        err(f"internal error: this is a bug in dpassess {_version()}; please report it with "
+            "the traceback above")
+        sys.exit(EXIT_INTERNAL)
+
+
+def _version() -> str:
+    from dpassess import __version__
+
+    return __version__

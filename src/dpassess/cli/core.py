@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.bank.load import load_banks
-from dpassess.cli._app import app, report_error, report_warnings
+from dpassess.cli._app import app, err, model_cache_notice, report_error, report_warnings
 from dpassess.diagnostics import BankLoadError
 
 SCHEMAS = ("item", "bank", "blueprint")
@@ -31,6 +30,8 @@ def check(
     paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks (default: items)."),  # noqa: B008
 ) -> None:
     """Load and validate banks; report every error at once (exit 1 if any)."""
+    from dpassess.bank.load import load_banks
+
     try:
         banks = load_banks(paths or [Path("items")])
     except BankLoadError as exc:
@@ -49,15 +50,31 @@ def build(
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the lint cache."),
     cache_dir: Path = typer.Option(  # noqa: B008
-        None, help="Folder of the lint cache (default: $DPASSESS_CACHE_DIR, else .dpassess_cache)."
+        None, help="Folder of the cache (default: $DPASSESS_CACHE_DIR, else .dpassess_cache)."
+    ),
+    fail_on: str = typer.Option(
+        None, "--fail-on", metavar="error|warning", show_default=False,
+        help="Export nothing and exit 1 on lint findings at or above this severity "
+        "(default: warning, or the configured fail-on).",
     ),
 ) -> None:
-    """The main job: check and lint the banks, write every export and the sample forms."""
-    from dpassess.app.build import build as run_build
+    """The main job: check and lint the banks, write every export and the sample forms.
 
-    report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache)
+    Outputs whose inputs did not change since the last build are left as they are (the cache
+    holds a content key per file; --no-cache rebuilds everything).
+    Exit codes: 0 built; 1 lint findings at the fail level (nothing written); 2 usage or
+    load errors.
+    """
+    from dpassess.app.build import build as run_build
+    from dpassess.cli.progress import progress
+
+    with progress() as show, model_cache_notice():
+        report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache,
+                           fail_on=fail_on, progress=show)
     for line in report.lines:
         typer.echo(line)
     report_warnings(report.warnings)
+    for note in report.notes:
+        err(f"note: {note}")
     if report.exit_code:
         raise typer.Exit(report.exit_code)

@@ -6,37 +6,47 @@ from pathlib import Path
 
 import typer
 
-from dpassess.app.export import write_bank_exports
-from dpassess.bank.load import load_banks
 from dpassess.cli._app import app, report_warnings
 from dpassess.diagnostics import UsageError
-from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+
+#: The export formats (dpassess.export.EXPORTERS; a test keeps the two the same).
+EXPORT_FORMATS = ("qti21", "moodle-xml", "gift")
 
 
 @app.command()
 def export(
     paths: list[Path] = typer.Argument(None, help="Bank folders (default: items)."),  # noqa: B008
     fmt: str = typer.Option(
-        ..., "--format", "-f", help=f"Output format: {', '.join(EXPORTERS)}.", show_default=False
+        ..., "--format", "-f", metavar="|".join(EXPORT_FORMATS), help="Output format.",
+        show_default=False,
     ),
     lang: str = typer.Option(
-        None, "--lang", "-l",
+        None, "--lang", "-l", metavar="LANG",
         help="A language of the bank, or 'multi' (Moodle XML, GIFT: all languages in one file). "
         "Default: one file per language (and multi where the format supports it).",
     ),
     out: Path = typer.Option(  # noqa: B008
-        None, "--out", "-o",
+        None, "--out", "-o", metavar="PATH",
         help="Output file (with --lang and one bank) or folder (default: exports/<format>/).",
     ),
 ) -> None:
     """Export banks to QTI 2.1 (zip), Moodle XML or GIFT. Warnings name what a format cannot carry."""
+    from dpassess.app.export import write_bank_exports
+    from dpassess.bank.load import load_banks
+    from dpassess.export import EXPORTERS, MULTI, Collection
+    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+
     if fmt not in EXPORTERS:
         raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
     banks = load_banks(paths or [Path("items")])
     single_file = out is not None and lang is not None and out.suffix != ""
     if single_file and len(banks) > 1:
         raise UsageError(f"--out {out}: several banks given; name a folder instead")
+    if out is not None and lang is None and _looks_like_a_file(out):
+        raise UsageError(
+            f"--out {out}: several files will be written (one per language); name a folder, "
+            "or give --lang for one file"
+        )
     for bank in banks:
         collection = Collection.from_bank(bank)
         langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
@@ -49,3 +59,8 @@ def export(
         report_warnings(write_bank_exports(bank, exports))
         for path in dests:
             typer.echo(f"wrote {path}")
+
+
+def _looks_like_a_file(out: Path) -> bool:
+    """A name that is not an existing folder and ends like a file (`quiz.txt`, `a.zip`)."""
+    return not out.is_dir() and out.suffix != "" and out.suffix[1:].isalnum()

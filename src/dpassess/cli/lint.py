@@ -9,15 +9,19 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, report_error
+from dpassess.cli._app import app, model_cache_notice, report_error
 from dpassess.diagnostics import BankLoadError, UsageError
-from dpassess.runtime.files import atomic_write
+
+#: The report formats (dpassess.lint.FORMATS; a test keeps the two the same).
+LINT_FORMATS = ("text", "json", "sarif", "github")
 
 
 @app.command()
 def lint(
     paths: list[Path] = typer.Argument(None, help="Bank folders, or folders holding banks (default: items)."),  # noqa: B008
-    fmt: str = typer.Option("text", "--format", "-f", help="Output format: text, json, sarif, github."),
+    fmt: str = typer.Option(
+        "text", "--format", "-f", metavar="|".join(LINT_FORMATS), help="Output format.",
+    ),
     select: list[str] = typer.Option(  # noqa: B008
         None, "--select", help="Rules to run: codes (WR001), families (WR) or names, comma-separated; "
         "replaces the configured selection.",
@@ -44,11 +48,17 @@ def lint(
         ".dpassess_cache).", show_default=False,
     ),
 ) -> None:
-    """Check banks for item-writing flaws, translation problems, bank-wide cues and LMS traps."""
+    """Check banks for item-writing flaws, translation problems, bank-wide cues and LMS traps.
+
+    Exit codes: 0 no findings at or above the fail level; 1 findings at or above it; 2 usage
+    errors (bad arguments, a bad config) or a bank that does not load (its errors are printed
+    in the chosen --format when it is github, else as text on stderr).
+    """
     from dpassess.lint import FORMATS, failing, format_findings, load_config
     from dpassess.lint.incremental import lint_paths
     from dpassess.runtime.cache import Cache
     from dpassess.runtime.cache import cache_dir as default_cache_dir
+    from dpassess.runtime.files import atomic_write
 
     try:
         if fmt not in FORMATS:
@@ -56,14 +66,15 @@ def lint(
         targets = paths or [Path("items")]
         settings = load_config(targets[0], config).override(select, ignore, fail_on)
         cache = None if no_cache else Cache(default_cache_dir(cache_dir))
-        findings = lint_paths(targets, settings, cache)
+        with model_cache_notice():
+            findings = lint_paths(targets, settings, cache)
         report = format_findings(findings, fmt)
         if output is not None:
             atomic_write(output, report.encode("utf-8"))
         else:
             typer.echo(report, nl=False)
     except (BankLoadError, UsageError) as exc:
-        report_error(exc)
+        report_error(exc, fmt)
         raise typer.Exit(2) from None
     if failing(findings, settings.fail_on):
         raise typer.Exit(1)
