@@ -137,7 +137,6 @@ def test_an_assembled_form_by_its_key_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--write"], "not available yet"),
     (["--format", "pdf"], "--format pdf: choose one of text, json, html"),
     (["--form", "A"], "no responses of form 'A'"),
     (["--form", "exports/forms/none-key.json"], "no such answer-key file or folder"),

@@ -37,7 +37,8 @@ def stats(
         None, "--out", "-o", help="Write the report to this file (atomically) instead of stdout.",
     ),
     write: bool = typer.Option(
-        False, "--write", help="Record the statistics in the bank (not available yet).",
+        False, "--write", help="Record the statistics in the bank (stats/<date>-<sha>.json; "
+        "item files are not changed), for lint and assemble to use.",
     ),
 ) -> None:
     """Item analysis of one administration: difficulty, discrimination, distractors, reliability.
@@ -46,11 +47,9 @@ def stats(
     """
     from dpassess.bank.load import load_bank
     from dpassess.stats import FORMATS, ResponsesError, analyse, read_responses, render
+    from dpassess.stats.history import prepare_record
 
     try:
-        if write:
-            raise UsageError("--write: recording statistics in the bank is not available yet; "
-                             "run without --write to see them")
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         bank = load_bank(bank_dir)
@@ -63,10 +62,13 @@ def stats(
         result = read_responses(responses, bank, keys=keys, form=only)
         analysis = analyse(result)
         report = render(analysis, fmt, bank.config.default_language)
+        record = prepare_record(analysis) if write else None
         if out is not None:
             atomic_write(out, report)
         else:
             typer.echo(report.decode("utf-8"), nl=False)
+        if record is not None:
+            atomic_write(*record)
     except BankLoadError as exc:
         report_error(exc)
         raise typer.Exit(2) from None
@@ -82,3 +84,5 @@ def stats(
         err(f"warning: {d}")
     if out is not None:
         err(f"wrote {out}")
+    if record is not None:
+        err(f"recorded {record[0]}")
