@@ -25,8 +25,6 @@ def test_moodle_xml_export():
     r = import_file(XML, "moodle-xml", lang="en")
     where = str(XML)
     assert [str(s) for s in r.skipped] == [
-        f"{where}:151: moodle-xml: Name the operation: short-answer questions are not supported "
-        "yet",
         f"{where}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not supported "
         "yet",
         f"{where}:191: moodle-xml: Partial credit in a single-answer question: partial or "
@@ -35,7 +33,12 @@ def test_moodle_xml_export():
     ]
     assert {(d.severity, d.code, d.path) for d in r.skipped + r.warnings} == {
         (Severity.warning, "moodle-xml", where)}
-    holds, collectives, averaged = r.items
+    holds, collectives, averaged, operation = r.items
+    assert operation.type.value == "short_answer" and operation.id == "name-the-operation"
+    assert not operation.case_sensitive and [(a.id, a.fraction) for a in operation.answers] == [
+        ("a", 1.0)]
+    assert operation.text["en"].answers == {"a": ("all-reduce",)}
+    assert operation.text["en"].stem == "Which collective averages gradients?"
     assert holds.id == "dp-gpu-holds"
     assert holds.topic == "week-1-parallelism"  # "$course$/top/Default for CS101/" dropped
     assert holds.points == 2 and holds.shuffle and holds.key == ("a",)
@@ -83,19 +86,24 @@ def test_gift_export():
     r = import_file(GIFT, "gift", lang="en")
     where = str(GIFT)
     assert [str(s) for s in r.skipped] == [
-        f"{where}:25: gift: Name the operation: short-answer questions are not supported yet",
-        f"{where}:30: gift: Match: matching questions are not supported yet",
-        f"{where}:36: gift: Year: numerical questions are not supported yet",
-        f"{where}:39: gift: Essay: essay questions are not supported yet",
         f"{where}:42: gift: Intro: description (text with no answers) is not a question the "
         "model holds",
     ]
     assert r.summary() == (
-        "5 imported, 5 skipped (1 description (text with no answers) is not a question the "
-        "model holds; 1 essay questions are not supported yet; 1 matching questions are not "
-        "supported yet; 1 numerical questions are not supported yet; 1 short-answer questions "
-        "are not supported yet)")
-    holds, collectives, averaged, missing, escapes = r.items
+        "9 imported, 1 skipped (1 description (text with no answers) is not a question the "
+        "model holds)")
+    holds, collectives, averaged, operation, match, year, essay, missing, escapes = r.items
+    xml_operation = next(i for i in import_file(XML, "moodle-xml", lang="en").items
+                         if i.id == "name-the-operation")
+    assert operation.answers == xml_operation.answers
+    assert operation.text == xml_operation.text  # `#` with nothing after it: no feedback
+    assert match.type.value == "matching" and match.pairs == ("a", "b") and not match.distractors
+    assert match.text["en"].premises == {"a": "All-reduce", "b": "Broadcast"}
+    assert match.text["en"].responses == {"a": "sum everywhere", "b": "one to all"}
+    assert year.type.value == "numerical"
+    assert [(a.value, a.tolerance, a.fraction) for a in year.answers] == [(2016, 1, 1)]
+    assert essay.type.value == "essay" and essay.response_format == "editor"
+    assert (essay.lines, essay.response_required) == (15, True)  # Moodle's GIFT defaults
     xml = {i.id: i for i in import_file(XML, "moodle-xml", lang="en").items}
     # the same questions exported both ways give the same items (GIFT has no points/shuffle)
     assert holds.text == xml["dp-gpu-holds"].text | {
@@ -124,7 +132,15 @@ def test_gift_export():
     ("Q{=a ~b", "missing } around the answers"),
     ("Q}{=a ~b}", "} comes before {"),
     ("$CATEGORY: a\n::q::Q{=a ~b}", "text after $CATEGORY: in the same block"),
-    ("Q{true}", "short-answer questions"),  # Moodle's T/F words are upper case only
+    ("Q{#=eight}", "'eight' is not a number (Moodle 4.5 would import it as 'any answer "
+                   "is right')"),
+    ("Q{#=1:-1}", "tolerance -1 is below 0"),
+    ("Q{#=5..1}", "the range 5..1 is empty"),
+    ("Q{#=%50%1 =%20%2}", "no answer is worth 100%"),
+    ("Q{=%50%Paris =%10%Lyon}", "no answer is worth 100%"),
+    ("Q{=a -> 1}", "at least two pairs"),
+    ("Q{=a -> 1 =-> 2}", "at least two pairs (this one has 1)"),
+    ("Q{=a -> 1 =b}", "matching answer 'b' has no '->'"),
 ])
 def test_gift_questions_moodle_refuses_or_the_model_cannot_hold(text, reason):
     r = read_gift(text.encode(), "q.txt", "en")
@@ -204,21 +220,21 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     result = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--lang", "en")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("3 imported, 3 skipped (1 cloze (embedded answers) questions "
+    assert result.stdout.endswith("4 imported, 2 skipped (1 cloze (embedded answers) questions "
                                   "are not supported yet; 1 partial or negative credit in a "
                                   "single-answer question (the model holds partial credit for "
-                                  "multiple-answer questions); 1 short-answer questions are "
-                                  "not supported yet)\n")
-    assert (f"{XML}:151: moodle-xml: Name the operation: short-answer questions are not "
+                                  "multiple-answer questions))\n")
+    assert (f"{XML}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not "
             "supported yet") in result.stderr
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
-        "collectives.yaml", "dp-gpu-holds.yaml", "q-1-3.yaml"]
+        "collectives.yaml", "dp-gpu-holds.yaml", "name-the-operation.yaml", "q-1-3.yaml"]
     first = (bank / "dp-gpu-holds.yaml").read_text(encoding="utf-8")
     assert first.startswith("# yaml-language-server: $schema=")
     (bank / "bank.yaml").write_text("schema: 1\nid: cs101\ntitle: {en: CS101}\n"
                                     "languages: [en]\ndefault_language: en\n", encoding="utf-8")
     loaded = load_banks([bank])[0]
-    assert sorted(i.id for i in loaded) == ["collectives", "dp-gpu-holds", "q-1-3"]
+    assert sorted(i.id for i in loaded) == ["collectives", "dp-gpu-holds", "name-the-operation",
+                                            "q-1-3"]
     again = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank))
     assert again.returncode == 2 and "already exists" in again.stderr  # nothing overwritten
 

@@ -22,7 +22,7 @@ from dpassess.importers.safe import MAX_INPUT_BYTES, InputError
 from dpassess.markup.markdown import to_plain
 from dpassess.model import (
     MAX_TEXT,
-    Content,
+    ContentBase,
     Item,
     ItemType,
     MultipleResponse,
@@ -125,20 +125,24 @@ def choice_item(kind: ItemType, weights: dict[str, float] | None, **fields: Any)
             return MultipleResponse(type=kind, weights=weights, **fields)
         case ItemType.true_false:
             return TrueFalse(type=kind, **fields)
+        case (ItemType.numerical | ItemType.short_answer | ItemType.matching | ItemType.essay
+              | ItemType.ordering):
+            raise ValueError(f"{kind.value} is not a choice type")
         case _:
             assert_never(kind)
 
 
-def with_titles(item: Item, names: dict[str, str]) -> dict[str, Content]:
+def with_titles(item: Item, names: dict[str, str]) -> dict[str, ContentBase]:
     """The item's texts, each titled with its name in `names` (by language) where that is not
     what the item shows as title anyway (the stem's first line). Raises pydantic's
     ValidationError for a title the model does not hold (longer than `MAX_TEXT`)."""
-    out = {}
+    out: dict[str, ContentBase] = {}
     for lang, content in item.text.items():
         name = names.get(lang, "")
         shown = " ".join(to_plain(item.title(lang)).split()) or item.id
         if name and name != shown:
-            content = Content.model_validate({**dict(content), "title": title_markdown(name)})
+            content = content.model_copy(update={"title": title_markdown(name)})
+            type(content).model_validate(dict(content))  # the title's length
         out[lang] = content
     return out
 

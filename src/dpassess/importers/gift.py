@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from dpassess.importers.common import ImportResult, Skip, check_size, php_trim
 from dpassess.importers.moodle_text import label
-from dpassess.importers.questions import Answer, Builder, Question, Text
+from dpassess.importers.questions import Answer, Builder, Pair, Question, Text
 from dpassess.importers.safe import decode_utf8
 from dpassess.model import ItemType
 
@@ -47,6 +47,35 @@ def _post(text: str) -> str:
 
 def _php_empty(text: str) -> bool:
     return text in ("", "0")
+
+
+def _split(answers: str, sep: str) -> list[str]:
+    """explode(sep) with the first part dropped when it trims to PHP's empty, each trimmed."""
+    parts = answers.split(sep)
+    parts[0] = php_trim(parts[0])
+    if _php_empty(parts[0]):
+        parts.pop(0)
+    return [php_trim(p) for p in parts]
+
+
+def _weight(part: str, default: float) -> tuple[float, str]:
+    """qformat_gift::answerweightparser: a leading `%50%` (or `default`) and the rest."""
+    if not _WEIGHT.match(part):
+        return default, part
+    body = part[1:]
+    end = body.find("%")
+    raw = body[:end]
+    try:
+        return float(raw) / 100, body[end + 1:]
+    except ValueError:
+        raise Skip(f"answer weight %{raw}% is not a number") from None
+
+
+def _comment(part: str, fmt: str) -> tuple[Text, Text]:
+    """qformat_gift::commentparser: the answer and its feedback (after the first `#`)."""
+    bits = part.split("#", 1)
+    feedback = _text(php_trim(bits[1]), fmt) if len(bits) > 1 else Text("", fmt)
+    return _text(php_trim(bits[0]), fmt), feedback
 
 
 def _text(text: str, default: str) -> Text:
@@ -151,18 +180,20 @@ class _Reader:
                             idnumber, tags)
 
         if answers == "":
-            raise Skip("essay questions are not supported yet")
+            return made(ItemType.essay, [])
         if answers[0] == "#":
-            raise Skip("numerical questions are not supported yet")
+            return made(ItemType.numerical, self.numerical(answers[1:], stem.format))
         if "~" in answers:
             return made(*self.multichoice(answers, stem.format))
         if "=" in answers and "->" in answers:
-            raise Skip("matching questions are not supported yet")
+            question = made(ItemType.matching, [])
+            question.pairs = self.matching(answers, stem.format)
+            return question
         check = answers
         if answers.find("#") > 0:
             check = php_trim(answers[:answers.find("#")])
         if check not in _TRUE_FALSE:
-            raise Skip("short-answer questions are not supported yet")
+            return made(ItemType.short_answer, self.short_answer(answers, stem.format))
         return made(ItemType.true_false, self.truefalse(answers, stem.format))
 
     @staticmethod
@@ -172,6 +203,60 @@ class _Reader:
         idnumber = php_trim(m[1]).replace("\\]", "]") if m else ""
         tags = [php_trim(t).replace("\\]", "]") for t in _TAGS.findall(comments)]
         return idnumber, tags
+
+    @staticmethod
+    def numerical(answers: str, fmt: str) -> list[Answer]:
+        """`{#=%50%3:1 =2..4#feedback ~#wrong}`: value:tolerance or min..max per answer; what
+        follows `~` is the feedback for any other number (Moodle's `*` answer)."""
+        wrong = ""
+        if (pos := answers.find("~")) != -1:
+            answers, wrong = answers[:pos], answers[pos:]
+        out = []
+        for part in _split(answers, "="):
+            weight, part = _weight(part, 1.0)
+            text, feedback = _comment(part, fmt)
+            raw = text.text
+            if raw.find("..") > 0:
+                low, high = raw.split("..", 1)
+                out.append(Answer(Text("", fmt), weight, feedback,
+                                  range=(php_trim(low), php_trim(high))))
+            elif raw.find(":") > 0:
+                value, tolerance = raw.split(":", 1)
+                out.append(Answer(Text(php_trim(value), fmt), weight, feedback,
+                                  tolerance=php_trim(tolerance)))
+            else:
+                out.append(Answer(text, weight, feedback))
+        if not out:
+            raise Skip("a numerical question needs at least one answer")
+        if wrong:
+            out.append(Answer(Text("*", fmt), 0.0, _comment(wrong, fmt)[1]))
+        return out
+
+    @staticmethod
+    def short_answer(answers: str, fmt: str) -> list[Answer]:
+        """`{=Paris =%50%paris#feedback}`: every answer is right unless weighted."""
+        out = []
+        for part in _split(answers, "="):
+            weight, part = _weight(part, 1.0)
+            text, feedback = _comment(part, fmt)
+            out.append(Answer(text, weight, feedback))
+        if not out:
+            raise Skip("a short-answer question needs at least one answer")
+        return out
+
+    @staticmethod
+    def matching(answers: str, fmt: str) -> list[Pair]:
+        """`{=premise -> answer =-> distractor}`: the premise ends at the first `->`."""
+        parts = _split(answers, "=")
+        if len(parts) < 2:
+            raise Skip("a matching question needs at least two pairs")
+        out = []
+        for part in parts:
+            marker = part.find("->")
+            if marker == -1:
+                raise Skip(f"matching answer {_post(part)!r} has no '->'")
+            out.append(Pair(_text(part[:marker], fmt), php_trim(_post(part[marker + 2:]))))
+        return out
 
     @staticmethod
     def multichoice(answers: str, fmt: str) -> tuple[ItemType, list[Answer]]:
@@ -188,19 +273,10 @@ class _Reader:
             part = php_trim(part)
             if part.startswith("="):
                 weight, part = 1.0, part[1:]
-            elif _WEIGHT.match(part):
-                body = part[1:]
-                end = body.find("%")
-                raw, part = body[:end], body[end + 1:]
-                try:
-                    weight = float(raw) / 100
-                except ValueError:
-                    raise Skip(f"answer weight %{raw}% is not a number") from None
             else:
-                weight = 0.0
-            bits = part.split("#", 1)
-            feedback = _text(php_trim(bits[1]), fmt) if len(bits) > 1 else Text("", fmt)
-            out.append(Answer(_text(php_trim(bits[0]), fmt), weight, feedback))
+                weight, part = _weight(part, 0.0)
+            text, feedback = _comment(php_trim(part), fmt)
+            out.append(Answer(text, weight, feedback))
         return kind, out
 
     @staticmethod

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from typing import assert_never
+from urllib.parse import quote
 
 from lxml import etree
 
@@ -21,9 +23,17 @@ from dpassess.importers.common import (
     php_trim,
 )
 from dpassess.importers.moodle_text import label
-from dpassess.importers.questions import Answer, Builder, Question, Text
+from dpassess.importers.questions import (
+    Answer,
+    Builder,
+    EssaySettings,
+    Pair,
+    Question,
+    Text,
+)
 from dpassess.importers.safe import InputError, decode_utf8, line_of, parse_xml
 from dpassess.model import ItemType
+from dpassess.model.items import OrderingGrading
 
 CODE = "moodle-xml"
 
@@ -32,13 +42,31 @@ CODE = "moodle-xml"
 #: qformat_xml::trans_format
 _FORMATS = {"moodle_auto_format": "moodle", "html": "html", "plain_text": "plain",
             "wiki_like": "moodle", "markdown": "markdown"}
+#: The Moodle question types read, and the item type each becomes.
+_TYPES = {"multichoice": ItemType.single_choice, "truefalse": ItemType.true_false,
+          "numerical": ItemType.numerical, "shortanswer": ItemType.short_answer,
+          "matching": ItemType.matching, "match": ItemType.matching, "essay": ItemType.essay,
+          "ordering": ItemType.ordering}
 _SKIPPED_TYPES = {
-    "shortanswer": "short-answer", "numerical": "numerical", "description": "description",
-    "matching": "matching", "match": "matching", "cloze": "cloze (embedded answers)",
-    "multianswer": "cloze (embedded answers)", "essay": "essay", "calculated": "calculated",
+    "description": "description", "cloze": "cloze (embedded answers)",
+    "multianswer": "cloze (embedded answers)", "calculated": "calculated",
     "calculatedsimple": "calculated", "calculatedmulti": "calculated multichoice",
     "ddwtos": "drag and drop", "gapselect": "select missing words", "ddimageortext": "drag and drop",
     "ddmarker": "drag and drop", "randomsamatch": "random short-answer matching",
+}
+#: qtype_ordering's grading types (and its short names) -> the model's.
+_ORDERING_GRADING: dict[str, OrderingGrading] = {
+    "ALL_OR_NOTHING": "all_or_nothing", "ABSOLUTE_POSITION": "absolute_position",
+    "ABSOLUTE": "absolute_position", "ABS": "absolute_position",
+    "RELATIVE_NEXT_EXCLUDE_LAST": "relative_next_exclude_last",
+    "RELATIVE": "relative_next_exclude_last", "REL": "relative_next_exclude_last",
+    "": "relative_next_exclude_last",
+    "RELATIVE_NEXT_INCLUDE_LAST": "relative_next_include_last",
+    "RELATIVE_ONE_PREVIOUS_AND_NEXT": "relative_one_previous_and_next",
+    "RELATIVE_ALL_PREVIOUS_AND_NEXT": "relative_all_previous_and_next",
+    "LONGEST_ORDERED_SUBSET": "longest_ordered_subset",
+    "LONGEST_CONTIGUOUS_SUBSET": "longest_contiguous_subset",
+    "RELATIVE_TO_CORRECT": "relative_to_correct",
 }
 _ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
@@ -134,7 +162,7 @@ class _Reader:
                 self.b.note_languages(self.text_of(q.find("info")))
                 continue
             self.item = label(php_trim(q.findtext("name/text") or ""))
-            if qtype in ("multichoice", "truefalse"):
+            if qtype in _TYPES:
                 try:
                     self.b.question(self.question(q, qtype))
                 except Skip as exc:
@@ -164,24 +192,152 @@ class _Reader:
             self.unused_files(q.find(tag), tag)
         if q.findall("hint"):
             self.warn(f"{len(q.findall('hint'))} hint(s) not carried")
-        answers_el = q.findall("answer")
-        if not answers_el:
-            raise Skip("the question has no <answer>")
         name = self.text_of(name_el)
         idnumber = self.value(q, "idnumber", "")
-        if qtype == "truefalse":
-            return Question(self.line, ItemType.true_false, name, stem, general,
-                            self._truefalse(answers_el, fmt), idnumber, tags, points=points)
-        answers = []
-        for n, a in enumerate(answers_el, 1):
-            fraction = number(a.get("fraction", "0"), "fraction") / 100
-            answers.append(Answer(self.field(a, fmt, f"answer {n}"), fraction,
-                                  self.field(a.find("feedback"), fmt, f"answer {n} feedback")))
-        single = self.value(q, "single", "true") not in ("false", "", "0")
-        shuffle = self.value(q, "shuffleanswers", "false") not in ("false", "", "0")
-        kind = ItemType.single_choice if single else ItemType.multiple_response
-        return Question(self.line, kind, name, stem, general, answers, idnumber, tags,
-                        shuffle=shuffle, points=points)
+        stem = self._old_image(q, stem)
+        question = Question(self.line, _TYPES[qtype], name, stem, general, [], idnumber, tags,
+                            points=points, penalty=self._penalty(q))
+        answers_el = q.findall("answer")
+        match question.kind:
+            case ItemType.matching:
+                return self._matching(q, question, fmt)
+            case ItemType.essay:
+                return self._essay(q, question, fmt)
+            case (ItemType.single_choice | ItemType.multiple_response | ItemType.true_false
+                  | ItemType.numerical | ItemType.short_answer | ItemType.ordering):
+                pass
+            case _:
+                assert_never(question.kind)
+        if not answers_el:
+            raise Skip("the question has no <answer>")
+        match question.kind:
+            case ItemType.true_false:
+                question.answers = self._truefalse(answers_el, fmt)
+            case ItemType.numerical:
+                question.answers = self._answers(answers_el, fmt, plain=True, numeric=True)
+                self._units(q, question)
+            case ItemType.short_answer:
+                question.answers = self._answers(answers_el, fmt, plain=True)
+                question.case_sensitive = self.value(q, "usecase", "0") not in ("0", "", "false")
+            case ItemType.ordering:
+                question.answers = self._answers(answers_el, fmt, ordering=True)
+                self._ordering(q, question)
+            case ItemType.single_choice | ItemType.multiple_response:
+                question.answers = self._answers(answers_el, fmt)
+                single = self.value(q, "single", "true") not in ("false", "", "0")
+                question.kind = ItemType.single_choice if single else ItemType.multiple_response
+                question.shuffle = self.value(q, "shuffleanswers", "false") not in (
+                    "false", "", "0")
+                question.numbering = self.value(q, "answernumbering", "abc") or "abc"
+            case ItemType.matching | ItemType.essay:
+                pass
+            case _:
+                assert_never(question.kind)
+        return question
+
+    def _answers(self, answers: list[etree._Element], fmt: str, *, plain: bool = False,
+                 numeric: bool = False, ordering: bool = False) -> list[Answer]:
+        """qformat_xml::import_answer: the answers (plain text for numerical and short
+        answers, as Moodle reads them), with their grade (a position in ordering questions,
+        which Moodle ignores: their order is the answers' order) and feedback."""
+        out = []
+        for n, a in enumerate(answers, 1):
+            fraction = 0.0 if ordering else number(a.get("fraction", "0"), "fraction") / 100
+            text = Text(self.text_of(a), "plain") if plain else self.field(a, fmt,
+                                                                           f"answer {n}")
+            if plain:
+                self.unused_files(a, f"answer {n}")
+            tolerance = self.value(a, "tolerance", "0") if numeric else "0"
+            out.append(Answer(text, fraction,
+                              self.field(a.find("feedback"), fmt, f"answer {n} feedback"),
+                              tolerance=tolerance or "0"))
+        return out
+
+    def _units(self, q: etree._Element, question: Question) -> None:
+        """qformat_xml::import_numerical's units: graded (a penalty) or not."""
+        for u in q.findall("units/unit"):
+            question.units.append((self.value(u, "unit_name", ""),
+                                   self.value(u, "multiplier", "1") or "1"))
+        grading = self.value(q, "unitgradingtype", "0")
+        if question.units and grading in ("1", "2"):
+            question.unit_penalty = number(self.value(q, "unitpenalty", "0.1") or "0.1",
+                                           "unitpenalty")
+            if grading == "2":
+                self.warn("the unit penalty is a fraction of the question's mark in Moodle; "
+                          "read as a fraction of the response's")
+        if self.value(q, "unitsleft", "0") not in ("0", ""):
+            self.warn("units written left of the number are not carried")
+
+    def _ordering(self, q: etree._Element, question: Question) -> None:
+        """qtype_ordering::import_from_xml: the grading type; a subset shown is warned about."""
+        raw = self.value(q, "gradingtype", "").upper()
+        grading = _ORDERING_GRADING.get(raw)
+        if grading is None:
+            self.warn(f"ordering grading type {raw!r} is unknown; read as Moodle's default "
+                      "(relative to the next item, last excluded)")
+            grading = "relative_next_exclude_last"
+        question.grading = grading
+        select = self.value(q, "selecttype", "").upper() or "RANDOM"
+        try:
+            count = int(self.value(q, "selectcount", "0") or "0")
+        except ValueError:
+            count = 0
+        if select != "ALL" and 0 < count < len(question.answers):
+            self.warn(f"Moodle shows {count} of the {len(question.answers)} items "
+                      f"({select.lower()}); the item shows them all")
+
+    def _matching(self, q: etree._Element, question: Question, fmt: str) -> Question:
+        """qformat_xml::import_match: subquestions (an empty one holds a distractor)."""
+        for n, sub in enumerate(q.findall("subquestion"), 1):
+            question.pairs.append(Pair(self.field(sub, fmt, f"subquestion {n}"),
+                                       self.text_of(sub.find("answer"))))
+        question.shuffle = self.value(q, "shuffleanswers", "true") not in ("false", "", "0")
+        return question
+
+    def _essay(self, q: etree._Element, question: Question, fmt: str) -> Question:
+        """qformat_xml::import_essay."""
+        def whole(tag: str, default: int) -> int:
+            raw = self.value(q, tag, str(default))
+            try:
+                return int(raw or default)
+            except ValueError:
+                raise Skip(f"<{tag}> {raw!r} is not a whole number") from None
+
+        question.essay = EssaySettings(
+            response_format=self.value(q, "responseformat", "editor") or "editor",
+            required=whole("responserequired", 1) != 0,
+            lines=whole("responsefieldlines", 15),
+            attachments=whole("attachments", 0),
+            min_words=whole("minwordlimit", 0) or None,
+            max_words=whole("maxwordlimit", 0) or None,
+            grader_info=self.field(q.find("graderinfo"), fmt, "graderinfo"),
+            template=self.field(q.find("responsetemplate"), fmt, "responsetemplate"),
+        )
+        return question
+
+    def _penalty(self, q: etree._Element) -> float | None:
+        raw = self.value(q, "penalty", "")
+        return number(raw, "penalty") if raw else None
+
+    def _old_image(self, q: etree._Element, stem: Text) -> Text:
+        """Moodle 1.9's `<image>` with `<image_base64>`: Moodle stores the file in the question
+        text's area and appends it to the text (qformat_xml::import_headers)."""
+        name, data = self.value(q, "image", ""), self.value(q, "image_base64", "")
+        if not name:
+            return stem
+        if not data:
+            self.warn(f"<image> {name!r} without <image_base64> is not imported")
+            return stem
+        try:
+            content = base64.b64decode("".join(data.split()), validate=True)
+        except (binascii.Error, ValueError):
+            self.warn(f"<image_base64> of {name!r} is not valid base64; not imported")
+            return stem
+        name = name.replace("/", "_")
+        ref = f' <img src="@@PLUGINFILE@@/{quote(name)}" />'
+        files = stem.files if any(n == name for n, _ in stem.files) else (
+            *stem.files, (name, content))
+        return Text(stem.text + ref, stem.format, stem.area or "questiontext", files)
 
     def _truefalse(self, answers: list[etree._Element], fmt: str) -> list[Answer]:
         """qformat_xml::import_truefalse: answers named `true`/`false` (else true, then false)."""

@@ -13,10 +13,10 @@ import html
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import assert_never
+from typing import Literal, assert_never, get_args
 from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
@@ -36,6 +36,7 @@ from dpassess.importers.common import (
     option_ids,
     php_trim,
     slugify,
+    title_markdown,
     valid_id,
     validation_reason,
     with_titles,
@@ -48,9 +49,37 @@ from dpassess.importers.moodle_text import (
     select,
     to_markdown,
 )
-from dpassess.lms.moodle import GRADE_TOLERANCE
+from dpassess.lms.moodle import GRADE_TOLERANCE, percent, snap
 from dpassess.markup.markdown import to_plain
-from dpassess.model import TRUE_FALSE_IDS, Content, Item, ItemType, Option
+from dpassess.model import (
+    TRUE_FALSE_IDS,
+    AnswerContent,
+    Content,
+    ContentBase,
+    Essay,
+    EssayContent,
+    Item,
+    ItemType,
+    Matching,
+    MatchingContent,
+    Numerical,
+    Option,
+    Ordering,
+    OrderingContent,
+    ShortAnswer,
+    ShortAnswerContent,
+)
+from dpassess.model.items import (
+    LmsSettings,
+    MoodleSettings,
+    NumericAnswer,
+    OrderingGrading,
+    TextAnswer,
+    Unit,
+)
+
+Numbering = Literal["abc", "ABCD", "123", "iii", "IIII", "none"]
+ResponseFormat = Literal["editor", "plain", "monospaced"]
 
 # --- a Moodle question, as either reader sees it ---------------------------------------------
 
@@ -68,15 +97,45 @@ class Text:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
+    """An answer as Moodle stores it. A numerical answer's `text` is its number (or `*`, any
+    number), with its `tolerance`; GIFT's `min..max` gives `range` instead."""
+
     text: Text
     fraction: float
     feedback: Text
+    tolerance: str = "0"
+    range: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A matching question's subquestion: its premise (empty: `response` is a distractor) and
+    its answer, plain text."""
+
+    premise: Text
+    response: str
+
+
+@dataclass(frozen=True, slots=True)
+class EssaySettings:
+    """An essay question's settings, as Moodle's essay type names them."""
+
+    response_format: str = "editor"
+    required: bool = True
+    lines: int = 15
+    attachments: int = 0
+    min_words: int | None = None
+    max_words: int | None = None
+    grader_info: Text = Text()
+    template: Text = Text()
 
 
 @dataclass
 class Question:
-    """A question of the item type `kind` (Moodle's multichoice with one answer or several, or
-    truefalse, whose answers are `true` then `false`), found at `line` of the input."""
+    """A question of the item type `kind`, found at `line` of the input: multichoice (one
+    answer or several), truefalse (whose answers are `true` then `false`), numerical and
+    shortanswer (`answers`), match (`pairs`), essay (`essay`) or ordering (`answers` in the
+    right order)."""
 
     line: int
     kind: ItemType
@@ -88,6 +147,18 @@ class Question:
     tags: list[str] = field(default_factory=list)
     shuffle: bool = True
     points: float = 1.0
+    pairs: list[Pair] = field(default_factory=list)
+    case_sensitive: bool = False
+    #: (unit, multiplier as written), the first the one the answers are in.
+    units: list[tuple[str, str]] = field(default_factory=list)
+    #: None: units are not graded.
+    unit_penalty: float | None = None
+    essay: EssaySettings = EssaySettings()
+    #: An ordering question's grading type (the model's name).
+    grading: OrderingGrading = "relative_next_exclude_last"
+    #: Moodle's penalty per wrong try (None: not given) and answer numbering.
+    penalty: float | None = None
+    numbering: str = ""
 
     @property
     def label(self) -> str | None:
@@ -101,6 +172,11 @@ class Question:
         for a in self.answers:
             yield a.text.text
             yield a.feedback.text
+        for p in self.pairs:
+            yield p.premise.text
+            yield p.response
+        yield self.essay.grader_info.text
+        yield self.essay.template.text
 
 
 # --- embedded files (a Moodle file area per text) -> image files beside the items ------------
@@ -293,7 +369,8 @@ class Builder:
         for a in answers:
             if not -1 - GRADE_TOLERANCE <= a.fraction <= 1 + GRADE_TOLERANCE:
                 raise Skip(f"answer grade {a.fraction * 100:g}% is outside -100%..100%")
-        return answers, [max(-1.0, min(1.0, a.fraction)) for a in answers]
+        return answers, [self.grade(max(-1.0, min(1.0, a.fraction)), f"answer {n}", q)
+                         for n, a in enumerate(answers, 1)]
 
     def _choices(self, q: Question) -> _Choices:
         """The options, key and weights of the question's item type."""
@@ -325,6 +402,9 @@ class Builder:
                        for o, f in zip(ids, fractions, strict=True)):
                     weights = None
                 return _Choices(answers, ids, key, weights)
+            case (ItemType.numerical | ItemType.short_answer | ItemType.matching
+                  | ItemType.essay | ItemType.ordering):
+                raise ValueError(f"{q.kind.value} has no choices")
             case _:
                 assert_never(q.kind)
 
@@ -335,6 +415,16 @@ class Builder:
         match q.kind:
             case ItemType.single_choice | ItemType.multiple_response | ItemType.true_false:
                 return self._choice_item(q, topic, langs)
+            case ItemType.numerical:
+                return self._numerical_item(q, topic, langs)
+            case ItemType.short_answer:
+                return self._short_answer_item(q, topic, langs)
+            case ItemType.matching:
+                return self._matching_item(q, topic, langs)
+            case ItemType.essay:
+                return self._essay_item(q, topic, langs)
+            case ItemType.ordering:
+                return self._ordering_item(q, topic, langs)
             case _:
                 assert_never(q.kind)
 
@@ -361,6 +451,242 @@ class Builder:
                        options=tuple(Option(id=o) for o in choices.ids), key=tuple(choices.key))
         return self._built(q, topic, draft, text, make)
 
+    def _numerical_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        draft = self._draft(q, langs)
+        answers: list[NumericAnswer] = []
+        feedback: list[Text] = []
+        for n, a in enumerate(q.answers, 1):
+            raw = php_trim(a.text.text)
+            fraction = self._typed_fraction(q, a.fraction, n)
+            if a.range is None and raw in ("*", ""):
+                if fraction > 0:
+                    raise Skip(f"answer {n} ('*') gives {fraction * 100:g}% for any number: "
+                               "the model holds no catch-all answer")
+                if php_trim(a.feedback.text):
+                    self.warn(f"answer {n} ('*', feedback for any other number) is not "
+                              "carried", line=q.line, item=q.label)
+                continue
+            if a.range is not None:
+                low, high = (_number(r, f"answer {n}", self.code) for r in a.range)
+                if low > high:
+                    raise Skip(f"answer {n}: the range {a.range[0]}..{a.range[1]} is empty")
+                spec: dict[str, float] = {"min": low, "max": high}
+            else:
+                tolerance = _number(a.tolerance or "0", f"answer {n} tolerance", self.code)
+                if tolerance < 0:
+                    raise Skip(f"answer {n}: tolerance {a.tolerance} is below 0")
+                spec = {"value": _number(raw, f"answer {n}", self.code), "tolerance": tolerance}
+            try:
+                answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
+                                             fraction=fraction, **spec))
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+            feedback.append(self._link(q, a.feedback, draft.files))
+        if not answers:
+            raise Skip("a numerical question needs at least one answer")
+        if not any(a.fraction == 1 for a in answers):
+            raise Skip("no answer is worth 100%: nobody could get this question fully right")
+        units = []
+        for n, (unit, multiplier) in enumerate(q.units, 1):
+            try:
+                units.append(Unit(unit=unit, multiplier=_number(multiplier, f"unit {n} "
+                                                                "multiplier", self.code)))
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        general = self._link(q, q.general, draft.files)
+        text = {model: AnswerContent(
+            stem=self._stem(q, draft, code),
+            feedback={a.id: md for a, fb in zip(answers, feedback, strict=True)
+                      if (md := _markdown(fb, code, inline=False))},
+            explanation=_markdown(general, code, inline=False) or None)
+            for model, code in langs}
+        make = partial(Numerical, type=ItemType.numerical, answers=tuple(answers),
+                       units=tuple(units), unit_penalty=q.unit_penalty if units else None)
+        return self._built(q, topic, draft, text, make)
+
+    def _short_answer_item(self, q: Question, topic: str, langs: list[tuple[str, str]]
+                           ) -> Item:
+        """Answers in a row with the same grade and feedback are one answer's wordings."""
+        draft = self._draft(q, langs)
+        groups: list[tuple[float, Text, list[str]]] = []
+        seen: dict[str, int] = {}
+        blank = 0
+        for n, a in enumerate(q.answers, 1):
+            word = php_trim(a.text.text)
+            if not word:
+                blank += 1
+                continue
+            fraction = self._typed_fraction(q, a.fraction, n)
+            norm = " ".join(word.split())
+            norm = norm if q.case_sensitive else norm.casefold()
+            if norm in seen:
+                self.warn(f"answer {n} ({word!r}) repeats answer {seen[norm]}; left out (Moodle "
+                          "grades a response by the first answer it matches)", line=q.line,
+                          item=q.label)
+                continue
+            seen[norm] = n
+            if groups and groups[-1][0] == fraction and groups[-1][1] == a.feedback:
+                groups[-1][2].append(word)
+            else:
+                groups.append((fraction, a.feedback, [word]))
+        if blank:
+            self.warn(f"{blank} blank answer(s) left out (Moodle drops blank answers too)",
+                      line=q.line, item=q.label)
+        if not groups:
+            raise Skip("a short-answer question needs at least one answer")
+        if not any(f == 1 for f, _, _ in groups):
+            raise Skip("no answer is worth 100%: nobody could get this question fully right "
+                       "(Moodle refuses such a question and stops the import there)")
+        ids = option_ids(len(groups))
+        feedback = [self._link(q, fb, draft.files) for _, fb, _ in groups]
+        general = self._link(q, q.general, draft.files)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = ShortAnswerContent(
+                    stem=self._stem(q, draft, code),
+                    answers={aid: _unique(select(w, code) for w in words)
+                             for aid, (_, _, words) in zip(ids, groups, strict=True)},
+                    feedback={aid: md for aid, fb in zip(ids, feedback, strict=True)
+                              if (md := _markdown(fb, code, inline=False))},
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(ShortAnswer, type=ItemType.short_answer, case_sensitive=q.case_sensitive,
+                       answers=tuple(TextAnswer(id=aid, fraction=f)
+                                     for aid, (f, _, _) in zip(ids, groups, strict=True)))
+        return self._built(q, topic, draft, text, make)
+
+    def _matching_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        """Subquestions with a text are pairs; those without are distractor responses."""
+        draft = self._draft(q, langs)
+        pairs = [p for p in q.pairs if php_trim(p.premise.text)]
+        extra = [p for p in q.pairs if not php_trim(p.premise.text) and php_trim(p.response)]
+        for n, p in enumerate(pairs, 1):
+            if not php_trim(p.response):
+                raise Skip(f"subquestion {n} has no answer to match")
+        if len(pairs) < 2:
+            raise Skip(f"a matching question needs at least two pairs (this one has "
+                       f"{len(pairs)})")
+        ids = option_ids(len(pairs) + len(extra))
+        premises = [self._link(q, p.premise, draft.files) for p in pairs]
+        general = self._link(q, q.general, draft.files)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = MatchingContent(
+                    stem=self._stem(q, draft, code),
+                    premises={pid: _markdown(t, code, inline=True)
+                              for pid, t in zip(ids, premises, strict=False)},
+                    responses={pid: _plain_markdown(p.response, code)
+                               for pid, p in zip(ids, [*pairs, *extra], strict=True)},
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(Matching, type=ItemType.matching, pairs=tuple(ids[:len(pairs)]),
+                       distractors=tuple(ids[len(pairs):]), shuffle=q.shuffle)
+        return self._built(q, topic, draft, text, make)
+
+    def _essay_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        e = q.essay
+        response_format = _RESPONSE_FORMATS.get(e.response_format)
+        if response_format is None:
+            raise Skip(f"essay response format {e.response_format!r} (attachments only) is "
+                       "not one the model holds (editor, plain, monospaced)")
+        if e.attachments:
+            self.warn(f"{e.attachments} attachment(s) allowed in Moodle: attachments are not "
+                      "carried", line=q.line, item=q.label)
+        lines = min(100, max(1, e.lines))
+        if lines != e.lines:
+            self.warn(f"a response box of {e.lines} lines is written as {lines}", line=q.line,
+                      item=q.label)
+        draft = self._draft(q, langs)
+        general = self._link(q, q.general, draft.files)
+        info = self._link(q, e.grader_info, draft.files)
+        text = {}
+        for model, code in langs:
+            template = to_plain(_markdown(e.template, code, inline=False)) \
+                if e.template.format == "html" else select(e.template.text, code)
+            try:
+                text[model] = EssayContent(
+                    stem=self._stem(q, draft, code),
+                    grader_info=_markdown(info, code, inline=False) or None,
+                    response_template=php_trim(template) or None,
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(Essay, type=ItemType.essay, response_format=response_format,
+                       response_required=e.required, lines=lines, min_words=e.min_words,
+                       max_words=e.max_words)
+        return self._built(q, topic, draft, text, make)
+
+    def _ordering_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        """The answers are the options in the right order."""
+        answers = [a for a in q.answers if php_trim(a.text.text)]
+        if len(answers) < 2:
+            raise Skip("an ordering question needs at least two items to order")
+        draft = self._draft(q, langs)
+        ids = option_ids(len(answers))
+        texts = [self._link(q, a.text, draft.files) for a in answers]
+        for n, a in enumerate(answers, 1):
+            if php_trim(a.feedback.text):
+                self.warn(f"feedback of item {n} is not carried (ordering items have none)",
+                          line=q.line, item=q.label)
+        general = self._link(q, q.general, draft.files)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = OrderingContent(
+                    stem=self._stem(q, draft, code),
+                    options={oid: _markdown(t, code, inline=True)
+                             for oid, t in zip(ids, texts, strict=True)},
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(Ordering, type=ItemType.ordering, options=tuple(ids), grading=q.grading)
+        return self._built(q, topic, draft, text, make)
+
+    def _stem(self, q: Question, draft: _Draft, code: str) -> str:
+        return _markdown(self._link(q, q.stem, draft.files), code, inline=False)
+
+    def _typed_fraction(self, q: Question, fraction: float, n: int) -> float:
+        """A numerical or short answer's grade, within 0..1 (Skip if not)."""
+        if not -GRADE_TOLERANCE <= fraction <= 1 + GRADE_TOLERANCE:
+            raise Skip(f"answer {n} is worth {fraction * 100:g}%; a typed answer is worth 0% "
+                       "to 100%")
+        return self.grade(fraction, f"answer {n}", q)
+
+    def grade(self, fraction: float, what: str, q: Question) -> float:
+        """A grade as Moodle's list writes it (`0.3333333`); one off the list is warned about
+        (Moodle refuses the whole file) and kept, to 7 decimals."""
+        grade, ok = snap(fraction)
+        if ok:
+            return float(grade)
+        self.warn(f"{what}: grade {fraction * 100:g}% is not one Moodle accepts (Moodle refuses "
+                  f"the whole file; the nearest is {percent(grade)}%); kept as it is",
+                  line=q.line, item=q.label)
+        return round(fraction, 7)
+
+    def _lms(self, q: Question) -> LmsSettings | None:
+        """Moodle's penalty and answer numbering where they differ from Moodle's defaults."""
+        penalty = None
+        if q.penalty is not None:
+            default = 1.0 if q.kind is ItemType.true_false else 1 / 3
+            if not 0 <= q.penalty <= 1:
+                self.warn(f"penalty {q.penalty:g} is outside 0..1; not carried", line=q.line,
+                          item=q.label)
+            elif abs(q.penalty - default) >= 0.005:  # Moodle's own rounding fix for 1/3
+                penalty = round(q.penalty, 7)
+        numbering = _NUMBERING.get(q.numbering)
+        if q.numbering and numbering is None:
+            self.warn(f"answer numbering {q.numbering!r} is not one Moodle offers; not carried",
+                      line=q.line, item=q.label)
+        if numbering == "abc":
+            numbering = None
+        if penalty is None and numbering is None:
+            return None
+        return LmsSettings(moodle=MoodleSettings(penalty=penalty, answer_numbering=numbering))
+
     # -- what the builders share --------------------------------------------------------------
     def _draft(self, q: Question, langs: list[tuple[str, str]]) -> _Draft:
         """The id the question's item gets (taken once the item is built), its names by
@@ -373,13 +699,14 @@ class Builder:
         item_id = free_id(wanted, self._ids)
         return _Draft(item_id, wanted, id_note, names, _Files(item_id))
 
-    def _built(self, q: Question, topic: str, draft: _Draft, text: dict[str, Content],
+    def _built(self, q: Question, topic: str, draft: _Draft, text: Mapping[str, ContentBase],
                make: Callable[..., Item]) -> Item:
         """The item `make` builds from the fields every item has and its `text` (titled by the
         question's names): its id is then taken and its files are written."""
         if draft.id_note:
             self.warn(draft.id_note, line=q.line, item=q.label)
-        fields = dict(id=draft.item_id, topic=topic, points=q.points, tags=self._tags(q.tags))
+        fields = dict(id=draft.item_id, topic=topic, points=q.points, tags=self._tags(q.tags),
+                      lms=self._lms(q))
         try:
             item = make(**fields, text=text)
             titled = with_titles(item, draft.names)
@@ -446,3 +773,37 @@ class Builder:
                 out.setdefault(clean, None)
         return tuple(out)
 
+
+
+#: Moodle's answer numbering styles (qtype_multichoice).
+_NUMBERING: dict[str, Numbering] = {n: n for n in get_args(Numbering)}
+#: Moodle's essay response formats the model holds.
+_RESPONSE_FORMATS: dict[str, ResponseFormat] = {
+    "editor": "editor", "editorfilepicker": "editor", "plain": "plain",
+    "monospaced": "monospaced"}
+#: A number as PHP's is_numeric reads it (after trimming), without hexadecimal: what Moodle's
+#: readers accept as a numerical answer.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number(text: str, what: str, code: str) -> float:
+    """A numerical answer's number, or Skip naming it."""
+    raw = php_trim(text)
+    if not _NUMBER.fullmatch(raw) or abs(value := float(raw)) == float("inf"):
+        extra = (" (Moodle 4.5 would import it as 'any answer is right')"
+                 if code == "gift" and "tolerance" not in what else "")
+        raise Skip(f"{what}: {raw!r} is not a number{extra}")
+    return value
+
+
+def _unique(words: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w for w in (php_trim(w) for w in words) if w))
+
+
+def _plain_markdown(text: str, code: str) -> str:
+    """A plain-text answer (a matching response) in language `code`, as Markdown; text with
+    multilang spans is HTML, whose entities are decoded."""
+    shown = select(text, code)
+    if shown != text:
+        shown = html.unescape(shown)
+    return title_markdown(php_trim(shown))

@@ -7,6 +7,8 @@ import stat
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import Any
+from xml.parsers import expat
 
 from lxml import etree
 
@@ -18,11 +20,6 @@ MAX_ZIP_TOTAL = 200 << 20
 MAX_ZIP_ENTRIES = 20_000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry (zip bombs are >1000)
 
-# A document type declaration with an internal subset (`<!DOCTYPE x [ ... ]>`) in the prolog:
-# the only place entities can be declared. `<!ENTITY` inside CDATA or text is harmless.
-_INTERNAL_SUBSET = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*<!DOCTYPE\s[^\[>]*\[", re.DOTALL
-)
 # What zipfile raises on damaged archives besides BadZipFile (zlib.error for broken deflate
 # data, NotImplementedError for unknown methods, RuntimeError for encrypted entries, ...).
 _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
@@ -61,16 +58,48 @@ def decode_utf8(data: bytes, name: str) -> str:
         ) from None
 
 
+class _Prolog(Exception):
+    """Raised by the prolog scan's handlers to stop at the document type or the root."""
+
+
+def _internal_subset(data: bytes) -> bool | None:
+    """Whether the document type declaration has an internal subset (`<!DOCTYPE x [ ... ]>`,
+    where entities are declared), read by expat, which stops at the declaration or the root
+    element: nothing is expanded or fetched. None when expat cannot read the prolog (an
+    encoding it does not know): lxml's own checks then decide."""
+    parser = expat.ParserCreate()
+    found: list[bool] = []
+
+    def doctype(name: str, system: str | None, public: str | None, internal: int) -> None:
+        found.append(bool(internal))
+        raise _Prolog
+
+    def start(name: str, attrs: object) -> None:
+        raise _Prolog
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(data, True)
+    except _Prolog:
+        pass
+    except expat.ExpatError:
+        return None
+    return bool(found and found[0])
+
+
 def parse_xml(data: bytes, name: str) -> etree._Element:
     """Parse untrusted XML: no DTD loading, no entity expansion, no network, no huge trees.
 
-    Documents with an internal DTD subset, where entities are declared, are refused outright
-    (billion laughs, XXE); a plain `<!DOCTYPE x>` is ignored."""
-    if _INTERNAL_SUBSET.match(data):
-        raise InputError(
-            f"{name}: entity declarations are not accepted (the document has an internal DTD "
-            "subset)"
-        )
+    A document type declaration with an internal subset, where entities are declared, is
+    refused (billion laughs, XXE; entities expanded into attributes); a plain `<!DOCTYPE x>`,
+    or one naming an external DTD, is read without loading it. An entity reference that
+    cannot be resolved (undeclared, or declared in a DTD not loaded) is an error: its text
+    would be lost, and so would the text after it."""
+    refused = InputError(f"{name}: entity declarations are not accepted (the document type "
+                         "declaration has an internal subset)")
+    if _internal_subset(data):
+        raise refused
     parser = etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -81,11 +110,24 @@ def parse_xml(data: bytes, name: str) -> etree._Element:
         remove_pis=True,
     )
     try:
-        return etree.fromstring(data, parser)
+        root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         line, col = exc.position if exc.position else (1, 1)
         msg = str(exc.msg or exc).split(", line ")[0]
         raise InputError(f"{name}:{line}:{col}: invalid XML: {msg}") from None
+    dtd: Any = root.getroottree().docinfo.internalDTD  # lxml-stubs omit DTD's iterators
+    if dtd is not None and (any(True for _ in dtd.iterentities())
+                            or any(True for _ in dtd.iterelements())):
+        raise refused
+    for entry in parser.error_log:
+        if "UNDECLARED_ENTITY" in entry.type_name:
+            raise InputError(f"{name}:{entry.line}:{entry.column}: {entry.message.strip()}: an "
+                             "entity that is not declared in the document cannot be read "
+                             "(write the character itself)")
+    for ref in root.iter(etree.Entity):
+        raise InputError(f"{name}:{line_of(ref)}: entity reference {ref.text} cannot be read "
+                         "(write the character itself)")
+    return root
 
 
 def line_of(el: etree._Element) -> int:
