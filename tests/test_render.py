@@ -18,6 +18,8 @@ _ascii = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), ma
 @example("x.  ")
 @example("Word\u00a0")
 @example("a \u2028b")
+@example("a $x$ b")
+@example("pay $5 or $x$")
 def test_fast_path_equals_markdown_it(text):
     assert to_html(text) == _md.render(text).strip()
 

@@ -63,7 +63,7 @@ logging.getLogger("markdown_it").setLevel(logging.WARNING)
 # paragraph in CommonMark: no emphasis, code, links, HTML, entities, lists, headings or breaks.
 # Most item text is like that, and it skips the parser (tests/test_render.py checks equality
 # with markdown-it on generated strings).
-_PLAIN = re.compile(r"[^\s\d\\`*_\[\]<>&!#|~=+\-{}^$@%][^\\`*_\[\]<>&!#|~=+{}^\n\r\t\f\v]*")
+_PLAIN = re.compile(r"[^\s\d\\`*_\[\]<>&!#|~=+\-{}^$@%][^\\`*_\[\]<>&!#|~=+{}^$\n\r\t\f\v]*")
 
 
 def _fast_paragraph(source: str) -> str | None:
