@@ -18,7 +18,18 @@ from dpassess.lint.config import LintConfig
 from dpassess.lint.glossary import Glossary
 from dpassess.lint.langid import LanguageGuesser
 from dpassess.lint.text import Phrases, plain, words
-from dpassess.model import Bank, ChoiceBase, ChoiceItem, Content, Item
+from dpassess.model import (
+    Bank,
+    ChoiceBase,
+    ChoiceItem,
+    Content,
+    Essay,
+    Item,
+    Matching,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+)
 
 T = TypeVar("T")
 #: The item class of a context.
@@ -182,7 +193,8 @@ class ItemContext(Generic[ItemT]):
 
     @cached_property
     def pairs(self) -> list[tuple[str, str, FieldPath, str, str]]:
-        """(reference language, language, field, reference text, text) for shared fields."""
+        """(reference language, language, field, reference text, text) for shared fields (not
+        a short answer's accepted wordings: each language lists its own)."""
         ref = self.reference
         if ref is None:
             return []
@@ -192,6 +204,8 @@ class ItemContext(Generic[ItemT]):
             if lang == ref:
                 continue
             for sub, text in self.field_map(lang).items():
+                if sub[0] == "answers":
+                    continue  # accepted wordings are per language, not translations
                 other = ref_fields.get(sub)
                 if other is not None:
                     out.append((ref, lang, sub, other, text))
@@ -223,17 +237,37 @@ class ItemContext(Generic[ItemT]):
 
 def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:
     """Every text field of `item` in `lang` with its path in the item file, in file order."""
+    c = item.text[lang]
+    out: list[tuple[FieldPath, str]] = []
+    if c.title is not None:
+        out.append((("text", lang, "title"), c.title))
+    out.append((("text", lang, "stem"), c.stem))
+    feedback: dict[str, str] = {}
     match item:
         case ChoiceBase():
-            c = item.text[lang]
-            out: list[tuple[FieldPath, str]] = []
-            if c.title is not None:
-                out.append((("text", lang, "title"), c.title))
-            out.append((("text", lang, "stem"), c.stem))
-            out += [(("text", lang, "options", oid), t) for oid, t in c.options.items()]
-            out += [(("text", lang, "feedback", oid), t) for oid, t in c.feedback.items()]
-            if c.explanation is not None:
-                out.append((("text", lang, "explanation"), c.explanation))
-            return out
+            out += [(("text", lang, "options", oid), t) for oid, t in item.text[lang].options.items()]
+            feedback = item.text[lang].feedback
+        case Ordering():
+            out += [(("text", lang, "options", oid), t) for oid, t in item.text[lang].options.items()]
+        case Matching():
+            m = item.text[lang]
+            out += [(("text", lang, "premises", pid), t) for pid, t in m.premises.items()]
+            out += [(("text", lang, "responses", pid), t) for pid, t in m.responses.items()]
+        case ShortAnswer():
+            out += [(("text", lang, "answers", aid, k), w)
+                    for aid, ws in item.text[lang].answers.items() for k, w in enumerate(ws)]
+            feedback = item.text[lang].feedback
+        case Numerical():
+            feedback = item.text[lang].feedback
+        case Essay():
+            e = item.text[lang]
+            if e.grader_info is not None:
+                out.append((("text", lang, "grader_info"), e.grader_info))
+            if e.response_template is not None:
+                out.append((("text", lang, "response_template"), e.response_template))
         case _:
             assert_never(item)
+    out += [(("text", lang, "feedback", oid), t) for oid, t in feedback.items()]
+    if c.explanation is not None:
+        out.append((("text", lang, "explanation"), c.explanation))
+    return out

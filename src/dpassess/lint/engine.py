@@ -23,7 +23,7 @@ from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.langid import ModelDeferred
 from dpassess.lint.registry import Hit, Rule
 from dpassess.lint.text import clear_memos
-from dpassess.model import Bank, Item, LoadedItem
+from dpassess.model import Bank, Item, LoadedItem, Suppression
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.parallel import Pool, chunks, worker_count
 
@@ -36,8 +36,9 @@ MODEL_SAMPLE = 64
 #: The rule that reads the language model (TR007 wrong-language).
 MODEL_RULE = "TR007"
 
-#: What one item's item rules produced: its findings and the suppressed codes that fired.
-ItemResult = tuple[list[Diagnostic], set[str]]
+#: What one item's item rules produced: its findings and the indices (in `item.suppress`) of
+#: the suppressions that silenced one.
+ItemResult = tuple[list[Diagnostic], set[int]]
 
 
 class Checked(NamedTuple):
@@ -45,7 +46,7 @@ class Checked(NamedTuple):
     (`deferred`: each such rule's index in the item's rule list, and where its findings go)."""
 
     found: list[Diagnostic]
-    hit_codes: set[str]
+    used: set[int]
     deferred: list[tuple[int, int]]
 
 
@@ -82,28 +83,42 @@ class ItemRules:
         return rules
 
 
-def _apply(rule: Rule, ctx: ItemContext[Item], off: set[str], hit_codes: set[str],
+def _silencer(suppress: tuple[Suppression, ...], code: str, hit: Hit) -> int | None:
+    """The index of the first suppression that covers `hit` of rule `code`, if any."""
+    field = None
+    for j, sup in enumerate(suppress):
+        if sup.rule != code:
+            continue
+        if field is None:
+            field = format_field(hit.loc)
+        if sup.covers(code, field, hit.term):
+            return j
+    return None
+
+
+def _apply(rule: Rule, ctx: ItemContext[Item], off: set[str], used: set[int],
            locate: Locator) -> list[Diagnostic]:
     new = []
     for hit in _run(rule, ctx):
-        if rule.code in off:
-            hit_codes.add(rule.code)
-        else:
+        j = _silencer(ctx.item.suppress, rule.code, hit) if rule.code in off else None
+        if j is None:
             new.append(_diagnostic(rule, ctx.path, hit, locate))
+        else:
+            used.add(j)
     return new
 
 
 def _check_item(ctx: ItemContext[Item], rules: list[Rule], locate: Locator) -> Checked:
     off = {s.rule for s in ctx.item.suppress}
     found: list[Diagnostic] = []
-    hit_codes: set[str] = set()
+    used: set[int] = set()
     deferred: list[tuple[int, int]] = []
     for i, r in enumerate(rules):
         try:
-            found += _apply(r, ctx, off, hit_codes, locate)
+            found += _apply(r, ctx, off, used, locate)
         except ModelDeferred:
             deferred.append((i, len(found)))
-    return Checked(found, hit_codes, deferred)
+    return Checked(found, used, deferred)
 
 
 #: What every worker shares: the items to check, the rules and the bank's context.
@@ -127,15 +142,15 @@ def _complete(e: LoadedItem, checked: Checked, rules: ItemRules, bctx: BankConte
               locate: Locator) -> ItemResult:
     """The item's result with its deferred rules run here, their findings where they would
     have been."""
-    found, hit_codes, deferred = checked
+    found, used, deferred = checked
     if deferred:
         ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
         off = {s.rule for s in e.item.suppress}
         item_rules = rules.of(e.item)
         for i, at in reversed(deferred):
-            found[at:at] = _apply(item_rules[i], ctx, off, hit_codes, locate)
+            found[at:at] = _apply(item_rules[i], ctx, off, used, locate)
         ctx.release()
-    return found, hit_codes
+    return found, used
 
 
 def _sample_needs_model(todo: list[LoadedItem], rules: ItemRules, bctx: BankContext) -> bool:
@@ -256,23 +271,24 @@ def _lint(
             bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
             fresh = dict(zip((e.path for e in todo), _results(pool, todo, item_rules, bctx),
                              strict=True))
-        used: dict[str, set[str]] = {}
-        suppressed = {e.item.id: {s.rule for s in e.item.suppress} for e in entries}
+        used: dict[str, set[int]] = {}
+        suppress = {e.item.id: e.item.suppress for e in entries}
         for e in entries:
-            found, hit_codes = known[e.path] if e.path in known else fresh[e.path]
+            found, silenced = known[e.path] if e.path in known else fresh[e.path]
             if record is not None:
-                record[e.path] = (found, hit_codes)
+                record[e.path] = (found, silenced)
             out.extend(found)
-            used[e.item.id] = set(hit_codes)
+            used[e.item.id] = set(silenced)
         for r, hits in bank_hits:
             for hit in hits:
                 if hit.item_id is not None and hit.item_id in used:
-                    if r.code in suppressed[hit.item_id]:
-                        used[hit.item_id].add(r.code)
+                    j = _silencer(suppress[hit.item_id], r.code, hit)
+                    if j is not None:
+                        used[hit.item_id].add(j)
                         continue
                     out.append(_diagnostic(r, bank.path_of(hit.item_id), hit, locate))
                 else:
-                    out.append(_diagnostic(r, bank.config_path or bank.root, hit, locate))
+                    out.append(_diagnostic(r, bank.config_path or str(bank.root), hit, locate))
         for e in entries:
             if not e.item.suppress:
                 continue

@@ -9,16 +9,39 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TypeVar, cast
 
-from dpassess.lint.text import gated_finditer, needles
+from dpassess.lint.stem import same_word
+from dpassess.lint.text import gated_finditer, needles, words
 from dpassess.model import BankConfig, GlossaryTerm
 
 T = TypeVar("T")
 
-#: Inflections of a glossary-language (English) term still count as the term: GPUs, sharded.
-_SUFFIX = r"(?:s|es|ed|d|ing)?"
+#: Clitics and particles an Indonesian word takes after a rendering: rata-ratanya, mediannya,
+#: bukankah, itulah (reduplication, sampel-sampel, needs nothing: a hyphen ends a word).
+_CLITICS = r"(?:-?(?:nya|lah|kah|pun|ku|mu))?"
+
+
+def _plural(word: str) -> tuple[str, ...]:
+    """The English plural forms of a word: GPUs, buses, probabilities (and `-es` always)."""
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return (word[:-1] + "ies",)
+    return (word + "s", word + "es")
+
+
+def inflections(term: GlossaryTerm) -> tuple[str, ...]:
+    """The glossary-language forms that count as `term`: the term, its plural, and the forms
+    the term lists in `inflections` (sharded, sharding); `mean` is not `meaning`."""
+    head, _, last = term.term.rpartition(" ")
+    plural = tuple(f"{head} {p}" if head else p for p in _plural(last))
+    listed: tuple[str, ...] = getattr(term, "inflections", None) or ()
+    return (term.term, *plural, *listed)
+
+
+def _suffix(lang: str, glossary_language: str) -> str:
+    return _CLITICS if lang != glossary_language and lang.split("-")[0] == "id" else ""
 
 
 class _Terms:
@@ -79,7 +102,8 @@ class Glossary:
         self.language = config.glossary_language
         self.terms: tuple[GlossaryTerm, ...] = config.glossary
         langs = set(config.languages) | {self.language}
-        self._source = _group_pattern([(i, (t.term,)) for i, t in enumerate(self.terms)], _SUFFIX)
+        self._source = _group_pattern(
+            [(i, inflections(t)) for i, t in enumerate(self.terms)], "")
         self._accepted: dict[str, _Terms | None] = {}
         self._wrong: dict[str, _Terms | None] = {}
         for lang in langs:
@@ -87,10 +111,12 @@ class Glossary:
                 self._accepted[lang] = self._source
             else:
                 self._accepted[lang] = _group_pattern(
-                    [(i, t.accepted(lang)) for i, t in enumerate(self.terms)], ""
+                    [(i, t.accepted(lang)) for i, t in enumerate(self.terms)],
+                    _suffix(lang, self.language),
                 )
             self._wrong[lang] = _group_pattern(
-                [(i, t.wrong.get(lang, ())) for i, t in enumerate(self.terms)], ""
+                [(i, t.wrong.get(lang, ())) for i, t in enumerate(self.terms)],
+                _suffix(lang, self.language),
             )
         self._memo: dict[tuple[str, str, str], object] = {}
         forms = [f for t in self.terms for fs in (t.render | t.wrong).values() for f in fs]
@@ -162,6 +188,29 @@ class Glossary:
             out[k] = memo["a", lang, texts[k]] = frozenset(f)
         return out
 
+    def counts(self, text: str, lang: str) -> Counter[int]:
+        """How many times `text` (in `lang`) uses each term in an accepted form (in the
+        glossary language: the term)."""
+        pat = self._accepted.get(lang)
+        if pat is None:
+            return Counter()
+        return self._cached("c", lang, text, lambda: _count(pat, text.lower()))
+
+    def inflected(self, text: str, lang: str, index: int) -> bool:
+        """Whether an Indonesian `text` renders term `index` in an inflected form the patterns
+        do not list: each word of a rendering matched by a word with the same root, in order
+        (`dibakukan` for `membakukan`, `merata-ratakan` for `rata-rata`)."""
+        if lang.split("-")[0] != "id":
+            return False
+        ws = words(text.lower())
+        for form in self.terms[index].accepted(lang):
+            fw = form.lower().split()
+            n = len(fw)
+            for k in range(len(ws) - n + 1):
+                if all(same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+                    return True
+        return False
+
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
         """(term index, matched text) for each declared wrong rendering in `text`."""
         pat = self._wrong.get(lang)
@@ -204,6 +253,23 @@ def _blank(pat: _Terms, text: str) -> str:
         last = b
     out.append(text[last:])
     return "".join(out)
+
+
+#: "bucket by bucket", "layer after layer": one use of the term (Indonesian: per bucket).
+_IDIOM_JOINS = frozenset({" by ", " after ", " demi "})
+
+
+def _count(pat: _Terms, low: str) -> Counter[int]:
+    out: Counter[int] = Counter()
+    last: dict[int, int] = {}
+    for m in pat.finditer(low):
+        if not m.lastgroup:
+            continue
+        i = int(m.lastgroup[1:])
+        if i not in last or low[last[i]:m.start()] not in _IDIOM_JOINS:
+            out[i] += 1
+        last[i] = m.end()
+    return out
 
 
 def _indices(pat: _Terms, text: str) -> list[int]:

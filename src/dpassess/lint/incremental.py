@@ -21,13 +21,16 @@ from dpassess.lint.engine import ItemResult, lint_banks
 from dpassess.model import Bank, Item
 from dpassess.runtime.cache import Cache, digest, salt
 
+#: The layout of what is stored (item results hold the indices of the suppressions used).
+CACHE_FORMAT = 2
+
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
     """Everything in the lint settings that can change a finding, the bank's spelling (findings
     carry paths as given) and the dpassess version."""
     return (
         tuple(r.code for r in config.rules()), config.min_options, config.key_longest_ratio,
-        str(root), dpassess.__version__,
+        str(root), dpassess.__version__, CACHE_FORMAT,
     )
 
 

@@ -60,6 +60,8 @@ class Hit(NamedTuple):
     message: str
     help: str | None = None
     item_id: str | None = None
+    #: The glossary term the finding is about (a suppression may name it).
+    term: str | None = None
 
 
 Scope = Literal["item", "bank", "suppression"]
@@ -124,9 +126,9 @@ def _register(code: str, name: str, severity: Severity | str, fix: str, scope: S
 if TYPE_CHECKING:
     #: An item rule: the item's context -> what is wrong with it.
     ItemCheck = Callable[[ItemContext[ItemT]], Iterable[Hit]]
-    #: A suppression rule: an item's context, the codes its suppressions silenced in this run
-    #: and the codes that ran -> the suppressions that did nothing.
-    SuppressionCheck = Callable[[ItemContext[Item], set[str], set[str]], Iterable[Hit]]
+    #: A suppression rule: an item's context, the indices of its suppressions that silenced a
+    #: finding in this run and the codes that ran -> the suppressions that did nothing.
+    SuppressionCheck = Callable[[ItemContext[Item], set[int], set[str]], Iterable[Hit]]
 
 
 @overload
@@ -152,8 +154,8 @@ def bank_rule(code: str, name: str, severity: Severity | str, *, fix: str
 
 def suppression_rule(code: str, name: str, severity: Severity | str, *, fix: str
                      ) -> Callable[[SuppressionCheck], SuppressionCheck]:
-    """Register a rule on an item's suppressions, given the codes they suppressed in this run
-    and the codes that ran."""
+    """Register a rule on an item's suppressions, given which of them silenced a finding in
+    this run and the codes that ran."""
     return _register(code, name, severity, fix, "suppression", None, EVERY_ITEM)
 
 

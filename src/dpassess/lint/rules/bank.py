@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.registry import Hit, bank_rule
@@ -12,7 +13,16 @@ from dpassess.lint.rules.writing import absolute_terms, key_length_cue
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
 from dpassess.lint.text import norm, quote
 from dpassess.lint.words import STOPWORDS
-from dpassess.model import SingleChoice
+from dpassess.model import (
+    ChoiceBase,
+    Essay,
+    Item,
+    Matching,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+)
 
 ALPHA = 0.01
 #: Longest cycle looked for: longer ones are not something test takers can learn.
@@ -60,11 +70,32 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
             stem = norm(c.stem)
             if not stem:
                 continue
-            key = (lang, stem, tuple(sorted(map(norm, c.options.values()))))
+            key = (lang, stem, _answers(item, lang))
             first = seen.setdefault(key, item.id)
             if first != item.id:
                 yield Hit(("text", lang, "stem"), f"duplicates item {first!r} ({lang!r})", item_id=item.id)
                 break
+
+
+def _answers(item: Item, lang: str) -> tuple[str, ...]:
+    """What an item offers or accepts in `lang`, normalised and sorted: two items with the same
+    stem and these are duplicates."""
+    match item:
+        case ChoiceBase() | Ordering():
+            texts = list(item.text[lang].options.values())
+        case Matching():
+            m = item.text[lang]
+            texts = [f"{m.premises[p]} -> {m.responses.get(p, '')}" for p in item.pairs]
+            texts += [m.responses[d] for d in item.distractors if d in m.responses]
+        case ShortAnswer():
+            texts = [w for ws in item.text[lang].answers.values() for w in ws]
+        case Numerical():
+            return tuple(sorted(f"{lo!r}..{hi!r}" for lo, hi in (a.bounds for a in item.answers)))
+        case Essay():
+            texts = []
+        case _:
+            assert_never(item)
+    return tuple(sorted(map(norm, texts)))
 
 
 MIN_STEM_WORDS = 5

@@ -12,7 +12,19 @@ from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import norm, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS
-from dpassess.model import ChoiceBase, ChoiceItem, Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.model import (
+    ChoiceBase,
+    ChoiceItem,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 
 #: The choice classes with exactly one key, and those with a choice among several options (a
 #: mixed tuple is typed by hand: inferred, it would be every item class).
@@ -307,6 +319,17 @@ def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
     match item:
         case ChoiceBase():
             ids += [(("options", i), o.id, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+        case Numerical():
+            ids += [(("answers", i, "id"), a.id, MOODLE_IDNUMBER) for i, a in enumerate(item.answers)]
+        case ShortAnswer():
+            ids += [(("answers", i, "id"), a.id, MOODLE_IDNUMBER) for i, a in enumerate(item.answers)]
+        case Matching():
+            ids += [(("pairs", i), p, MOODLE_IDNUMBER) for i, p in enumerate(item.pairs)]
+            ids += [(("distractors", i), p, MOODLE_IDNUMBER) for i, p in enumerate(item.distractors)]
+        case Ordering():
+            ids += [(("options", i), o, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+        case Essay():
+            pass
         case _:
             assert_never(item)
     for loc, value, limit in ids:

@@ -13,11 +13,13 @@ from dpassess.model import Item
     "SP001", "unused-suppression", "warning",
     fix="Remove the `suppress` entry: the rule no longer fires on this item (or never did).",
 )
-def unused_suppression(ctx: ItemContext[Item], used: set[str], ran: set[str]) -> Iterator[Hit]:
+def unused_suppression(ctx: ItemContext[Item], used: set[int], ran: set[str]) -> Iterator[Hit]:
     """## What it does
     Reports entries of an item's `suppress` list that suppressed nothing in this run, and
     entries naming a rule that does not exist. A suppression of a rule that was not selected
-    in this run is not judged.
+    in this run is not judged. An entry narrowed to a `field` or a glossary `term` is unused
+    when no finding of its rule in that field (about that term) was silenced by it; a finding
+    is silenced by the first entry that covers it.
 
     ## Why is this bad?
     Suppressions outlive the problem they excused: after an edit fixes the item, the stale
@@ -27,8 +29,9 @@ def unused_suppression(ctx: ItemContext[Item], used: set[str], ran: set[str]) ->
     ```yaml
     suppress:
       - {rule: WR001, reason: the key must name all three factors}
+      - {rule: TR005, field: text.id.stem, term: mean, reason: "'mean' is the verb here"}
     ```
-    where the key is no longer the longest option.
+    where the key is no longer the longest option, and the stem no longer says "mean".
 
     ## Use instead
     Remove the entry.
@@ -36,8 +39,10 @@ def unused_suppression(ctx: ItemContext[Item], used: set[str], ran: set[str]) ->
     for i, s in enumerate(ctx.item.suppress):
         if s.rule not in RULES:
             yield Hit(("suppress", i, "rule"), f"suppression names an unknown rule {s.rule!r}")
-        elif s.rule in ran and s.rule not in used:
+        elif s.rule in ran and i not in used:
+            scope = "".join(
+                [f" in {s.field}" if s.field else "", f" for term {s.term!r}" if s.term else ""])
             yield Hit(
                 ("suppress", i, "rule"),
-                f"suppression of {s.rule} ({RULES[s.rule].name}) is unused",
+                f"suppression of {s.rule} ({RULES[s.rule].name}){scope} is unused",
             )

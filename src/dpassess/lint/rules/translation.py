@@ -76,7 +76,7 @@ def missing_translation(ctx: ItemContext[Item]) -> Iterator[Hit]:
     for lang in text:
         mine = _fields(ctx, lang)
         for sub, other in have.items():
-            if sub not in mine and sub[0] != "options":
+            if sub not in mine and sub[0] not in ("options", "answers"):
                 loc: FieldPath = ("text", lang, *sub[:1])
                 yield Hit(loc, f"{_label(sub)} is written in {other!r} but not in {lang!r}")
 
@@ -121,12 +121,21 @@ def numbers_differ(ctx: ItemContext[Item]) -> Iterator[Hit]:
             )
 
 
+#: A decimal comma in maths (`0,75`, `0{,}75`): written as a point for the comparison, since a
+#: language's decimal separator is not a change of the formula.
+_DECIMAL_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d)")
+
+
 def _markup(text: str) -> dict[str, set[str]]:
     return {
         "code": {m.group(2).strip() for m in _CODE.finditer(text)},
-        "maths": {m.group(0) for m in _MATH.finditer(text)},
+        "maths": {_DECIMAL_COMMA.sub(".", m.group(0)) for m in _MATH.finditer(text)},
         "images": {m.group(0).split("](", 1)[1][:-1] for m in _IMG.finditer(text)},
     }
+
+
+_DIFFERS = {"code": "the code differs", "maths": "the maths differs",
+            "images": "the images differ"}
 
 
 def _has_markup(text: str) -> bool:
@@ -140,7 +149,8 @@ def _has_markup(text: str) -> bool:
 def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Compares the code spans and blocks, maths (`$...$`) and image addresses of each field across
-    languages; they must be the same in every language.
+    languages; they must be the same in every language (a decimal comma in the maths of a
+    language that writes one, `0,75` or `0{,}75`, is the same number as `0.75`).
 
     ## Why is this bad?
     Code and formulas are not translated; a difference is a typo in one language (a
@@ -169,7 +179,7 @@ def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
                 missing = sorted(ma[kind] - mb[kind]) or sorted(mb[kind] - ma[kind])
                 yield Hit(
                     ("text", lang, *sub),
-                    f"{_label(sub)}: {kind} differ from {ref!r} ({quote(missing[0], 40)})",
+                    f"{_label(sub)}: {_DIFFERS[kind]} from {ref!r} ({quote(missing[0], 40)})",
                 )
 
 
@@ -227,7 +237,15 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     For each glossary term the glossary-language text of a field uses, checks that the same
     field in every other language uses the term in an accepted form: unchanged for `keep:
-    true` terms (all-reduce, GPU), else one of its `render` forms.
+    true` terms (all-reduce, GPU), else one of its `render` forms; and, when the field uses the
+    term more than once, that the translation renders it as many times.
+
+    A term is found in the glossary language as written, in its plural (`GPUs`) and in the
+    forms its `inflections` list (`sharded`), whole words only: `mean` is not found in
+    "meaning". In Indonesian, a rendering counts with the clitics and particles `-nya`,
+    `-lah`, `-kah`, `-pun`, `-ku`, `-mu` (`rata-ratanya`, `simpangan bakunya`), reduplicated
+    (`sampel-sampel`) and in its affixed forms (`dibakukan` for `membakukan`: the words'
+    roots are compared, by a small rule-based stemmer).
 
     ## Why is this bad?
     Learners meet the term in lectures, papers and error messages in its established form;
@@ -250,16 +268,19 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
     if not g or g.language not in ctx.item.text:
         return
     src = ctx.terms(g.language)
+    src_text = _fields(ctx, g.language)
     for lang in ctx.item.text:
         if lang == g.language:
             continue
         for sub, text in _fields(ctx, lang).items():
             used = src.get(sub)
-            if not used:
+            if not used or sub[0] == "answers":
                 continue
-            missing = used - ctx.terms(lang)[sub]
+            have = ctx.terms(lang)[sub]
+            missing = used - have
             if missing and ctx.may_be_wrong(lang):
                 missing -= {i for i, _ in g.wrong(text, lang)}
+            missing = frozenset(i for i in missing if not g.inflected(text, lang, i))
             for i in sorted(missing):
                 term = g.terms[i]
                 forms = term.accepted(lang)
@@ -269,7 +290,21 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     ("text", lang, *sub),
                     f"{_label(sub)}: glossary term {term.term!r} is not rendered in {lang!r} "
                     f"(expected {' or '.join(repr(f) for f in forms)})",
+                    term=term.term,
                 )
+            twice = [i for i in sorted(used & have) if g.counts(src_text[sub], g.language)[i] > 1]
+            for i in twice:
+                n, m = g.counts(src_text[sub], g.language)[i], g.counts(text, lang)[i]
+                if m < n:
+                    term = g.terms[i]
+                    yield Hit(
+                        ("text", lang, *sub),
+                        f"{_label(sub)}: glossary term {term.term!r} is used {n} times in "
+                        f"{g.language!r} but rendered {m} time{'s' if m != 1 else ''} in {lang!r}",
+                        "Render every use of the term with the glossary's form (or rephrase "
+                        "both languages alike).",
+                        term=term.term,
+                    )
 
 
 @rule(
@@ -279,9 +314,11 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
 def glossary_wrong_rendering(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds renderings a glossary term declares `wrong` (for example "semua pengurangan" for
-    all-reduce, "siaran" for broadcast), where the glossary-language text of the same field
-    uses the term (so an ordinary word such as "hasil" is flagged only where it stands for
-    "throughput").
+    all-reduce, "siaran" for broadcast), with the clitics of the language (`siarannya`). A
+    rendering of two or more words ("interval keyakinan") is an error wherever it appears; a
+    one-word rendering is often an ordinary word too, so it is flagged where the
+    glossary-language text of the same field uses the term (or the field has no
+    glossary-language text): "hasil" is flagged only where it stands for "throughput".
 
     ## Why is this bad?
     These are known mistranslations, usually from machine translation; "semua pengurangan"
@@ -311,8 +348,8 @@ def glossary_wrong_rendering(ctx: ItemContext[Item]) -> Iterator[Hit]:
                 continue
             used = src[sub] if lang != g.language and sub in src else None
             for i, found in hits:
-                if used is not None and i not in used:
-                    continue
+                if used is not None and i not in used and len(found.split()) == 1:
+                    continue  # an ordinary word ("hasil") where the term is not meant
                 term = g.terms[i]
                 forms = term.accepted(lang) or (term.term,)
                 yield Hit(
@@ -320,6 +357,7 @@ def glossary_wrong_rendering(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     f"{_label(sub)}: {found!r} is a wrong rendering of the glossary term "
                     f"{term.term!r} in {lang!r}",
                     f"Write {' or '.join(repr(f) for f in forms)} instead of {found!r}.",
+                    term=term.term,
                 )
 
 

@@ -438,7 +438,8 @@ def article_cue(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
 def repeated_option_opening(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Flags items whose options all start with the same words, when those words include a
-    content word (not only "the", "by", "dengan").
+    content word (not only "the", "by", "dengan", and not digits: `0.5`, `0.1`, `0.6` share no
+    word), unless each option is those words and a number ("Slot 3", "Slot 6").
 
     ## Why is this bad?
     Repeated words belong in the stem: students read them once instead of four times, and the
@@ -471,8 +472,10 @@ def repeated_option_opening(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
             prefix.append(group[0])
         if len(prefix) >= min(len(x) for x in lists):
             continue  # an option is the prefix itself: duplicates are another rule
+        if all(all(w.isdigit() for w in x[len(prefix):]) for x in lists):
+            continue  # a label and a number ("Slot 6", "Rp 100"): nothing to move
         stop = STOPWORDS.get(_base(v.lang), frozenset())
-        if any(w not in stop for w in prefix):
+        if any(w not in stop and not w.isdigit() for w in prefix):
             yield Hit(
                 ("text", v.lang, "options"),
                 f"every option starts with {' '.join(prefix)!r} in {v.lang!r}",
