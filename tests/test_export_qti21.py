@@ -169,7 +169,7 @@ def test_seed_bank_packages_validate_and_carry_everything(seed, lang):
     for it in seed.items:
         doc = docs[f"items/{it.id}.xml"]
         assert doc.get("{http://www.w3.org/XML/1998/namespace}lang") == lang
-        assert doc.get("identifier") == f"{it.id}-{lang}"
+        assert doc.get("identifier") == f"data-parallelism.{it.id}-{lang}"
         content = it.text[lang]
         feedback = doc.findall(Q + "modalFeedback")
         assert len(feedback) == len(content.feedback) + bool(content.explanation)

@@ -51,3 +51,51 @@ SECTION_VISIBLE = "false"
 #: `assessmentItemRef` (`get_node_att(item_ref, "weight", "value")`); the test's outcome
 #: processing uses no weights, so other systems score by SCORE alone.
 POINTS_WEIGHT_ID = "points"
+
+
+#: The class of the block that holds a shared stimulus in each item of its set. QTI 2.1 has no
+#: shared stimulus (assessmentStimulus came with QTI 2.2), so the block is repeated in each item;
+#: Canvas's `create_instructure_question` reads every `itemBody > div` into the question text,
+#: so the stimulus shows above the stem there too.
+STIMULUS_CLASS = "stimulus"
+
+#: Longest question text Canvas's importer keeps (characters of HTML as written, entities
+#: counted as written): a longer one is replaced by "The imported question text for this
+#: question was too long." (16,384 kept, 16,385 replaced). Lint and the QTI export share it.
+QUESTION_TEXT_LIMIT = 16_384
+
+#: The class Canvas's importer does not see through: `HtmlHelper#sanitize_html!` unwraps a lone
+#: `p`, `div` or `span` without attributes (or with a known meta class, `FORMATTED_TEXT_BLOCK`
+#: or `flow_1`), and `detect_html` keeps a feedback as HTML only if what is left is more than
+#: one text node; otherwise it stores the *escaped* text as plain text (`Fish &amp; chips`).
+KEEP_HTML_CLASS = "feedback"
+
+_ESCAPED = ("&", "<", ">", "\xa0")
+
+
+def keep_as_html(feedback: etree._Element) -> None:
+    """Make Canvas keep the feedback held in `feedback` (the div inside a modalFeedback) as
+    HTML when it is one paragraph of plain text that Canvas would store escaped (it has `&`,
+    `<`, `>` or a no-break space): its text goes into `<span class="feedback">` inside the
+    paragraph, which `sanitize_html!` does not unwrap."""
+    if len(feedback) != 1 or (feedback.text or "").strip():
+        return
+    para = feedback[0]
+    text = para.text
+    if (len(para) or not text or para.tag != _P or (para.tail or "").strip()
+            or not any(c in text for c in _ESCAPED)):
+        return
+    span = etree.SubElement(para, _SPAN, {"class": KEEP_HTML_CLASS})
+    span.text, para.text = text, None
+
+
+_P = "{http://www.imsglobal.org/xsd/imsqti_v2p1}p"
+_SPAN = "{http://www.imsglobal.org/xsd/imsqti_v2p1}span"
+
+#: The manifest's `interactionType` is how Canvas picks its converter
+#: (`AssessmentItemConverter.create_instructure_question`): `choiceInteraction`,
+#: `matchInteraction`, `extendedTextInteraction` and `orderInteraction` reach the converter of
+#: their kind, but `textEntryInteraction` reaches `FillInTheBlank` without the `custom_type`
+#: `text_entry_interaction` that only `QuestionTypeEducatedGuesser` sets (when the manifest
+#: names no interaction), and so imports no answer. Text-entry items leave it out.
+UNLISTED_INTERACTIONS = frozenset({"textEntryInteraction"})

@@ -41,7 +41,7 @@ def assessment_test(collection: Collection, lang: str, items: Sequence[Item]) ->
     section = SubElement(part, Q + "assessmentSection", identifier=f"{base}-section",
                          title=title, visible=canvas.SECTION_VISIBLE)
     for item in items:
-        ref = SubElement(section, Q + "assessmentItemRef", identifier=item_identifier(item, lang),
+        ref = SubElement(section, Q + "assessmentItemRef", identifier=item_identifier(item, lang, collection.id),
                          href="../" + item_path(item))
         SubElement(ref, Q + "weight", identifier=canvas.POINTS_WEIGHT_ID,
                    value=number(item.points))

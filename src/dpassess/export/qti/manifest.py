@@ -5,7 +5,7 @@ one resource at a time."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, assert_never
 from urllib.parse import quote
 
 from lxml import etree
@@ -31,7 +31,19 @@ from dpassess.export.qti.names import (
 )
 from dpassess.export.xmlfast import ChildStream, copied, nsmap
 from dpassess.lms import canvas
-from dpassess.model import Item
+from dpassess.model import (
+    AnswerContent,
+    Content,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 
 NSMAP = nsmap({None: CP_NS, canvas.QTI2_NAMESPACE_PREFIX: QTI_NS, "lom": LOM_NS,
                "qtim": QTIM_NS, "xsi": XSI_NS})
@@ -61,7 +73,7 @@ def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Seq
                  lang, ())
     SubElement(test, CP + "file", href=href)
     for item in items:
-        SubElement(test, CP + "dependency", identifierref=item_identifier(item, lang))
+        SubElement(test, CP + "dependency", identifierref=item_identifier(item, lang, collection.id))
 
     stream = ChildStream(out, resources, xml_declaration=True)
     for item in items:
@@ -76,10 +88,11 @@ def item_resource(resources: etree._Element, collection: Collection, lang: str, 
     shows (Canvas imports every listed file)."""
     href = item_path(item)
     content = item.text[lang]
-    has_feedback = bool(content.explanation) or any(content.feedback.values())
-    resource = SubElement(resources, CP + "resource", identifier=item_identifier(item, lang),
+    feedback = content.feedback if isinstance(content, Content | AnswerContent) else {}
+    has_feedback = bool(content.explanation) or any(feedback.values())
+    resource = SubElement(resources, CP + "resource", identifier=item_identifier(item, lang, collection.id),
                           type="imsqti_item_xmlv2p1", href=href)
-    meta = _metadata(has_feedback)
+    meta = _metadata(interaction_type(item), has_feedback)
     resource.append(meta)
     lom = SubElement(meta, LOM + "lom")
     _lom_general(lom, collection.category, item.id, plain(item.title(lang)) or item.id, lang,
@@ -106,14 +119,33 @@ def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang
         SubElement(SubElement(general, LOM + "keyword"), LOM + "string", language=lang).text = word
 
 
+def interaction_type(item: Item) -> str:
+    """The interaction the item's assessmentItem holds."""
+    match item:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return "choiceInteraction"
+        case Numerical() | ShortAnswer():
+            return "textEntryInteraction"
+        case Matching():
+            return "matchInteraction"
+        case Essay():
+            return "extendedTextInteraction"
+        case Ordering():
+            return "orderInteraction"
+        case _:
+            assert_never(item)
+
+
 @copied
-def _metadata(has_feedback: bool) -> etree._Element:
+def _metadata(interaction: str, has_feedback: bool) -> etree._Element:
     """An item resource's metadata, up to its LOM: the QTI metadata (before the LOM, as the
-    QTI 2.1 CP profile orders them): a choice interaction, not timed, with a solution."""
+    QTI 2.1 CP profile orders them): its interaction (unless Canvas would misread it:
+    `canvas.UNLISTED_INTERACTIONS`), not timed, with a solution."""
     meta = etree.Element(CP + "metadata", nsmap=NSMAP)
     qti = SubElement(meta, QTIM + "qtiMetadata")
     SubElement(qti, QTIM + "timeDependent").text = "false"
-    SubElement(qti, QTIM + "interactionType").text = "choiceInteraction"
+    if interaction not in canvas.UNLISTED_INTERACTIONS:
+        SubElement(qti, QTIM + "interactionType").text = interaction
     SubElement(qti, QTIM + "feedbackType").text = "nonadaptive" if has_feedback else "none"
     SubElement(qti, QTIM + "solutionAvailable").text = "true"
     SubElement(qti, QTIM + "toolName").text = TOOL

@@ -1,7 +1,11 @@
 """What the parts of a QTI package call each other: namespaces, schemas, identifiers, file paths.
 
-Identifiers come from ids: item `<item id>-<lang>` (its file `items/<item id>.xml`), test
-`<collection id>-<lang>-test` (its file `tests/<collection id>.xml`).
+Identifiers come from ids: item `<collection id>.<item id>-<lang>` (its file
+`items/<item id>.xml`), test `<collection id>-<lang>-test` (its file `tests/<collection id>.xml`).
+The collection is a bank or an assembled form: each form's questions have identifiers of their
+own, so importing a form never updates another form's (or the bank's) questions in an LMS that
+matches questions by identifier (Canvas's "overwrite assessment content with matching IDs").
+Neither id has a `.`, so the identifier says which collection and which item it is.
 """
 
 from __future__ import annotations
@@ -40,8 +44,11 @@ LOM = f"{{{LOM_NS}}}"
 QTIM = f"{{{QTIM_NS}}}"
 
 
-def item_identifier(item: ItemBase, lang: str) -> str:
-    return f"{item.id}-{lang}"
+def item_identifier(item: ItemBase, lang: str, collection_id: str = "") -> str:
+    """The item's identifier in a package of the collection `collection_id` (none: the item's
+    own, `<item id>-<lang>`, for an item exported alone)."""
+    own = f"{item.id}-{lang}"
+    return f"{collection_id}.{own}" if collection_id else own
 
 
 def item_path(item: ItemBase) -> str:

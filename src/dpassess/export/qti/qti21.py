@@ -25,7 +25,7 @@ from dpassess.export import (
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
 from dpassess.export.qti.manifest import write_manifest
-from dpassess.export.qti.names import FORMAT, Q, item_path, test_path
+from dpassess.export.qti.names import FORMAT, Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
 from dpassess.markup.media import is_local_image, locate_image, may_show_images
 from dpassess.model import Item
@@ -65,8 +65,9 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     for i, item in enumerate(items):
         if i in notes:
             continue
-        if by_path[item_path(item)] != i or may_show_images(item, (lang,), non_xml=True):
-            root, notes[i] = assessment_item(item, lang, collection.paths.get(item.id, ""))
+        if (by_path[item_path(item)] != i or item.stimulus is not None
+                or may_show_images(item, (lang,), non_xml=True)):
+            root, notes[i] = _item(collection, item, lang)
             shown[item.id] = _pack_images(collection, item, lang, root, images, notes[i])
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
@@ -79,12 +80,21 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             package.add(path, images[path])
             continue
         i = by_path[path]
-        root, item_notes = assessment_item(items[i], lang, collection.paths.get(items[i].id, ""))
+        root, item_notes = _item(collection, items[i], lang)
         package.add(path, _xml(root))
         notes.setdefault(i, item_notes)
     package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
     package.close()
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
+
+
+def _item(collection: Collection, item: Item, lang: str
+          ) -> tuple[etree._Element, list[Diagnostic]]:
+    """The item's assessmentItem in this collection's package (its identifier, its stimulus)."""
+    stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
+    return assessment_item(item, lang, collection.paths.get(item.id, ""),
+                           identifier=item_identifier(item, lang, collection.id),
+                           stimulus=stimulus)
 
 
 def _pack_images(collection: Collection, item: Item, lang: str, root: etree._Element,

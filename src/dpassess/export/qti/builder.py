@@ -1,0 +1,187 @@
+"""What every item type's QTI builder shares -> the parts of an `assessmentItem`: its root, its
+body (the stimulus, the stem), modal feedback written as Canvas keeps it, the SCORE, MAXSCORE and
+FEEDBACK declarations, and the small response-processing rules built from them."""
+
+from __future__ import annotations
+
+from lxml import etree
+from lxml.etree import SubElement
+
+from dpassess.diagnostics import Diagnostic, warning
+from dpassess.export.qti.names import (
+    FORMAT,
+    QTI_LOCATION,
+    QTI_NS,
+    QTI_NSMAP,
+    SCHEMA_LOCATION,
+    TOOL,
+    XML_LANG,
+    Q,
+    number,
+    plain,
+)
+from dpassess.export.xmlfast import copied, nsmap
+from dpassess.lms import canvas
+from dpassess.markup.markdown import to_html
+from dpassess.markup.xhtml import MARKUP, append_flow
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.model import Item, Stimulus
+
+
+class Builder:
+    """What every builder needs: the item's content in the language, its stimulus (if it is
+    read with one), its identifier in the package, and its warnings."""
+
+    def __init__(self, item: Item, lang: str, path: str, identifier: str,
+                 stimulus: Stimulus | None = None) -> None:
+        self.item, self.lang, self.path = item, lang, path
+        self.identifier, self.stimulus = identifier, stimulus
+        self.content = item.text[lang]
+        self.warnings: list[Diagnostic] = []
+
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(warning(FORMAT, message, path=self.path, field=field,
+                                     item=self.item.id))
+
+    def text(self, field: str, source: str) -> str:
+        """`source` without the characters XML cannot carry (a warning names them)."""
+        clean, removed = xml_safe(source)
+        if removed:
+            self.warn(field, f"removed characters XML cannot carry: {removed}")
+        return clean
+
+    def flow(self, parent: etree._Element, field: str, html: str) -> bool:
+        """Put rendered `html` into `parent` as QTI XHTML (what QTI does not allow is left out,
+        with a warning), kept as it is by the pretty printer; True when it is markup (not plain
+        text or one plain paragraph)."""
+        notes: set[str] = set()
+        kind = append_flow(parent, html, notes)
+        if parent.text is None:
+            parent.text = ""  # see keep_as_is
+        if notes:
+            for note in sorted(notes):
+                self.warn(field, note)
+        return kind is MARKUP
+
+    def root(self) -> etree._Element:
+        """The assessmentItem element, its title plain text (the item's id if it has none)."""
+        lang = self.lang
+        title = plain(self.text(f"text.{lang}.title", self.item.title(lang))) or self.item.id
+        return etree.Element(Q + "assessmentItem", {
+            SCHEMA_LOCATION: QTI_LOCATION, "identifier": self.identifier,
+            "title": title, "adaptive": "false", "timeDependent": "false", "toolName": TOOL,
+            XML_LANG: lang}, nsmap=QTI_NSMAP)
+
+    def body(self, root: etree._Element) -> etree._Element:
+        """The itemBody: the stimulus (a block repeated in each item of its set: QTI 2.1 has no
+        shared stimulus), then the stem."""
+        lang = self.lang
+        body = SubElement(root, Q + "itemBody")
+        if self.stimulus is not None:
+            content = self.stimulus.text.get(lang)
+            field = f"stimulus {self.stimulus.id}: text.{lang}"
+            if content is None:
+                self.warn("stimulus", f"stimulus {self.stimulus.id!r} has no text in {lang!r}; "
+                                       "the item is written without it")
+            else:
+                block = SubElement(body, Q + "div", {"class": canvas.STIMULUS_CLASS})
+                if content.title:
+                    SubElement(block, Q + "h2").text = plain(content.title) or None
+                self.flow(block, field, to_html(self.text(field, content.text)))
+        elif self.item.stimulus is not None:
+            self.warn("stimulus", f"stimulus {self.item.stimulus!r} is not in the collection; "
+                                  "the item is written without it")
+        self.flow(SubElement(body, Q + "div"), f"text.{lang}.stem",
+                  to_html(self.text(f"text.{lang}.stem", self.content.stem)))
+        return body
+
+    def feedback(self, root: etree._Element, identifier: str, field: str, source: str) -> None:
+        """A modalFeedback shown when FEEDBACK holds `identifier`: `source` rendered, a
+        paragraph of plain text wrapped as Canvas keeps it (`canvas.keep_as_html`); warns if
+        Canvas keeps only part of an answer's feedback."""
+        div = SubElement(modal_feedback(root, identifier), Q + "div")
+        markup = self.flow(div, field, to_html(self.text(field, source)))
+        canvas.keep_as_html(div)
+        if (markup and identifier != canvas.GENERAL_FEEDBACK_ID
+                and canvas.keeps_part_of_answer_feedback(div)):
+            self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
+                             "the package carries all of it")
+
+    def explanation(self, root: etree._Element) -> None:
+        if self.content.explanation:
+            self.feedback(root, canvas.GENERAL_FEEDBACK_ID, f"text.{self.lang}.explanation",
+                          self.content.explanation)
+
+    def declare_scores(self, root: etree._Element, points: float) -> None:
+        root.append(score_declaration("SCORE", points))
+        root.append(score_declaration("MAXSCORE", points))
+        root.append(feedback_declaration())
+
+
+# --- what does not depend on the text: built once per distinct arguments, copied ---------------
+
+
+@copied
+def score_declaration(identifier: str, points: float) -> etree._Element:
+    """SCORE (between 0 and the points, 0 at first) or MAXSCORE (the points)."""
+    outcome = element("outcomeDeclaration", identifier=identifier, cardinality="single",
+                      baseType="float")
+    if identifier == "SCORE":
+        outcome.set("normalMinimum", "0")
+        outcome.set("normalMaximum", number(points))
+    value = "0" if identifier == "SCORE" else number(points)
+    SubElement(SubElement(outcome, Q + "defaultValue"), Q + "value").text = value
+    return outcome
+
+
+@copied
+def feedback_declaration() -> etree._Element:
+    """FEEDBACK: the identifiers of the modal feedback to show."""
+    return element("outcomeDeclaration", identifier="FEEDBACK", cardinality="multiple",
+                   baseType="identifier")
+
+
+def element(tag: str, **attrib: str) -> etree._Element:
+    """A QTI element standing alone (declaring the QTI namespace as the default one)."""
+    return etree.Element(Q + tag, attrib, nsmap=_QTI_DEFAULT)
+
+
+_QTI_DEFAULT = nsmap({None: QTI_NS})
+
+
+def sub(parent: etree._Element, tag: str, text: str | None = None, **attrib: str
+        ) -> etree._Element:
+    """A QTI child of `parent`, with `text`."""
+    child = SubElement(parent, Q + tag, attrib)
+    if text is not None:
+        child.text = text
+    return child
+
+
+def set_score(parent: etree._Element, value: str) -> None:
+    score = SubElement(parent, Q + "setOutcomeValue", identifier="SCORE")
+    SubElement(score, Q + "baseValue", baseType="float").text = value
+
+
+def add_feedback(parent: etree._Element, identifier: str) -> None:
+    """FEEDBACK := FEEDBACK + {identifier} (the shape Canvas reads an answer's feedback from)."""
+    union = SubElement(SubElement(parent, Q + "setOutcomeValue", identifier="FEEDBACK"),
+                       Q + "multiple")
+    SubElement(union, Q + "variable", identifier="FEEDBACK")
+    SubElement(union, Q + "baseValue", baseType="identifier").text = identifier
+
+
+def modal_feedback(root: etree._Element, identifier: str) -> etree._Element:
+    return keep_as_is(SubElement(root, Q + "modalFeedback", outcomeIdentifier="FEEDBACK",
+                                 identifier=identifier, showHide="show"))
+
+
+def keep_as_is(el: etree._Element) -> etree._Element:
+    """Keep pretty-printing out of `el`'s content, where added whitespace would show.
+
+    libxml2 indents only inside elements without text children, and not at all below one that
+    has some; an empty text node marks `el` so without adding a character to the output.
+    """
+    if el.text is None:
+        el.text = ""
+    return el
