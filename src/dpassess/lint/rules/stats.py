@@ -1,31 +1,22 @@
 """Item-analysis rules (IA): what the administrations recorded in the bank (`dpassess stats
 --write`, `stats/*.json`) say about each item: discrimination below zero, a distractor (almost)
 nobody chooses, observed difficulty that contradicts the declared one, and records that cannot be
-read.
+read. The checks are `dpassess.stats.checks`; here they get their codes and documentation.
 
-Bank rules: they read the bank's records once per run (`dpassess.stats.history.observed`, p and
-the other figures pooled over administrations, weighted by n), and judge an item only when at
-least `MIN_N` persons answered it.
+Bank rules: the bank's records are read once per run (`dpassess.stats.history.observed`: p and
+the other figures pooled over administrations, weighted by n).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from dpassess.diagnostics import Diagnostic
 from dpassess.lint.context import BankContext
 from dpassess.lint.registry import Hit, bank_rule
-from dpassess.model import Difficulty
-from dpassess.stats.analysis import Thresholds
+from dpassess.stats import checks
 from dpassess.stats.history import Observed, observed
-from dpassess.stats.scoring import is_distractor, options_of
-
-#: Fewest persons an item's recorded figures must rest on before a rule judges them.
-MIN_N = 30
-#: Widest gap between an item file's `p_value` and the observed p that is not a contradiction.
-P_VALUE_GAP = 0.15
-TH = Thresholds()
 
 _SEEN: weakref.WeakKeyDictionary[BankContext, tuple[dict[str, Observed], list[Diagnostic]]] = (
     weakref.WeakKeyDictionary()
@@ -40,17 +31,8 @@ def _observed(bctx: BankContext) -> tuple[dict[str, Observed], list[Diagnostic]]
     return got
 
 
-def _judged(bctx: BankContext) -> Iterator[tuple[str, Observed]]:
-    seen, _ = _observed(bctx)
-    for item in bctx.bank:
-        obs = seen.get(item.id)
-        if obs is not None and obs.n >= MIN_N:
-            yield item.id, obs
-
-
-def _basis(obs: Observed) -> str:
-    times = "once" if obs.administrations == 1 else f"in {obs.administrations} administrations"
-    return f"{obs.n} persons, recorded {times}, last {obs.last}"
+def _hits(found: Iterable[checks.Finding]) -> Iterator[Hit]:
+    return (Hit(f.field, f.message, item_id=f.item) for f in found)
 
 
 @bank_rule(
@@ -75,13 +57,7 @@ def negative_discrimination(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     Correct the key, or rewrite the item and let the next administrations judge it again.
     """
-    for item_id, obs in _judged(bctx):
-        below = [f"{name} = {v:.2f}" for name, v in (("D", obs.d), ("r_pb", obs.r_pb))
-                 if v is not None and v < 0]
-        if below:
-            field = ("key",) if options_of(bctx.bank.get(item_id)) else ()
-            yield Hit(field, f"discrimination below zero ({', '.join(below)}; {_basis(obs)})",
-                      item_id=item_id)
+    return _hits(checks.negative_discrimination(bctx.bank, _observed(bctx)[0]))
 
 
 @bank_rule(
@@ -105,20 +81,7 @@ def unchosen_distractor(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     A distractor built from a common misconception, chosen by some of the weaker students.
     """
-    for item_id, obs in _judged(bctx):
-        item = bctx.bank.get(item_id)
-        for i, oid in enumerate(options_of(item)):
-            share = obs.options.get(oid)
-            if share is not None and is_distractor(item, oid) and \
-                    share < TH.min_distractor_share:
-                yield Hit(("options", i), f"option {oid!r} is chosen by {share:.0%} of the "
-                          f"persons ({_basis(obs)})", item_id=item_id)
-
-
-def _band(p: float) -> Difficulty:
-    if p < TH.hard_below:
-        return Difficulty.hard
-    return Difficulty.easy if p > TH.easy_above else Difficulty.medium
+    return _hits(checks.unchosen_distractors(bctx.bank, _observed(bctx)[0]))
 
 
 @bank_rule(
@@ -143,15 +106,7 @@ def difficulty_contradicted(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     `difficulty: easy`, or no `p_value`, so that the assembler uses the observed p.
     """
-    for item_id, obs in _judged(bctx):
-        item = bctx.bank.get(item_id)
-        band = _band(obs.p)
-        if item.difficulty is not None and item.difficulty is not band:
-            yield Hit(("difficulty",), f"declared {item.difficulty.value}, observed {band.value} "
-                      f"(p = {obs.p:.2f}; {_basis(obs)})", item_id=item_id)
-        if item.p_value is not None and abs(item.p_value - obs.p) > P_VALUE_GAP:
-            yield Hit(("p_value",), f"p_value {item.p_value:g} fixed in the item file, p = "
-                      f"{obs.p:.2f} observed ({_basis(obs)})", item_id=item_id)
+    return _hits(checks.difficulty_contradicted(bctx.bank, _observed(bctx)[0]))
 
 
 @bank_rule(
