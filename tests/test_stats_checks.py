@@ -15,12 +15,11 @@ import yaml
 
 from conftest import ROOT
 from dpassess import load_bank
-from dpassess.stats import analyse, read_responses
-from dpassess.stats import checks
+from dpassess.stats import analyse, checks, read_responses
 from dpassess.stats.history import observed, write_record
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import stats_sim  # noqa: E402
+import stats_sim
 
 sys.path.remove(str(ROOT / "benchmarks"))
 
