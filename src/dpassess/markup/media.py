@@ -1,11 +1,18 @@
 """Images in item texts, as every exporter finds them: which texts may show one, which `src` is
 a file beside the item, and where that file is (QTI packs it, Moodle XML embeds it, GIFT can
-only report it)."""
+only report it).
+
+A media file is used only when it is a regular file inside the item's folder reached without a
+symbolic link: a link is refused wherever it points (inside the bank too), as are FIFOs, devices
+and sockets, so an export can never carry a file from outside the bank (`/proc/self/environ`, a
+key file). `read_media` opens the file without following a link and checks it again."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
@@ -44,14 +51,61 @@ def is_local_image(src: str) -> bool:
 
 
 def locate_image(src: str, source: str | None) -> tuple[str, Path] | str:
-    """For a local image `src` shown by the item whose file is `source`: its path normalised
-    under `items/` (the item's folder) and the file, or why there is no file to use ("is
-    outside the item's folder", "not found ..."). Reading it is the caller's (an `OSError`)."""
+    """For a local image (or any linked file) `src` shown by the item whose file is `source`: its
+    path normalised under `items/` (the item's folder) and the file, or why there is no file to
+    use ("is outside the item's folder", "not found ...", "is a symbolic link ...", "is not a
+    regular file ..."). Read it with `read_media` (an `OSError` says why it could not be)."""
     rel = unquote(src.split("#", 1)[0].split("?", 1)[0])
     path = posixpath.normpath(posixpath.join("items", rel))
-    if not path.startswith("items/"):
+    if not path.startswith("items/") or "\x00" in rel:
         return "is outside the item's folder"
-    local = Path(source).parent / rel if source else None
-    if local is None or not local.is_file():
-        return "not found" + (f" at {local}" if local else "")
-    return path, local
+    if not source:
+        return "not found"
+    folder = Path(source).parent
+    local = folder.joinpath(*path.split("/")[1:])
+    problem = _not_regular(folder, path.split("/")[1:])
+    return problem if problem else (path, local)
+
+
+def _not_regular(folder: Path, parts: Sequence[str]) -> str | None:
+    """Why `folder/parts...` is not a regular file reached without a link, or None."""
+    here = folder
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:
+            return f"not found at {folder.joinpath(*parts)}"
+        if stat.S_ISLNK(mode):
+            return (f"is a symbolic link ({here}); media must be regular files inside the bank "
+                    "and links are not followed: copy the file there")
+        if i < len(parts) - 1 and not stat.S_ISDIR(mode):
+            return f"not found at {folder.joinpath(*parts)}"
+        if i == len(parts) - 1 and not stat.S_ISREG(mode):
+            return (f"is not a regular file ({here}: {_kind(mode)}); media must be regular "
+                    "files inside the bank")
+    return None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(
+    os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_media(local: Path) -> bytes:
+    """The bytes of a file `locate_image` returned, opened without following a link (a file
+    swapped for a link or a FIFO since is refused, never read). Raises `OSError` with a reason."""
+    fd = os.open(local, _NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(f"{local} is not a regular file ({_kind(mode)})")
+        return fh.read()
