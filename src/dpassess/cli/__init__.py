@@ -15,11 +15,7 @@ import signal
 import sys
 import traceback
 from types import FrameType
-
-# Each module registers its commands on `app` when imported (they import nothing heavy).
-from dpassess.cli import assemble, core, export, importers, init, lint, stats  # noqa: F401
-from dpassess.cli._app import app, err, report_error, tidy_help
-from dpassess.diagnostics import DpassessError
+from typing import Any
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "app", "main"]
 
@@ -31,22 +27,44 @@ EXIT_INTERRUPTED = 130
 def _interrupted(signum: int, frame: FrameType | None) -> None:
     """Say so at once (clean-up may take a moment), then unwind as Ctrl-C does: every
     `finally` and every staged write removes its temporary files on the way out."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     os.write(2, b"interrupted, cleaning up\n")
     raise KeyboardInterrupt
 
 
+def _registered_app() -> Any:
+    """The typer app with every command registered (each command module registers its own
+    when imported; they import nothing heavy at module level)."""
+    from dpassess.cli import assemble, core, export, importers, init, lint, stats  # noqa: F401
+    from dpassess.cli._app import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _registered_app()
+    raise AttributeError(f"module 'dpassess.cli' has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: library errors become one clear line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # the one answer that needs no command module at all
+        print(f"dpassess {_version()}")
+        return
     import typer.main
 
-    signal.signal(signal.SIGINT, _interrupted)
-    signal.signal(signal.SIGTERM, _interrupted)
-    command = typer.main.get_command(app)
+    from dpassess.cli._app import err, report_error, tidy_help
+    from dpassess.diagnostics import DpassessError
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
+    command = typer.main.get_command(_registered_app())
     tidy_help(command)
     try:
-        command(args=argv, prog_name="dpassess", standalone_mode=True)
+        command(args=args, prog_name="dpassess", standalone_mode=True)
     except SystemExit:
         raise
     except DpassessError as exc:

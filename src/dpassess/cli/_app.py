@@ -105,8 +105,10 @@ def _plain_type(param: Any) -> str:
     desc = getattr(param, "type_descriptor", None)
     if desc is not None and desc.is_choice:
         return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
-    name = param.opts[-1].lstrip("-").upper().replace("-", "_") if param.opts else "VALUE"
+    longest = max(param.opts, key=len) if param.opts else "VALUE"
+    name = longest.lstrip("-").upper().replace("-", "_")
     shown = {"OUT": "PATH", "OUTPUT": "FILE", "CONFIG": "FILE", "ITEMS": "FOLDER",
+             "SELECT": "RULES", "IGNORE": "RULES", "FAIL_ON": "error|warning",
              "BLUEPRINTS": "FOLDER", "CACHE_DIR": "FOLDER", "BANK": "FOLDER", "SEED": "N",
              "TIME_LIMIT": "SECONDS"}
     return shown.get(name, name)

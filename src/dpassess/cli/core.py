@@ -62,6 +62,7 @@ def build(
 
     Outputs whose inputs did not change since the last build are left as they are (the cache
     holds a content key per file; --no-cache rebuilds everything).
+
     Exit codes: 0 built; 1 lint findings at the fail level (nothing written); 2 usage or
     load errors.
     """

@@ -1,4 +1,10 @@
-"""Writing files: never half-written (temporary file in the same folder, then rename)."""
+"""Writing files: never half-written (temporary file in the same folder, then rename).
+
+Temporary files are named `.<file name>.<pid>-<random>.tmp` beside their target. A run removes
+its own on every exception and on every signal the CLI catches (it turns them into
+KeyboardInterrupt); those of a run that was killed outright (SIGKILL, a power cut) are removed
+by the next run that writes into the same folder, once their process is gone.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,53 @@ from dpassess.diagnostics import UsageError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+#: Folders already swept of dead runs' temporary files by this process.
+_SWEPT: set[str] = set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no permission to ask: leave its files alone
+        return True
+    return True
+
+
+def sweep(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files left in `folder` by runs whose process is gone (once per
+    folder and process); returns what was removed. Never raises."""
+    key = os.path.abspath(folder)
+    if key in _SWEPT:
+        return []
+    _SWEPT.add(key)
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(".") and name.endswith(".tmp")):
+            continue
+        pid_part = name[:-4].rpartition(".")[2].partition("-")[0]
+        if pid_part.isdigit() and int(pid_part) != os.getpid() and not _alive(int(pid_part)):
+            path = Path(folder) / name
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
+def _mkstemp(target: Path) -> tuple[int, str]:
+    """A new temporary file beside `target` (named with this process's pid), after sweeping
+    the folder of dead runs' temporary files."""
+    sweep(target.parent)
+    return tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp",
+                            dir=target.parent)
 
 
 def _cannot_write(target: Path, exc: OSError) -> UsageError:
@@ -36,7 +89,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():
             raise UsageError(f"{target}: is a directory; give a file name to write")
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _mkstemp(target)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, 0o666 & ~_UMASK)
@@ -59,7 +112,7 @@ def temp_beside(path: str | os.PathLike[str]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():
             raise UsageError(f"{target}: is a directory; give a file name to write")
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _mkstemp(target)
         os.close(fd)
     except OSError as exc:
         raise _cannot_write(target, exc) from exc

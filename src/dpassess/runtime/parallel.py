@@ -7,6 +7,12 @@ pickled on the way in but a task's index; results are pickled back) and yields t
 task order, whatever the scheduling: the output never depends on `jobs`. With one job, or where
 `fork` is not available, the same calls run in this process, one by one as results are asked for.
 
+Workers ignore Ctrl-C (the terminal sends it to the whole process group: the parent alone
+handles it, so no worker prints a traceback), take the default action on SIGTERM, and die with
+their parent (`prctl(PR_SET_PDEATHSIG)` on Linux, and a check of the parent's pid before every
+task elsewhere). A pool left by an exception (an interrupt, a failing task) kills its workers at
+once instead of waiting for the tasks they are running.
+
 The workers are forked inside `Pool(...)` itself, before it returns: whatever state the caller
 sets just before creating the pool (a flag on `shared`, a module-level setting) is what every
 worker sees, and changes made after it do not reach them.
@@ -19,8 +25,12 @@ worker sees, and changes made after it do not reach them.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from types import TracebackType
@@ -63,8 +73,29 @@ def chunks(n: int, jobs: int, *, per_job: int = 4, most: int | None = None) -> l
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+#: Linux's prctl option: the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+_PARENT: int | None = None
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker, before any task: leave Ctrl-C to the parent, restore SIGTERM's default
+    (the parent's handler is inherited through fork) and die with the parent."""
+    global _PARENT
+    _PARENT = parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _call(index: int) -> Any:
     assert _WORK is not None, "a worker runs only inside a forked pool"
+    if _PARENT is not None and os.getppid() != _PARENT:
+        os._exit(1)
     fn, shared, tasks = _WORK
     return fn(shared, tasks[index])
 
@@ -86,7 +117,8 @@ class Pool(Generic[S, T, R]):
             # With `fork`, every worker is forked by the first submit, before the executor
             # starts a thread: all of them inherit _WORK.
             self.executor = ProcessPoolExecutor(
-                max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"))
+                max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init, initargs=(os.getpid(),))
             self.futures = [self.executor.submit(_call, i) for i in range(len(tasks))]
         finally:
             _WORK = None
@@ -111,8 +143,15 @@ class Pool(Generic[S, T, R]):
             wait(self.futures)
         return list(self)
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the workers: after their tasks, or at once (`kill`: their results are not
+        wanted, as when the caller is unwinding from an interrupt)."""
         if self.executor is not None:
+            if kill:
+                processes = getattr(self.executor, "_processes", None) or {}
+                for process in list(processes.values()):
+                    with contextlib.suppress(OSError, AttributeError):
+                        process.kill()
             self.executor.shutdown(cancel_futures=True)
             self.executor = None
 
@@ -121,7 +160,7 @@ class Pool(Generic[S, T, R]):
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        self.close(kill=exc is not None)
 
 
 def run(fn: Callable[[S, T], R], shared: S, tasks: Sequence[T], jobs: int) -> list[R]:
