@@ -77,6 +77,7 @@ def build(
 
     Raises BankLoadError (a bank cannot be loaded), BlueprintError, Infeasible or UsageError
     (an output path cannot be written)."""
+    import dpassess
     from dpassess.bank.load import find_banks
     from dpassess.lint import failing, format_findings, load_config
     from dpassess.runtime.cache import cache_dir as default_cache_dir
@@ -87,9 +88,10 @@ def build(
     config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
     roots = _unique(find_banks(items))
-    keys = {root: _content_key(root, repr(config)) for root in roots}
+    settings = repr((config, dpassess.__version__))
+    keys = {root: _content_key(root, settings) for root in roots}
     stored: dict[str, Any] = {}
-    build_salt = salt(b"", ("build", str(items), str(out), repr(config)))
+    build_salt = salt(b"", ("build", str(items), str(out), settings))
     if cache is not None:
         hit = cache.load(str(out), "build", build_salt)
         stored = hit if isinstance(hit, dict) else {}
