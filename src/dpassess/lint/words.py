@@ -18,6 +18,13 @@ ABSOLUTE: dict[str, tuple[str, ...]] = {
     ),
 }
 
+#: Absolute terms that cue "false" in a true/false statement: the list above without "only"
+#: and "hanya", which state conditions ("only on a sorted list") as often as sweeping claims.
+ABSOLUTE_STATEMENT: dict[str, tuple[str, ...]] = {
+    lang: tuple(w for w in ws if w not in ("only", "hanya", "satu-satunya", "pasti"))
+    for lang, ws in ABSOLUTE.items()
+}
+
 #: "All of the above" / "none of the above" and their Indonesian forms.
 ALL_NONE: dict[str, tuple[str, ...]] = {
     "en": (

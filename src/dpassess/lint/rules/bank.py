@@ -12,7 +12,14 @@ from dpassess.lint.registry import Hit, bank_rule
 from dpassess.lint.rules.writing import absolute_terms, key_length_cue
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
 from dpassess.lint.text import norm, quote
-from dpassess.lint.words import STOPWORDS
+from dpassess.lint.words import (
+    ABSOLUTE,
+    ABSOLUTE_STATEMENT,
+    ALL_NONE,
+    LETTER_NOUNS,
+    NEGATIVE,
+    STOPWORDS,
+)
 from dpassess.model import (
     ChoiceBase,
     Essay,
@@ -407,3 +414,44 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
                 f"in {lang!r} a test-wise strategy (drop absolute terms, pick the longest) "
                 f"scores {score:.1f} of {n} items; chance is {chance:.1f} (z={z:.1f})",
             )
+
+
+#: The rules that read a word list of the item's language, and that list (a language without
+#: one is skipped by the rule).
+WORD_LISTS: dict[str, dict[str, object]] = {
+    "ST009": dict(LETTER_NOUNS), "WR002": dict(ALL_NONE), "WR003": dict(ABSOLUTE),
+    "WR004": dict(NEGATIVE), "WR005": dict(STOPWORDS), "WR008": dict(STOPWORDS),
+    "WR010": dict(ABSOLUTE_STATEMENT), "BK007": dict(ABSOLUTE),
+}
+
+
+@bank_rule(
+    "BK008", "language-without-word-list", "info",
+    fix="Lint the other rules' findings for this language by review; word lists for more "
+    "languages are welcome (src/dpassess/lint/words.py).",
+)
+def language_without_word_list(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Says once per bank, for each language of its items that has no word list, which of the
+    selected rules skip that language (the wording rules read lists of absolute, negative
+    and function words per language; dpassess has lists for English and Indonesian).
+
+    ## Why is this bad?
+    A rule that skips a language silently looks like a rule that passed: an author of a
+    French bank would read "no findings" as "no absolute terms".
+
+    ## Example
+    A bank with `languages: [en, fr]`.
+
+    ## Use instead
+    Nothing to change in the bank: the finding says which checks to do by hand.
+    """
+    selected = {r.code for r in bctx.config.rules()}
+    langs = dict.fromkeys(bctx.languages)
+    for item in bctx.bank:
+        langs.update(dict.fromkeys(item.text))
+    for lang in langs:
+        base = lang.split("-")[0]
+        skipped = [c for c, lists in WORD_LISTS.items() if c in selected and base not in lists]
+        if skipped:
+            yield Hit(("languages",), f"no word list for {lang!r}: {', '.join(skipped)} skipped")

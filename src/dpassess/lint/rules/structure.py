@@ -10,7 +10,7 @@ from typing import assert_never
 from dpassess.diagnostics import FieldPath
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import CHOICE, Hit, rule
-from dpassess.lint.text import norm, quote
+from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS
 from dpassess.model import (
     ChoiceBase,
@@ -159,19 +159,41 @@ def too_few_options(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterat
                   "the config.")
 
 
+#: The item classes whose options (or premises and responses) must differ from each other.
+DISTINCT: tuple[type[ChoiceItem | Matching | Ordering], ...] = (*CHOICE, Matching, Ordering)
+
+
+def _choices(ctx: ItemContext[ChoiceItem | Matching | Ordering], lang: str
+             ) -> Iterator[tuple[str, dict[str, str]]]:
+    """The groups of texts of one language a student tells apart: (what one is, id -> text)."""
+    item = ctx.item
+    match item:
+        case ChoiceBase():
+            yield "option", {oid: item.option_text(lang, oid) for oid in item.option_ids}
+        case Ordering():
+            yield "option", item.text[lang].options
+        case Matching():
+            yield "premise", item.text[lang].premises
+            yield "response", item.text[lang].responses
+        case _:
+            assert_never(item)
+
+
 @rule(
     "ST005", "duplicate-option", "error",
     fix="Make every option say something different; remove or rewrite the copy.",
-    items=CHOICE,
+    items=DISTINCT,
 )
-def duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
+def duplicate_option(ctx: ItemContext[ChoiceItem | Matching | Ordering]) -> Iterator[Hit]:
     """## What it does
     Finds two options of an item whose text is the same in one language (ignoring case,
-    punctuation, Markdown and spacing).
+    punctuation, Markdown and spacing); in a matching item, two premises or two responses; in
+    an ordering item, two options that put in either order read the same.
 
     ## Why is this bad?
     Two identical options cannot both be wrong and right; students spot the copy and the item
-    loses an option. It is usually a copy-paste slip.
+    loses an option. It is usually a copy-paste slip. In a matching or ordering item the
+    student cannot tell the two apart, and the right answer may be graded wrong.
 
     ## Example
     ```yaml
@@ -187,19 +209,21 @@ def duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
       b: All-gather
     ```
     """
-    for v in ctx.views():
-        seen: dict[str, str] = {}
-        for oid, text in v.options.items():
-            key = norm(text)
-            if not key:
-                continue
-            if key in seen:
-                yield Hit(
-                    ("text", v.lang, "options", oid),
-                    f"option {oid!r} repeats option {seen[key]!r} in {v.lang!r}: {quote(text)}",
-                )
-            else:
-                seen[key] = oid
+    for lang in ctx.item.text:
+        for what, texts in _choices(ctx, lang):
+            seen: dict[str, str] = {}
+            for oid, text in texts.items():
+                key = norm(text)
+                if not key:
+                    continue
+                if key in seen:
+                    yield Hit(
+                        ("text", lang, f"{what}s" if what != "option" else "options", oid),
+                        f"{what} {oid!r} repeats {what} {seen[key]!r} in {lang!r}: "
+                        f"{quote(plain(text))}",
+                    )
+                else:
+                    seen[key] = oid
 
 
 NEAR = 0.9
@@ -401,3 +425,158 @@ def letter_reference(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     continue
                 yield Hit(loc, f"refers to an option by letter: {m.group(0)!r}")
                 break
+
+
+@rule(
+    "ST010", "single-key-multiple-response", "warning",
+    fix="Use type: single_choice when one option is right; keep multiple_response only when "
+    "students may have to tick several.",
+    items=(MultipleResponse,),
+)
+def single_key_multiple_response(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
+    """## What it does
+    Flags a multiple-response item whose key names exactly one option.
+
+    ## Why is this bad?
+    Students see checkboxes and look for several right answers, and the LMSs disagree about
+    what the item is: Canvas counts the correct answers and turns it into a radio-button
+    question, Moodle keeps checkboxes, GIFT writes `~%100%` answers. A one-key item is usually
+    a single-choice item imported or typed with the wrong type.
+
+    ## Example
+    ```yaml
+    type: multiple_response
+    options: [ring, tree, star]
+    key: [ring]
+    ```
+
+    ## Use instead
+    ```yaml
+    type: single_choice
+    options: [ring, tree, star]
+    key: ring
+    ```
+    """
+    if len(ctx.item.key) == 1:
+        yield Hit(("key",), f"a multiple_response item with one key ({ctx.item.key[0]!r}): did "
+                            "you mean type: single_choice?")
+
+
+#: A letter label at the start of an option: "A) ...", "(b) ...", "D. ...", "c: ...".
+_LABEL = re.compile(r"\s*(?:\(([A-Ha-h])\)|([A-Ha-h])[.):])\s")
+
+
+@rule(
+    "ST011", "option-letter-label", "warning",
+    fix="Remove the letter from the option text: the LMS numbers the options itself, after "
+    "shuffling.",
+    items=OPTION_CHOICE,
+)
+def option_letter_label(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
+    """## What it does
+    Finds options whose text starts with a letter label (`A) ...`, `(b) ...`, `D. ...`) in an
+    item whose options are shuffled.
+
+    ## Why is this bad?
+    The LMS shuffles the options and numbers them itself: students read "a. D) 64" and "b. A)
+    8", and a printed answer key or a feedback text that says "A" points at the wrong option.
+
+    ## Example
+    ```yaml
+    options:
+      a: A) 8 GPUs
+      b: B) 16 GPUs
+    ```
+
+    ## Use instead
+    ```yaml
+    options:
+      a: 8 GPUs
+      b: 16 GPUs
+    ```
+    """
+    if not ctx.item.shuffle:
+        return
+    for lang, content in ctx.item.text.items():
+        for oid, text in content.options.items():
+            m = _LABEL.match(text)
+            if m:
+                label = (m.group(1) or m.group(2)).upper()
+                yield Hit(("text", lang, "options", oid),
+                          f"option {oid!r} starts with the letter label {label!r} in {lang!r}, "
+                          "but the options are shuffled")
+                break
+
+
+@rule(
+    "ST012", "essay-without-guide", "warning",
+    fix="Write `grader_info` (a rubric or a model answer) in every language.",
+    items=(Essay,),
+)
+def essay_without_guide(ctx: ItemContext[Essay]) -> Iterator[Hit]:
+    """## What it does
+    Flags an essay item with no `grader_info` in any language (TR001 reports one written in
+    some languages only).
+
+    ## Why is this bad?
+    An essay is graded by people; without a rubric or a model answer two graders give the
+    same response different marks, and a grader of the other language has nothing to go by.
+
+    ## Example
+    ```yaml
+    type: essay
+    text:
+      en: {stem: Explain why all-reduce keeps the replicas in sync.}
+    ```
+
+    ## Use instead
+    ```yaml
+    type: essay
+    text:
+      en:
+        stem: Explain why all-reduce keeps the replicas in sync.
+        grader_info: "Full marks: every replica applies the same averaged gradient."
+    ```
+    """
+    if all(not (c.grader_info or "").strip() for c in ctx.item.text.values()):
+        yield Hit(("text",), "the essay has no grader_info in any language")
+
+
+@rule(
+    "ST013", "wildcard-accepts-anything", "error",
+    fix="Write the accepted wording; `*` matches any characters, so a wording of only `*` "
+    "accepts every answer.",
+    items=(ShortAnswer,),
+)
+def wildcard_accepts_anything(ctx: ItemContext[ShortAnswer]) -> Iterator[Hit]:
+    """## What it does
+    Finds an accepted wording of a short-answer item that is only `*` (and spaces), for an
+    answer that earns points.
+
+    ## Why is this bad?
+    Moodle reads `*` as "any characters": the wording accepts every response, an empty one
+    included, so every student gets the points. A catch-all wording with fraction 0 (to give
+    feedback on any other answer) is fine.
+
+    ## Example
+    ```yaml
+    answers: [{id: queue}]
+    text: {en: {answers: {queue: ["*"]}}}
+    ```
+
+    ## Use instead
+    ```yaml
+    answers: [{id: queue}]
+    text: {en: {answers: {queue: [queue, "a queue"]}}}
+    ```
+    """
+    earns = {a.id for a in ctx.item.answers if a.fraction > 0}
+    for lang, content in ctx.item.text.items():
+        for aid, wordings in content.answers.items():
+            if aid not in earns:
+                continue
+            for k, w in enumerate(wordings):
+                if not w.replace("*", "").strip():
+                    yield Hit(("text", lang, "answers", aid, k),
+                              f"the wording {w!r} of answer {aid!r} accepts any response in "
+                              f"{lang!r}")

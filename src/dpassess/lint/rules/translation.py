@@ -497,3 +497,53 @@ def length_ratio(ctx: ItemContext[Item]) -> Iterator[Hit]:
                 ("text", lang, *sub),
                 f"{_label(sub)}: the {lang!r} text is {r:.2f}x as long as the {ref!r} text",
             )
+
+
+#: A number as written in prose: digits with `.` or `,` between groups (1.000,5; 0.75; 3,14).
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)+(?![\w]|[.,]\d)")
+#: Indonesian thousands grouping, with an optional decimal comma: 1.000, 12.500.000, 1.000,5.
+_ID_GROUPED = re.compile(r"[1-9]\d{0,2}(?:\.\d{3})+(?:,\d+)?")
+#: The languages that write a decimal comma, and the rules' word for it.
+DECIMAL_COMMA = ("id",)
+
+
+@rule(
+    "TR010", "decimal-separator", "warning",
+    fix="Write the decimal comma of the language (0,75 in Indonesian); keep a point only "
+    "inside code or maths.",
+)
+def decimal_separator(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    """## What it does
+    In the text of a language that writes a decimal comma (Indonesian), finds numbers written
+    with a decimal point (`0.75`, `1,000.5`) outside code spans and maths. Thousands grouped
+    with points (`1.000`, `12.500`) are the language's own and pass.
+
+    ## Why is this bad?
+    Indonesian readers read the point as a thousands separator: `1.250` is one thousand two
+    hundred and fifty, not one and a quarter, and a student who types the answer to a
+    numerical item as the stem writes it may type the wrong separator.
+
+    ## Example
+    ```yaml
+    id: {stem: Faktor beban tabel itu 0.75. Berapa slot yang terisi?}
+    ```
+
+    ## Use instead
+    ```yaml
+    id: {stem: Faktor beban tabel itu 0,75. Berapa slot yang terisi?}
+    ```
+    """
+    if not has_digit(ctx.joined):
+        return
+    for lang in ctx.item.text:
+        if lang.split("-")[0] not in DECIMAL_COMMA:
+            continue
+        for loc, text in ctx.fields(lang):
+            if loc[2] == "answers" or "." not in text or not has_digit(text):
+                continue
+            for m in _NUMBER.finditer(without_code(text)):
+                n = m.group(0)
+                if "." in n and not _ID_GROUPED.fullmatch(n):
+                    yield Hit(loc, f"{_label(loc[2:])}: {n!r} is written with a decimal point in "
+                                   f"{lang!r}, which writes a decimal comma")
+                    break

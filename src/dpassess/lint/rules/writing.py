@@ -14,13 +14,14 @@ from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import Phrases, gated_finditer, quote
 from dpassess.lint.words import (
     ABSOLUTE,
+    ABSOLUTE_STATEMENT,
     ALL_NONE,
     CONSONANT_SOUND,
     NEGATIVE,
     STOPWORDS,
     VOWEL_SOUND,
 )
-from dpassess.model import ChoiceItem, Item, SingleChoice
+from dpassess.model import ChoiceItem, Item, SingleChoice, TrueFalse
 
 
 def _base(lang: str) -> str:
@@ -124,6 +125,7 @@ def all_none_of_the_above(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
 
 
 _ABSOLUTE = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
+_ABSOLUTE_STATEMENT = {lang: Phrases(p) for lang, p in ABSOLUTE_STATEMENT.items()}
 
 
 def absolute_terms(v: LangView, oid: str) -> list[str]:
@@ -525,3 +527,42 @@ def uneven_option_length(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
                 f"option {long!r} is {lengths[long] / lengths[short]:.1f}x as long as option "
                 f"{short!r} in {v.lang!r} ({quote(v.options[short], 30)})",
             )
+
+
+@rule(
+    "WR010", "absolute-statement", "warning",
+    fix="State the claim without the absolute word (always, never, all, selalu, tidak pernah, "
+    "semua...), or make the item a single-choice question.",
+    items=(TrueFalse,),
+)
+def absolute_statement(ctx: ItemContext[TrueFalse]) -> Iterator[Hit]:
+    """## What it does
+    Flags a true/false statement that uses an absolute term (English: always, never, all,
+    none, impossible...; Indonesian: selalu, tidak pernah, semua, mustahil...), glossary
+    terms masked. "Only" and "hanya" pass: they state conditions ("only on a sorted list").
+
+    ## Why is this bad?
+    Test-wise students answer "false" to sweeping statements without reading them: such
+    statements are usually false (Haladyna et al. 2002: avoid specific determiners), so the
+    item measures test-wiseness.
+
+    ## Example
+    ```yaml
+    type: true_false
+    text: {en: {stem: All-reduce always needs a ring of GPUs.}}
+    ```
+
+    ## Use instead
+    ```yaml
+    type: true_false
+    text: {en: {stem: NCCL can run all-reduce over a tree of GPUs.}}
+    ```
+    """
+    for lang, content in ctx.item.text.items():
+        pat = _ABSOLUTE_STATEMENT.get(_base(lang))
+        if pat is None or not pat.search(content.stem):
+            continue
+        m = pat.search(ctx.bank.glossary.mask(content.stem, lang))
+        if m:
+            yield Hit(("text", lang, "stem"),
+                      f"the statement uses the absolute term {m.group(0).lower()!r} in {lang!r}")
