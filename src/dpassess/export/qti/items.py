@@ -16,7 +16,6 @@ from lxml import etree
 from lxml.etree import SubElement
 
 from dpassess.diagnostics import Diagnostic
-from dpassess.export.qti import typed
 from dpassess.export.qti.builder import (
     Builder,
     add_feedback,
@@ -24,6 +23,7 @@ from dpassess.export.qti.builder import (
     set_score,
 )
 from dpassess.export.qti.names import Q, item_identifier, number
+from dpassess.export.qti.typed import essay, matching, numerical, ordering, short_answer
 from dpassess.export.xmlfast import copied
 from dpassess.lms import canvas
 from dpassess.markup.markdown import to_inline_html
@@ -56,15 +56,15 @@ def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | 
         case TrueFalse():
             root = _true_false(build, item)
         case Numerical():
-            root = typed.numerical(build, item)
+            root = numerical(build, item)
         case ShortAnswer():
-            root = typed.short_answer(build, item)
+            root = short_answer(build, item)
         case Matching():
-            root = typed.matching(build, item)
+            root = matching(build, item)
         case Essay():
-            root = typed.essay(build, item)
+            root = essay(build, item)
         case Ordering():
-            root = typed.ordering(build, item)
+            root = ordering(build, item)
         case _:
             assert_never(item)
     return root, build.warnings

@@ -6,7 +6,6 @@ does and what QTI cannot say)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
 
 from lxml import etree
 
@@ -246,7 +245,7 @@ def matching(build: Builder, item: Matching) -> etree._Element:
 
 # --- essay -------------------------------------------------------------------------------------
 
-_TEXT_FORMAT = {"editor": "xhtml", "plain": "plain", "monospaced": "preFormatted"}
+_TEXT_FORMAT = {"editor": "xhtml", "plain": "plain", "monospaced": "preformatted"}
 
 #: Characters per word, for the box's expected length from a word limit (a word and a space).
 CHARS_PER_WORD = 6
@@ -294,8 +293,8 @@ def essay(build: Builder, item: Essay) -> etree._Element:
 
 
 def ordering(build: Builder, item: Ordering) -> etree._Element:
-    """Options put in order (always shuffled); the grading Moodle's ordering type names, each
-    computed exactly by `ordering_rules`."""
+    """Options put in order (always shuffled); the grading Moodle's ordering type names,
+    computed by `ordering_rules` (exactly, but for the longest ordered subset)."""
     lang = build.lang
     content = item.text[lang]
     ids = item.options
@@ -316,6 +315,10 @@ def ordering(build: Builder, item: Ordering) -> etree._Element:
         field = f"text.{lang}.options.{oid}"
         choice = sub(interaction, "simpleChoice", identifier=oid)
         build.flow(choice, field, to_inline_html(build.text(field, content.options[oid])))
+    if item.grading == "longest_ordered_subset":
+        build.warn("grading", "QTI scores the longest ordered subset as the true longest; "
+                              "Moodle's search credits a longer one for some orders (from four "
+                              "options on), so a QTI player may give fewer points than Moodle")
     ordering_rules(_processing(root, build), ids, item.grading, item.points)
     build.explanation(root)
     return root
@@ -327,6 +330,8 @@ def _ordering_outcomes(grading: str, n: int) -> list[str]:
     names = ["RAW", *(f"C{j}" for j in range(1, n + 1))]
     if grading in ("longest_ordered_subset", "longest_contiguous_subset"):
         names += [f"L{j}" for j in range(1, n + 1)]
+    if grading == "longest_contiguous_subset":
+        names += [f"P{j}" for j in range(1, n + 1)]
     return names
 
 
@@ -340,8 +345,14 @@ def ordering_rules(processing: etree._Element, ids: Sequence[str], grading: str,
     (C<j> = j), relative to correct (n-1-|j-C<j>| each, at least 0); pairs: next (C<j+1> =
     C<j>+1), one previous and next (both neighbours, an end counting as right where the right
     order ends too), all previous and next (2 for each pair in the right relative order);
-    subsets: the longest increasing (or increasing by one, contiguous) run of C, counted if
-    longer than one (L<j>: the longest ending at j)."""
+    subsets, counted if longer than one: the longest increasing subsequence of C (L<j>: the
+    longest ending at place j), or the longest run of options right after one another in the
+    right order, each placed after the one before (P<k>: where option k was placed; L<k>: the
+    run ending at option k).
+
+    Moodle's search for the longest ordered subset is not the longest increasing subsequence:
+    for some orders it credits a longer one (a subset it joins across a break); QTI gives the
+    true longest, so there it gives less, and `ordering` warns."""
     n = len(ids)
     if grading == "all_or_nothing":
         rule = sub(sub(processing, "responseCondition"), "responseIf")
@@ -366,6 +377,8 @@ def ordering_rules(processing: etree._Element, ids: Sequence[str], grading: str,
             sub(sub(match, "index", n=str(j)), "variable", identifier=RESPONSE)
             sub(match, "baseValue", oid, baseType="identifier")
             _set_int(branch, f"C{j}", str(k))
+            if grading == "longest_contiguous_subset":
+                _set_int(branch, f"P{k}", str(j))
             if weight(j, k):
                 _add(branch, "RAW", weight(j, k))
     most = n
@@ -407,9 +420,12 @@ def ordering_rules(processing: etree._Element, ids: Sequence[str], grading: str,
                     sub(test, "variable", identifier=f"L{i}")
                     sub(test, "variable", identifier=f"L{j}")
                     _set_sum(branch, f"L{j}", f"L{i}", 1)
-            elif j > 1:
-                _when_next(processing, f"C{j - 1}", f"C{j}",
-                           partial(_set_sum, name=f"L{j}", var=f"L{j - 1}", plus=1))
+            elif j > 1:  # the option right after L<j-1>'s last one is placed after it
+                branch = sub(sub(processing, "responseCondition"), "responseIf")
+                test = sub(branch, "gt")
+                sub(test, "variable", identifier=f"P{j}")
+                sub(test, "variable", identifier=f"P{j - 1}")
+                _set_sum(branch, f"L{j}", f"L{j - 1}", 1)
         longest = sub(processing, "setOutcomeValue", identifier="RAW")
         top = sub(longest, "max")
         for j in range(1, n + 1):
