@@ -92,8 +92,10 @@ def write_schemas(bank: Path) -> list[Path]:
 
 
 def slug(name: str) -> str:
-    """A bank id from a folder name: lower case, runs of other characters as one '-'."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "my-bank"
+    """A bank id from a folder name: lower case, runs of other characters as one '-' (a name
+    too short for an id gets a `bank-` prefix)."""
+    ident = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return ident if len(ident) >= 2 else f"bank-{ident}".rstrip("-")
 
 
 def init_bank(folder: Path, languages: list[str], *, bank_id: str | None = None,

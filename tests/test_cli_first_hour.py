@@ -1,0 +1,195 @@
+"""The first hour of a new user, through the CLI as they run it (a subprocess): `init`, the help
+pages, `export --out`, the build summary, `build --fail-on`, exit codes of internal errors and
+a light `--version`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from conftest import ROOT, SEED_BANK
+
+
+def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dpassess", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_init_scaffolds_a_bank_that_checks_lints_and_exports(tmp_path: Path):
+    r = run("init", "items/stats", "--languages", "id,en", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    bank = tmp_path / "items" / "stats"
+    assert {p.relative_to(bank).as_posix() for p in bank.rglob("*") if p.is_file()} == {
+        "bank.yaml", "01-middle-value.yaml", "schema/item.schema.json",
+        "schema/bank.schema.json", "schema/blueprint.schema.json",
+    }
+    # each file names its schema by a path that exists from the file's folder, and the
+    # bank file is valid against it (jsonschema: an independent validator)
+    for name, kind in (("bank.yaml", "bank"), ("01-middle-value.yaml", "item")):
+        text = (bank / name).read_text(encoding="utf-8")
+        m = re.match(r"# yaml-language-server: \$schema=(\S+)\n", text)
+        assert m, name
+        schema_file = (bank / m.group(1)).resolve()
+        assert schema_file == (bank / "schema" / f"{kind}.schema.json").resolve()
+        schema = json.loads(schema_file.read_text(encoding="utf-8"))
+        assert schema == json.loads(run("schema", kind).stdout)
+        if kind == "bank":
+            jsonschema.validate(yaml.safe_load(text), schema)
+    assert run("check", "items", cwd=tmp_path).stdout.strip() == "ok: 1 bank, 1 items"
+    lint = run("lint", "items", cwd=tmp_path)
+    assert lint.returncode == 0, lint.stdout
+    export = run("export", "-f", "moodle-xml", "items/stats", "-o", "out", cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "stats-en.xml", "stats-id.xml", "stats-multi.xml"]
+
+
+@pytest.mark.xfail(strict=True, reason="the published item schema wants option objects where "
+                   "item files give option ids (model/schemas.py); the seed items fail it too")
+def test_the_item_schema_accepts_the_example_item(tmp_path: Path):
+    run("init", "b", cwd=tmp_path)
+    schema = json.loads((tmp_path / "b" / "schema" / "item.schema.json").read_text())
+    item = yaml.safe_load((tmp_path / "b" / "01-middle-value.yaml").read_text())
+    jsonschema.validate(item, schema)
+
+
+def test_init_refuses_an_existing_bank_and_bad_languages(tmp_path: Path):
+    assert run("init", "b", cwd=tmp_path).returncode == 0
+    before = (tmp_path / "b" / "bank.yaml").read_bytes()
+    again = run("init", "b", "--languages", "fr", cwd=tmp_path)
+    assert again.returncode == 2 and "a bank is already there" in again.stderr
+    assert (tmp_path / "b" / "bank.yaml").read_bytes() == before
+    bad = run("init", "c", "--languages", "en,English", cwd=tmp_path)
+    assert bad.returncode == 2 and "'English'" in bad.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_init_in_another_language_says_the_example_is_english(tmp_path: Path):
+    r = run("init", "b", "--languages", "fr,en", cwd=tmp_path)
+    assert r.returncode == 0 and "'fr' text is English: translate it" in r.stdout
+    assert run("check", "b", cwd=tmp_path).returncode == 0
+
+
+def test_export_refuses_a_file_name_when_several_files_would_be_written(tmp_path: Path):
+    r = run("export", str(SEED_BANK), "-f", "gift", "--out", "quiz.txt", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "--out quiz.txt: several files will be written" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    one = run("export", str(SEED_BANK), "-f", "gift", "-l", "en", "--out", "quiz.txt",
+              cwd=tmp_path)
+    assert one.returncode == 0 and (tmp_path / "quiz.txt").is_file()
+
+
+COMMANDS = ["init", "check", "lint", "export", "build", "import", "assemble", "stats", "schema"]
+
+
+def test_help_lists_commands_in_the_order_a_user_meets_them_untruncated():
+    r = run("--help")
+    assert r.returncode == 0
+    listed = re.findall(r"^  ([a-z]+)  ", r.stdout.split("Commands:")[1], re.M)
+    assert listed == COMMANDS
+    assert "..." not in r.stdout.split("Commands:")[1]
+    assert "Exit codes:" in r.stdout and "130 interrupted" in r.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_no_python_types(command: str):
+    r = run(command, "--help")
+    assert r.returncode == 0, r.stderr
+    assert not re.search(r"<(list\[|str>|int>|float>|Path>|path>|bool>)", r.stdout), r.stdout
+
+
+def test_help_shows_the_format_choices_and_lint_exit_codes():
+    assert "--format qti21|moodle-xml|gift" in run("export", "--help").stdout
+    lint = run("lint", "--help").stdout
+    assert "--format text|json|sarif|github" in lint
+    assert "Exit codes: 0" in lint and "1 findings" in lint
+
+
+def test_the_cli_lists_every_format_the_library_has():
+    from dpassess.cli.export import EXPORT_FORMATS
+    from dpassess.cli.lint import LINT_FORMATS
+    from dpassess.export import EXPORTERS
+    from dpassess.lint import FORMATS
+
+    assert tuple(EXPORTERS) == EXPORT_FORMATS
+    assert tuple(FORMATS) == LINT_FORMATS
+
+
+def _bank_with_a_warning(tmp_path: Path) -> Path:
+    """An init'ed bank whose item has a length cue (WR: the key is the longest option)."""
+    run("init", "items/b", cwd=tmp_path)
+    item = tmp_path / "items" / "b" / "01-middle-value.yaml"
+    item.write_text(item.read_text().replace(
+        '"The median"', '"The median, the value with half of the sorted values below it"'))
+    return tmp_path
+
+
+def test_build_summary_says_clean_or_counts_findings_below_the_fail_level(tmp_path: Path):
+    run("init", "items/b", cwd=tmp_path)
+    clean = run("build", "--no-cache", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert "lint: clean" in clean.stdout.splitlines()
+    _bank_with_a_warning(tmp_path)
+    r = run("build", "--no-cache", "--fail-on", "error", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert re.search(r"^lint: \d+ findings?, none at the fail level$", r.stdout, re.M), r.stdout
+
+
+def test_build_fail_on_warning_writes_nothing_and_exits_1(tmp_path: Path):
+    _bank_with_a_warning(tmp_path)
+    r = run("build", "--no-cache", "--fail-on", "warning", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "lint failed: nothing exported" in r.stdout
+    assert not (tmp_path / "exports").exists()
+    bad = run("build", "--fail-on", "sometimes", cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_an_internal_error_says_so_and_exits_70(tmp_path: Path):
+    code = (
+        "import sys, dpassess.bank.load as l\n"
+        "def boom(*a, **k): raise RuntimeError('simulated bug')\n"
+        "l.load_banks = boom\n"
+        "from dpassess.cli import main\n"
+        "main(['check', '.'])\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 70
+    assert "RuntimeError: simulated bug" in r.stderr
+    assert "internal error: this is a bug in dpassess" in r.stderr.splitlines()[-1]
+
+
+def test_load_errors_are_github_annotations_with_format_github(tmp_path: Path):
+    run("init", "b", cwd=tmp_path)
+    (tmp_path / "b" / "02-broken.yaml").write_text("id: [\n", encoding="utf-8")
+    r = run("lint", "b", "--format", "github", cwd=tmp_path)
+    assert r.returncode == 2
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("::error file=b/02-broken.yaml,line=2"), first
+
+
+HEAVY = {"lxml", "ortools", "numpy", "py3langid", "pydantic", "yaml", "markdown_it", "rich"}
+
+
+def test_version_imports_no_part_of_the_pipeline():
+    code = (
+        "import sys\nfrom dpassess.cli import main\nmain(['--version'])\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r})))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dpassess.')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    version, heavy, ours = r.stdout.splitlines()
+    assert version.startswith("dpassess ")
+    assert heavy == "[]"
+    assert ours == "['dpassess.cli']"
