@@ -9,6 +9,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpassess.lint import RULES, LintConfig, engine, langid, lint_banks
 from dpassess.lint.glossary import Glossary, _indices
@@ -29,7 +31,8 @@ from dpassess.lint.text import (
     plain,
 )
 from dpassess.lint.words import ABSOLUTE, ALL_NONE
-from dpassess.model import BankConfig, parse_item
+from dpassess.model import Bank, BankConfig, Item, LoadedItem, parse_item
+from strategies import any_items, essay_items, matching_items, ordering_items
 from test_lint_rules import BASE, build, merge
 
 ENGLISH = "Correct. The averaged gradients give every replica exactly the same update at each step."
@@ -172,9 +175,31 @@ def test_a_rule_runs_only_on_the_item_classes_it_names() -> None:
     sc = parse_item(BASE["item"])
     every = {c for c, r in RULES.items() if r.scope == "item" and r.items == EVERY_ITEM}
     assert {"ST007", "TR001", "LM005"} <= every
-    for item, only in ((sc, {"ST002", "ST004", "WR001", "WR005"}),
-                       (mr, {"ST003", "ST004", "LM002"}),
-                       (tf, {"ST002"})):
+    for item, only in ((sc, {"ST002", "ST004", "WR001", "WR005", "ST005", "ST011"}),
+                       (mr, {"ST003", "ST004", "LM002", "ST005", "ST010", "ST011"}),
+                       (tf, {"ST002", "ST005", "WR010"})):
         got = {r.code for r in rules.of(item)}
         choice = {c for c, r in RULES.items() if r.scope == "item" and r.items == CHOICE}
         assert got == every | choice | only, (item.type, got ^ (every | choice | only))
+
+
+
+@given(st.one_of(essay_items(), matching_items(), ordering_items()))
+def test_the_new_item_types_get_their_rules_and_no_choice_rule(item: Item) -> None:
+    """An essay gets the rules of every item and ST012, no option rule; a matching or ordering
+    item gets ST005 (its premises, responses or options must differ)."""
+    rules = engine.ItemRules(RULES.values())
+    every = {c for c, r in RULES.items() if r.scope == "item" and r.items == EVERY_ITEM}
+    only = {"essay": {"ST012"}, "matching": {"ST005"}, "ordering": {"ST005"}}[item.type.value]
+    assert {r.code for r in rules.of(item)} == every | only
+
+
+@given(any_items())
+def test_every_rule_runs_on_every_item_type(item: Item) -> None:
+    """No rule fails (an internal error is reported as the rule's own finding) on an item of
+    any type."""
+    config = BankConfig.model_validate(BASE["bank"])
+    bank = Bank(config=config, root="p", entries=[LoadedItem(item, "p/x.yaml")],
+                config_path="p/bank.yaml")
+    found = lint_banks([bank], LintConfig(), jobs=1)
+    assert not [f for f in found if "internal error" in f.message]

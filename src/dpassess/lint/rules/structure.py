@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 from typing import assert_never
@@ -11,7 +12,7 @@ from dpassess.diagnostics import FieldPath
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import norm, plain, quote
-from dpassess.lint.words import AND_OR, LETTER_NOUNS
+from dpassess.lint.words import AND_OR, LETTER_NOUNS, STOPWORDS
 from dpassess.model import (
     ChoiceBase,
     ChoiceItem,
@@ -236,8 +237,10 @@ NEAR = 0.9
 )
 def near_duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
-    Finds two options of an item that differ only slightly (90% or more of the text the same)
-    or use the same words in another order.
+    Finds two options of an item that differ only slightly (90% or more of the text the same,
+    and no content word or number of one missing from the other but as a spelling variant) or
+    use the same words in another order. Parallel options that differ in the word that
+    matters ("the mean of the scores", "the median of the scores") pass.
 
     ## Why is this bad?
     Near-identical options test reading, not knowledge; when one of them is the key, the pair
@@ -268,11 +271,33 @@ def near_duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
                     continue  # too few shared words to be near-identical
                 if sorted(ka.split()) == sorted(kb.split()) or (
                     min(len(ka), len(kb)) >= 10 and _similar(ka, kb)
+                    and not _differ_in_content(ka, kb, v.lang)
                 ):
                     yield Hit(
                         ("text", v.lang, "options", b),
                         f"option {b!r} nearly repeats option {a!r} in {v.lang!r}",
                     )
+
+
+def _differ_in_content(a: str, b: str, lang: str) -> bool:
+    """Whether two option keys differ in a content word (or a number) that is not a spelling
+    variant of a word of the other: "the mean of the scores" and "the median of the scores"
+    are parallel options, not copies."""
+    ca, cb = Counter(a.split()), Counter(b.split())
+    only_a, only_b = list((ca - cb).elements()), list((cb - ca).elements())
+    stop = STOPWORDS.get(lang.split("-")[0], frozenset())
+    for mine, theirs in ((only_a, only_b), (only_b, only_a)):
+        for w in mine:
+            if w in stop:
+                continue
+            if not any(SequenceMatcher(None, w, o, autojunk=False).ratio() >= SPELLING
+                       for o in theirs):
+                return True
+    return False
+
+
+#: Two words this similar are one word spelt two ways (gradient, gradients; allreduce, all-reduce).
+SPELLING = 0.85
 
 
 def _similar(a: str, b: str) -> bool:

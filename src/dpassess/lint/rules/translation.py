@@ -276,6 +276,9 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
             used = src.get(sub)
             if not used or sub[0] == "answers":
                 continue
+            source = src_text[sub]
+            if "`" in source or "$" in source or "\\(" in source:
+                used &= g.used(without_code(source))  # a term in code is not prose
             have = ctx.terms(lang)[sub]
             missing = used - have
             if missing and ctx.may_be_wrong(lang):
@@ -292,9 +295,9 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     f"(expected {' or '.join(repr(f) for f in forms)})",
                     term=term.term,
                 )
-            twice = [i for i in sorted(used & have) if g.counts(src_text[sub], g.language)[i] > 1]
+            twice = [i for i in sorted(used & have) if g.counts(source, g.language)[i] > 1]
             for i in twice:
-                n, m = g.counts(src_text[sub], g.language)[i], g.counts(text, lang)[i]
+                n, m = g.counts(source, g.language)[i], g.counts(text, lang)[i]
                 if m < n:
                     term = g.terms[i]
                     yield Hit(

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from dpassess.lint.context import ItemContext, LangView
 from dpassess.lint.registry import CHOICE, Hit, rule
-from dpassess.lint.text import Phrases, gated_finditer, quote
+from dpassess.lint.text import Phrases, gated_finditer, quote, words
 from dpassess.lint.words import (
     ABSOLUTE,
     ABSOLUTE_STATEMENT,
@@ -171,7 +171,10 @@ def absolute_term_cue(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     for v in ctx.views():
         if any(absolute_terms(v, k) for k in ctx.item.key):
             continue
+        all_none = _ALL_NONE.get(_base(v.lang))
         for oid in ctx.distractors:
+            if all_none is not None and all_none.search(v.options[oid]):
+                continue  # "all of the above": WR002's finding
             found = absolute_terms(v, oid)
             if found:
                 yield Hit(
@@ -464,7 +467,9 @@ def repeated_option_opening(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     if len(ctx.item.options) < 3:
         return
     for v in ctx.views():
-        lists = list(v.option_words.values())
+        # unmasked: a glossary term two options start with belongs in the stem too, and masking
+        # the terms that tell options apart would make them all "the prefix"
+        lists = [words(t) for t in v.options.values()]
         if not all(lists):
             continue
         prefix: list[str] = []
