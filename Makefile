@@ -34,6 +34,13 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
+## fuzz: the fuzzing harness (tests/fuzz; not in make test): FUZZ_EXAMPLES inputs per target
+## (default 300), stopped after FUZZ_SECONDS (default 1200); failures are kept in tests/fuzz/corpus
+.PHONY: fuzz
+fuzz: $(STAMP)
+	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} timeout $${FUZZ_SECONDS:-1200} \
+		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
+
 ## typecheck: mypy --strict on src/ and the import contract alone (config in pyproject.toml)
 typecheck: $(STAMP)
 	$(BIN)/mypy
