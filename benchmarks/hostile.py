@@ -222,8 +222,10 @@ def main(argv: list[str] | None = None) -> None:
             if times and times[-1] is None:
                 times.append(None)  # a size that timed out: the larger ones would too
                 continue
-            t, outcome = measure(case, n, args.timeout, args.src)
+            t, said = measure(case, n, args.timeout, args.src)
             times.append(t)
+            if t is not None or not outcome:
+                outcome = said  # the outcome of the largest input that finished
         cells = "".join(f"{f'{t:.4f}' if t is not None else f'>{args.timeout:g} s':>10}"
                         for t in times)
         growth = [b / a if a and b else None for a, b in pairwise(times)

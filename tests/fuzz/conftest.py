@@ -1,0 +1,33 @@
+"""The fuzzing harness (`make fuzz`), not part of `make test`: its tests are collected only with
+DPASSESS_FUZZ=1, under a hypothesis profile of many large examples whose failures are kept in
+tests/fuzz/corpus/hypothesis (replayed first on the next run).
+
+    DPASSESS_FUZZ=1 FUZZ_EXAMPLES=500 python -m pytest tests/fuzz
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+HERE = Path(__file__).parent
+
+if os.environ.get("DPASSESS_FUZZ") != "1":
+    collect_ignore_glob = ["test_*.py"]
+else:
+    settings.register_profile(
+        "fuzz",
+        max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")),
+        # a hang shows as a failure rather than a stuck run
+        deadline=float(os.environ.get("FUZZ_DEADLINE_MS", "20000")),
+        database=DirectoryBasedExampleDatabase(str(HERE / "corpus" / "hypothesis")),
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+        print_blob=True,
+        # shrinking a large hostile input can take many minutes: FUZZ_SHRINK=1 to shrink
+        phases=[p for p in Phase if p is not Phase.shrink or os.environ.get("FUZZ_SHRINK") == "1"],
+    )
+    settings.load_profile("fuzz")
