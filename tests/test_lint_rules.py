@@ -128,3 +128,14 @@ def test_lm005_agrees_with_the_moodle_exporter(kind: str, case: dict[str, Any]) 
                  for lang in (*bank.config.languages, MULTI)
                  for w in EXPORTERS["moodle-xml"].export(collection, lang).warnings)
     assert warned == (kind == "fail")
+
+
+def test_every_severity_answers_the_key_question() -> None:
+    """Every rule says whether it can make a right answer wrong; those that can are errors."""
+    from dpassess.lint.severities import KEY_RISK
+
+    assert set(KEY_RISK) == set(RULES)
+    for code, answer in KEY_RISK.items():
+        assert answer.startswith(("Yes", "No")), code
+        if answer.startswith("Yes"):
+            assert RULES[code].severity.value == "error", code

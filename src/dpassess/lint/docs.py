@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from dpassess.lint.registry import FAMILIES, RULES, Rule
+from dpassess.lint.severities import KEY_RISK
 from dpassess.model import ITEM_CLASSES
 from dpassess.runtime.files import atomic_write
 
@@ -35,6 +36,8 @@ def rule_page(r: Rule) -> str:
         f"# {r.code} {r.name}\n",
         " · ".join(meta) + "\n",
         r.doc.strip() + "\n",
+        "## Can it make a right answer wrong?\n",
+        KEY_RISK.get(r.code, "Not reviewed.") + f" Hence {r.severity.value}.\n",
         "## Fix\n",
         r.fix + "\n",
         "## Suppress\n",

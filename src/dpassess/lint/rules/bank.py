@@ -52,7 +52,7 @@ def _choice_items(bctx: BankContext) -> list[ItemContext[SingleChoice]]:
 
 
 @bank_rule(
-    "BK001", "duplicate-item", "error",
+    "BK001", "duplicate-item", "warning",
     fix="Remove one of the two items, or make them ask different things.",
 )
 def duplicate_item(bctx: BankContext) -> Iterator[Hit]:

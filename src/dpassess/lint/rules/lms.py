@@ -146,7 +146,7 @@ def _eaten(fragment: str) -> bool:
 
 
 @rule(
-    "LM003", "html-eaten", "warning", target="HTML (QTI, Moodle)",
+    "LM003", "html-eaten", "error", target="HTML (QTI, Moodle)",
     fix="Put code in backticks (`List<int>`) or escape the bracket (\\<), so the text is shown.",
 )
 def html_eaten(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -313,7 +313,7 @@ MOODLE_NAME = MAX_NAME
 
 
 @rule(
-    "LM005", "name-too-long", "error", target="Moodle",
+    "LM005", "name-too-long", "warning", target="Moodle",
     fix="Shorten the title so that Moodle's name fits in 255 characters (a title is a name, not a "
     "question).",
 )

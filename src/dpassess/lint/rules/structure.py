@@ -410,7 +410,7 @@ _LONE_CAPITAL = re.compile(r"[A-F](?<![\w-][A-F])(?![\w-])")
 
 
 @rule(
-    "ST009", "letter-reference", "warning",
+    "ST009", "letter-reference", "error",
     fix="Refer to the option by what it says, not by its letter: options are shuffled.",
 )
 def letter_reference(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -492,7 +492,7 @@ _LABEL = re.compile(r"\s*(?:\(([A-Ha-h])\)|([A-Ha-h])[.):])\s")
 
 
 @rule(
-    "ST011", "option-letter-label", "warning",
+    "ST011", "option-letter-label", "error",
     fix="Remove the letter from the option text: the LMS numbers the options itself, after "
     "shuffling.",
     items=OPTION_CHOICE,

@@ -82,7 +82,7 @@ def missing_translation(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 
 @rule(
-    "TR002", "numbers-differ", "warning",
+    "TR002", "numbers-differ", "error",
     fix="Use the same numbers in every language (digits, not words).",
 )
 def numbers_differ(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -143,7 +143,7 @@ def _has_markup(text: str) -> bool:
 
 
 @rule(
-    "TR003", "markup-differs", "warning",
+    "TR003", "markup-differs", "error",
     fix="Keep code spans, maths and images identical in every language; translate only prose.",
 )
 def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -189,7 +189,7 @@ def _symbol_pattern(symbol: str) -> re.Pattern[str]:
 
 
 @rule(
-    "TR004", "symbol-missing", "warning",
+    "TR004", "symbol-missing", "error",
     fix="Use each declared symbol (the item's `symbols`) unchanged in every language.",
 )
 def symbol_missing(ctx: ItemContext[Item]) -> Iterator[Hit]:
