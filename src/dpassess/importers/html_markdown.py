@@ -28,6 +28,7 @@ import lxml.html
 from lxml import etree
 
 from dpassess.markup.markdown import to_html, to_inline_html
+from dpassess.markup.maths import find_maths
 
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _BLANK = re.compile(r"\n[ \t]*\n")
@@ -68,7 +69,8 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
         except _Unsupported:
             break
         if renders_as(md, html, inline=inline):
-            return md
+            dollars = dollar_maths(md)
+            return dollars if dollars != md and renders_as(dollars, html, inline=inline) else md
     if inline and not renders_as(html, html, inline=True):
         # Raw inline HTML that CommonMark would not pass through (`<b> \</b>`: the backslash
         # escapes the `<`) passes through inside a <p> HTML block, which inline rendering unwraps.
@@ -97,6 +99,89 @@ def html_to_markdown(html: str, *, inline: bool = False) -> str:
 
 
 _COMMENT = "<!--"
+
+
+def dollar_maths(md: str) -> str:
+    """`md` with each `\\(tex\\)` written `$tex$` and each `\\[tex\\]` `$$tex$$`, the bank's usual
+    spelling, where that reads as the same maths (no space inside the dollars, no digit or
+    dollar after them, no dollar in the TeX); the caller checks the rendering."""
+    out: list[str] = []
+    at = 0
+    for m in find_maths(md):
+        span = md[m.start:m.end]
+        if m.start == m.end or "$" in m.tex or not span.startswith(("\\(", "\\[")):
+            continue
+        after = md[m.end:m.end + 1]
+        if m.display:
+            new = f"$${m.tex}$$"
+        elif m.tex.strip() == m.tex and m.tex and not (after.isdigit() or after == "$"):
+            new = f"${m.tex}$"
+        else:
+            continue
+        out += [md[at:m.start], new]
+        at = m.end
+    return "".join(out) + md[at:] if out else md
+
+
+def moodle_maths(html: str) -> str:
+    """HTML as Moodle stores it with its maths as the bank's exporters write maths: Moodle's
+    MathJax and TeX filters read `$$tex$$` and `[tex]tex[/tex]` as maths too, which become
+    `\\[tex\\]` and `\\(tex\\)` (outside code, pre, script, style and textarea, where no
+    filter looks). Linear: each opening looks for its closing once."""
+    if "$$" not in html and "[tex]" not in html:
+        return html
+    try:
+        root = lxml.html.fragment_fromstring(html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return html
+    changed = False
+
+    def fix(text: str | None) -> str | None:
+        nonlocal changed
+        if not text or ("$$" not in text and "[tex]" not in text):
+            return text
+        new = _delimited(_delimited(text, "$$", "$$", "\\[", "\\]"), "[tex]", "[/tex]",
+                         "\\(", "\\)")
+        changed = changed or new != text
+        return new
+
+    def walk(el: etree._Element) -> None:
+        if el.tag not in _NO_MATHS:
+            el.text = fix(el.text)
+            for child in el:
+                walk(child)
+        el.tail = fix(el.tail)
+
+    root.text = fix(root.text)
+    for child in root:
+        walk(child)
+    if not changed:
+        return html
+    return _escape_text(root.text or "") + "".join(etree.tostring(c, encoding="unicode", method="html") for c in root)
+
+
+_NO_MATHS = frozenset({"code", "pre", "script", "style", "textarea", "kbd", "samp"})
+
+
+def _escape_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _delimited(text: str, start: str, end: str, new_start: str, new_end: str) -> str:
+    """`text` with each `start`..`end` span (not empty) rewritten between the new delimiters."""
+    out: list[str] = []
+    at = 0
+    while (i := text.find(start, at)) != -1:
+        j = text.find(end, i + len(start))
+        if j == -1:
+            break
+        body = text[i + len(start):j]
+        if body.strip():
+            out += [text[at:i], new_start, body, new_end]
+        else:
+            out.append(text[at:j + len(end)])
+        at = j + len(end)
+    return "".join(out) + text[at:] if out else text
 
 
 def _dropped(html: str) -> str:
@@ -304,7 +389,17 @@ class _Converter:
     def text(self, text: str) -> str:
         if not text:
             return ""
-        return _PUNCT.sub(r"\\\1", text) if self.escape else text
+        if not self.escape:
+            return text
+        # maths (TeX between \\( \\) or \\[ \\], as the exporters write it) stays as it is
+        out: list[str] = []
+        at = 0
+        for m in find_maths(text) if "\\" in text else ():
+            if m.start == m.end or text[m.start] != "\\":
+                continue
+            out += [_PUNCT.sub(r"\\\1", text[at:m.start]), text[m.start:m.end]]
+            at = m.end
+        return "".join(out) + _PUNCT.sub(r"\\\1", text[at:])
 
 
 def _dest(url: str) -> str:

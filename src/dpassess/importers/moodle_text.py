@@ -16,7 +16,7 @@ from dpassess.importers.common import (
     moodle_lang,
     php_trim,
 )
-from dpassess.importers.html_markdown import html_to_markdown
+from dpassess.importers.html_markdown import html_to_markdown, moodle_maths
 
 # --- Moodle's multilang filter (filter_multilang\text_filter, "new syntax") -------------------
 
@@ -84,9 +84,10 @@ def to_markdown(text: str, fmt: str, *, inline: bool) -> str:
     if fmt == "markdown":
         return text
     if fmt == "html":
+        text = moodle_maths(text)
         return html_to_markdown(inline_html(text) if inline else text, inline=inline)
     # FORMAT_PLAIN is escaped; FORMAT_MOODLE is HTML; both turn newlines into line breaks.
-    body = html.escape(text, quote=False) if fmt == "plain" else text
+    body = html.escape(text, quote=False) if fmt == "plain" else moodle_maths(text)
     body = body.replace("\n", "<br />\n")
     if not inline and not _HAS_BLOCK.search(body):
         body = f"<p>{body}</p>"

@@ -8,11 +8,14 @@ Items with any other interaction are skipped with their file and the reason.
 
 from __future__ import annotations
 
+import copy
 import html
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import assert_never
+from functools import partial
+from typing import Any, Literal, assert_never
 from urllib.parse import unquote
 
 from lxml import etree
@@ -41,10 +44,27 @@ from dpassess.importers.common import (
 )
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import InputError, decode_utf8, open_zip, parse_xml
-from dpassess.model import TRUE_FALSE_IDS, TRUE_FALSE_WORDS, Content, Item, ItemType, Option
+from dpassess.model import (
+    TRUE_FALSE_IDS,
+    TRUE_FALSE_WORDS,
+    Content,
+    Essay,
+    Item,
+    ItemType,
+    Matching,
+    Numerical,
+    Option,
+    Ordering,
+    ShortAnswer,
+)
+from dpassess.model.items import NumericAnswer, OrderingGrading, TextAnswer
 
 CODE = "qti21"
+_ESSAY_FORMATS: dict[str, Literal["editor", "plain", "monospaced"]] = {
+    "xhtml": "editor", "plain": "plain", "preFormatted": "monospaced"}
+_ChoiceKind = Literal[ItemType.single_choice, ItemType.multiple_response, ItemType.true_false]
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 TOOL = "dpassess"
 _STATUS = {"draft": "draft", "final": "reviewed", "unavailable": "retired", "revised": "reviewed"}
 _DIFFICULTY = {"very easy": "easy", "easy": "easy", "medium": "medium", "difficult": "hard",
@@ -93,6 +113,9 @@ def _serialise(el: etree._Element, out: list[str]) -> None:
     non-void element closed (libxml2's HTML output leaves `<li></li>` open as `<li>`)."""
     if isinstance(el, etree._Comment):
         out.append(f"<!--{el.text or ''}-->")
+    elif _local(el) == "math" and (tex := _tex_of(el)) is not None:
+        block = el.get("display") == "block"
+        out.append(html.escape(f"\\[{tex}\\]" if block else f"\\({tex}\\)", quote=False))
     elif isinstance(el.tag, str):
         name = _local(el)
         out.append(f"<{name}")
@@ -110,6 +133,15 @@ def _serialise(el: etree._Element, out: list[str]) -> None:
                 _serialise(child, out)
             out.append(f"</{name}>")
     out.append(html.escape(el.tail or "", quote=False))
+
+
+def _tex_of(math: etree._Element) -> str | None:
+    """The TeX a MathML `math` element was made from (its `annotation` in TeX), or None."""
+    for ann in _descendants(math, "annotation"):
+        if ann.get("encoding", "").lower() in ("application/x-tex", "tex", "latex",
+                                                "application/x-latex"):
+            return (ann.text or "").strip() or None
+    return None
 
 
 def _html(text: str | None, children: list[etree._Element]) -> str:
@@ -226,17 +258,21 @@ class _ItemReader:
         body = _first(root, "itemBody")
         if body is None:
             raise Skip("the item has no itemBody")
+        bare = sum(1 for m in root.iter() if _local(m) == "math" and _tex_of(m) is None)
+        if bare:
+            self.warn(f"{bare} MathML formula(s) without a TeX annotation are kept as MathML "
+                      "(raw HTML in the text), not as the bank's maths")
         interactions = [d for d in body.iter() if _local(d).endswith("Interaction")]
         if len(interactions) != 1:
             raise Skip(f"{len(interactions)} interactions; an item holds exactly one "
                        "choiceInteraction" if interactions else "the item has no interaction")
         inter = interactions[0]
-        if _local(inter) != "choiceInteraction":
-            raise Skip(f"{_local(inter)} items are not supported yet")
         decl = next((d for d in _children(root, "responseDeclaration")
                      if d.get("identifier") == inter.get("responseIdentifier")), None)
         if decl is None:
             raise Skip(f"no responseDeclaration for {inter.get('responseIdentifier')!r}")
+        if _local(inter) != "choiceInteraction":
+            return _TypedReader(self, root, body, inter, decl, lang).read()
         choices = _children(inter, "simpleChoice")
         qti_ids = [c.get("identifier", "") for c in choices]
         ids = self._option_ids(qti_ids)
@@ -248,6 +284,7 @@ class _ItemReader:
         if "" in correct:
             raise Skip("correctResponse names a choice the interaction does not have")
         mapping = self._mapping(decl, to_ours, points)
+        kind: _ChoiceKind
         if decl.get("cardinality") == "multiple":
             kind = ItemType.multiple_response
         else:
@@ -395,8 +432,8 @@ class _ItemReader:
         default = number(mapping.get("defaultValue", "0"), "mapping defaultValue") / points
         return out, default
 
-    def _feedback(self, root: etree._Element,
-                  to_ours: dict[str, str]) -> tuple[dict[str, str], str]:
+    def _feedback(self, root: etree._Element, to_ours: dict[str, str],
+                  read: set[str] | frozenset[str] = frozenset()) -> tuple[dict[str, str], str]:
         """Per-option feedback and the explanation, from modalFeedback and the rules that show
         each one (dpassess: FEEDBACK gets FBn when RESPONSE matches an option)."""
         shows: dict[str, str | None] = {}  # feedback identifier -> option id, None: always
@@ -419,6 +456,8 @@ class _ItemReader:
         explanation = ""
         for mf in _children(root, "modalFeedback"):
             fid = mf.get("identifier", "")
+            if fid in read:
+                continue
             md = _markdown(mf.text, list(mf), inline=False)
             if not md:
                 continue
@@ -466,7 +505,385 @@ class _ItemReader:
         return topic, tuple(tags)
 
 
-def _built_in_words(kind: ItemType, lang: str) -> dict[str, str]:
+class _TypedReader:
+    """An item with a textEntryInteraction (numerical for a float response, short answer for a
+    string), a matchInteraction, an extendedTextInteraction (essay) or an orderInteraction ->
+    an item, read from its declarations and the response processing (the rules dpassess
+    writes, and QTI's standard templates)."""
+
+    def __init__(self, reader: _ItemReader, root: etree._Element, body: etree._Element,
+                 inter: etree._Element, decl: etree._Element, lang: str) -> None:
+        self.r = reader
+        self.root = root
+        self.inter = inter
+        self.decl = decl
+        self.lang = lang
+        self.points = reader._points(root, decl)
+        self.stem, self.rubric = _stem_without(body, inter)
+        self.shown: set[str] = set()  # the modalFeedback read as an answer's
+
+    def read(self) -> Item:
+        name = _local(self.inter)
+        make: Callable[..., Item]
+        if name == "textEntryInteraction" and self.decl.get("baseType") in ("float", "integer"):
+            make, content = self.numerical()
+        elif name == "textEntryInteraction" and self.decl.get("baseType") == "string":
+            make, content = self.short_answer()
+        elif name == "matchInteraction":
+            make, content = self.matching()
+        elif name == "extendedTextInteraction":
+            make, content = self.essay()
+        elif name == "orderInteraction":
+            make, content = self.ordering()
+        else:
+            raise Skip(f"{name} items (response type {self.decl.get('baseType')!r}) are not "
+                       "supported")
+        if self.rubric and name != "extendedTextInteraction":
+            self.r.warn("a rubricBlock is not carried")
+        _, explanation = self.r._feedback(self.root, {}, self.shown)
+        topic, tags = self.r._topic_and_tags()
+        fields = dict(id=self.r._id(self.root), topic=topic, points=self.points, tags=tags,
+                      status=_STATUS.get(self.r.meta.status, "draft"),
+                      difficulty=_DIFFICULTY.get(self.r.meta.difficulty))
+        content.update(stem=self.stem, explanation=explanation or None)
+        try:
+            item = make(**fields, text={self.lang: content})
+            title = " ".join(self.root.get("title", "").split())
+            titled = with_titles(item, {self.lang: title})
+            if titled != item.text:
+                item = make(**fields, text=titled)
+        except ValidationError as exc:
+            raise Skip(validation_reason(exc)) from None
+        return item
+
+    # -- the rules that score each answer -------------------------------------------------------
+    def branches(self) -> list[tuple[etree._Element, float, str]]:
+        """(test, fraction, answer feedback identifier) of each responseIf/ElseIf of the first
+        rule on RESPONSE that sets SCORE to a number (a test that the response is empty, or
+        that sets 0 with no feedback, is left out)."""
+        rp = _first(self.root, "responseProcessing")
+        out: list[tuple[etree._Element, float, str]] = []
+        if rp is None:
+            return out
+        for rule in _children(rp, "responseCondition"):
+            for branch in rule:
+                if _local(branch) not in ("responseIf", "responseElseIf") or not len(branch):
+                    continue
+                test = branch[0]
+                if _local(test) == "isNull":
+                    continue
+                score = next((_text(_first(sov, "baseValue")) for sov in
+                              _children(branch, "setOutcomeValue")
+                              if sov.get("identifier") == "SCORE"), None)
+                if score is None:
+                    continue
+                fid = next((_text(bv) for sov in _children(branch, "setOutcomeValue")
+                            if sov.get("identifier") == "FEEDBACK"
+                            for bv in _descendants(sov, "baseValue")), "")
+                out.append((test, number(score, "SCORE") / self.points, fid))
+            if out:
+                break
+        return out
+
+    def answer_feedback(self, fids: list[str]) -> dict[str, str]:
+        """The modalFeedback each answer shows (by the answer's id, a, b, c...)."""
+        shown = {mf.get("identifier", ""): mf for mf in _children(self.root, "modalFeedback")}
+        out = {}
+        self.shown.update(fids)
+        for aid, fid in zip(option_ids(len(fids)), fids, strict=True):
+            mf = shown.get(fid) if fid else None
+            if mf is not None and (md := _markdown(mf.text, list(mf), inline=False)):
+                out[aid] = md
+        return out
+
+    # -- the types ---------------------------------------------------------------------------
+    def numerical(self) -> tuple[Callable[..., Item], dict[str, Any]]:
+        answers: list[NumericAnswer] = []
+        fids: list[str] = []
+        for test, fraction, fid in self.branches():
+            spec = _numeric_test(test)
+            if spec is None:
+                raise Skip(f"a <{_local(test)}> rule is not one the importer reads as a "
+                           "numerical answer")
+            if fraction <= 0:
+                continue
+            answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
+                                         fraction=round(min(1.0, fraction), 7), **spec))
+            fids.append(fid)
+        if not answers:
+            values = [_text(v) for v in _descendants(self.decl, "value")]
+            if len(values) != 1:
+                raise Skip("no rule scores the response and there is not one correct value")
+            answers.append(NumericAnswer(id="a", value=number(values[0], "correctResponse")))
+            fids.append("")
+        return (partial(Numerical, type=ItemType.numerical, answers=tuple(answers)),
+                {"feedback": self.answer_feedback(fids)})
+
+    def short_answer(self) -> tuple[Callable[..., Item], dict[str, Any]]:
+        groups: list[tuple[float, list[str], str]] = []
+        cases: set[bool] = set()
+        for test, fraction, fid in self.branches():
+            words: list[str] = []
+            for t in (list(test) if _local(test) == "or" else [test]):
+                match _local(t):
+                    case "stringMatch":
+                        words.append(_text(next((c for c in t if _local(c) == "baseValue"),
+                                                None)).replace("*", "\\*"))
+                        cases.add(t.get("caseSensitive", "true") == "true")
+                    case "patternMatch":
+                        word, case = _wildcard(t.get("pattern", ""))
+                        words.append(word)
+                        cases.add(case)
+                    case "match":
+                        words.append(_text(next((c for c in t if _local(c) == "baseValue"),
+                                                None)).replace("*", "\\*"))
+                        cases.add(True)
+                    case other:
+                        raise Skip(f"a <{other}> rule is not one the importer reads as a "
+                                   "short answer")
+            if fraction > 0 or fid:
+                groups.append((round(min(1.0, max(0.0, fraction)), 7), words, fid))
+        if not groups:  # the map_response template: the mapping says it all
+            mapping = _first(self.decl, "mapping")
+            for entry in [] if mapping is None else _children(mapping, "mapEntry"):
+                fraction = round(number(entry.get("mappedValue", "0"), "mappedValue")
+                                 / self.points, 7)
+                cases.add(entry.get("caseSensitive", "true") == "true")
+                word = entry.get("mapKey", "").replace("*", "\\*")
+                if groups and groups[-1][0] == fraction:
+                    groups[-1][1].append(word)
+                else:
+                    groups.append((fraction, [word], ""))
+        if not groups:
+            raise Skip("no rule and no mapping scores the response")
+        if len(cases) > 1:
+            self.r.warn("some answers are case sensitive and some not; all are read as case "
+                        "sensitive")
+        ids = option_ids(len(groups))
+        return (partial(ShortAnswer, type=ItemType.short_answer,
+                        case_sensitive=cases != {False},
+                        answers=tuple(TextAnswer(id=aid, fraction=f)
+                                      for aid, (f, _, _) in zip(ids, groups, strict=True))),
+                {"answers": {aid: tuple(dict.fromkeys(w)) for aid, (_, w, _) in
+                             zip(ids, groups, strict=True)},
+                 "feedback": self.answer_feedback([fid for _, _, fid in groups])})
+
+    def matching(self) -> tuple[Callable[..., Item], dict[str, Any]]:
+        sets = _children(self.inter, "simpleMatchSet")
+        if len(sets) != 2:
+            raise Skip(f"a matchInteraction with {len(sets)} match sets (two are read)")
+        premises, responses = (_children(s, "simpleAssociableChoice") for s in sets)
+        p_ids = [c.get("identifier", "") for c in premises]
+        r_ids = [c.get("identifier", "") for c in responses]
+        right: dict[str, str] = {}
+        cr = _first(self.decl, "correctResponse")
+        for v in [] if cr is None else _children(cr, "value"):
+            p, _, r = _text(v).partition(" ")
+            if p not in p_ids or r not in r_ids:
+                raise Skip(f"correctResponse pair {_text(v)!r} names a choice the interaction "
+                           "does not have")
+            if p in right:
+                raise Skip(f"premise {p!r} has two right responses (the model holds one)")
+            right[p] = r
+        if sorted(right) != sorted(p_ids):
+            raise Skip("a premise has no right response")
+        if len(set(right.values())) != len(right):
+            raise Skip("a response is right for two premises (the model gives each pair its "
+                       "own response)")
+        extra = [r for r in r_ids if r not in right.values()]
+        ours = _pair_ids(p_ids, right, extra)
+        pair_ids = [ours[p] for p in p_ids]
+        by_response = {right[p]: ours[p] for p in p_ids} | {r: ours[r] for r in extra}
+        text = {"premises": {ours[p]: _markdown(c.text, list(c), inline=True)
+                             for p, c in zip(p_ids, premises, strict=True)},
+                "responses": {by_response[r]: _markdown(c.text, list(c), inline=True)
+                              for r, c in zip(r_ids, responses, strict=True)}}
+        mapping = _first(self.decl, "mapping")
+        if mapping is not None:
+            values = {number(e.get("mappedValue", "0"), "mappedValue")
+                      for e in _children(mapping, "mapEntry")}
+            if len(values) > 1:
+                self.r.warn("pairs worth different points are not carried: each right pair "
+                            "earns an equal share")
+        return (partial(Matching, type=ItemType.matching, pairs=tuple(pair_ids),
+                        distractors=tuple(ours[r] for r in extra),
+                        shuffle=self.inter.get("shuffle", "false") == "true"), text)
+
+    def essay(self) -> tuple[Callable[..., Item], dict[str, Any]]:
+        fmt = _ESSAY_FORMATS.get(self.inter.get("format", "plain"), "plain")
+        try:
+            lines = int(self.inter.get("expectedLines", "15"))
+        except ValueError:
+            lines = 15
+        lines = min(100, max(1, lines))
+        if self.inter.get("expectedLength"):
+            self.r.warn("expectedLength is not carried (word limits are not QTI's)")
+        required = self.inter.get("minStrings", "0") not in ("0", "")
+        return (partial(Essay, type=ItemType.essay, response_format=fmt, lines=lines,
+                        response_required=required),
+                {"grader_info": self.rubric or None,
+                 "response_template": self.inter.get("placeholderText") or None})
+
+    def ordering(self) -> tuple[Callable[..., Item], dict[str, Any]]:
+        choices = {c.get("identifier", ""): c for c in _children(self.inter, "simpleChoice")}
+        cr = _first(self.decl, "correctResponse")
+        order = [_text(v) for v in ([] if cr is None else _children(cr, "value"))]
+        if sorted(order) != sorted(choices):
+            raise Skip("the correctResponse does not put every choice in order")
+        ids = self.r._option_ids(order)
+        return (partial(Ordering, type=ItemType.ordering, options=tuple(ids),
+                        grading=self.ordering_grading(len(ids))),
+                {"options": {oid: _markdown(choices[q].text, list(choices[q]), inline=True)
+                             for oid, q in zip(ids, order, strict=True)}})
+
+    def ordering_grading(self, n: int) -> OrderingGrading:
+        """The grading type whose rules the response processing holds (as dpassess writes
+        each); all-or-nothing for QTI's match_correct template or a single match rule."""
+        rp = _first(self.root, "responseProcessing")
+        outcomes = {o.get("identifier") for o in _children(self.root, "outcomeDeclaration")}
+        if rp is None or "RAW" not in outcomes:
+            if _first(self.decl, "mapping") is not None:
+                self.r.warn("partial credit by mapping is not carried: read as all or nothing")
+            return "all_or_nothing"
+        sets_raw = [sov for sov in _descendants(rp, "setOutcomeValue")
+                    if sov.get("identifier") == "RAW"]
+        in_c_rules = any(_descendants(branch, "index") for sov in sets_raw
+                         if (branch := sov.getparent()) is not None)
+        compares_c = any(_local(t) == "lt" and all(_local(c) == "variable" for c in t)
+                         for t in _descendants(rp, "lt"))
+        divisor = next((number(_text(_children(d, "baseValue")[-1]), "divisor")
+                        for d in _descendants(rp, "divide") if _children(d, "baseValue")), 0.0)
+        ends = {_text(_first(t, "baseValue")) for t in _descendants(rp, "match")
+                if _children(t, "variable") and _children(t, "baseValue")
+                and _children(t, "variable")[0].get("identifier", "").startswith("C")}
+        if f"L{n}" in outcomes:
+            ordered = any(_local(t) == "and" for t in _descendants(rp, "and"))
+            return "longest_ordered_subset" if ordered else "longest_contiguous_subset"
+        if in_c_rules:
+            return "absolute_position" if divisor == n else "relative_to_correct"
+        if compares_c:
+            return "relative_all_previous_and_next"
+        if "1" in ends and str(n) in ends:
+            return "relative_one_previous_and_next"
+        if str(n) in ends:
+            return "relative_next_include_last"
+        return "relative_next_exclude_last"
+
+
+def _stem_without(body: etree._Element, inter: etree._Element) -> tuple[str, str]:
+    """The stem (the body without the interaction, the paragraph left empty around it, and the
+    rubric blocks) and the scorers' rubric, as Markdown."""
+    body = copy.deepcopy(body)
+    target = next(d for d in body.iter() if _local(d) == _local(inter))
+    prompt = _first(target, "prompt")
+    if prompt is not None:  # the prompt is part of the stem, where the interaction was
+        prompt.tag = etree.QName(QTI_NS, "p").text
+        prompt.tail = None
+        target.addprevious(prompt)
+    _remove(target)
+    rubric = []
+    for block in [d for d in body.iter() if _local(d) == "rubricBlock"]:
+        if block.get("view", "") in ("scorer", "tutor"):
+            rubric.append(_markdown(block.text, list(block), inline=False))
+        _remove(block)
+    for p in [d for d in body.iter() if _local(d) == "p"]:
+        if not len(p) and not (p.text or "").strip():
+            _remove(p)
+    stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
+    return stem, "\n\n".join(r for r in rubric if r)
+
+
+def _remove(el: etree._Element) -> None:
+    """Take `el` out of its parent, keeping its tail text where it was."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail or ""
+    last = el.getnext() is None
+    prev = el.getprevious()
+    if prev is not None:
+        prev.tail = (prev.tail or "") + tail
+        if last:
+            prev.tail = prev.tail.rstrip()
+    else:
+        parent.text = (parent.text or "") + tail
+        if last:
+            parent.text = parent.text.rstrip()
+    parent.remove(el)
+
+
+def _numeric_test(test: etree._Element) -> dict[str, float] | None:
+    """A numerical answer's value and tolerance, or range, from a rule's test."""
+    def value(el: etree._Element | None) -> float | None:
+        if el is None or not _children(el, "baseValue"):
+            return None
+        return number(_text(_children(el, "baseValue")[0]), "baseValue")
+
+    match _local(test):
+        case "equal" | "match":
+            v = value(test)
+            if v is None:
+                return None
+            mode = test.get("toleranceMode", "exact")
+            tol = [number(t, "tolerance") for t in test.get("tolerance", "0").split()] or [0.0]
+            low, high = tol[0], tol[-1]
+            if mode == "exact" or (low == high == 0):
+                return {"value": v, "tolerance": 0.0}
+            if mode == "absolute" and low == high:
+                return {"value": v, "tolerance": low}
+            if mode == "absolute":
+                return {"min": v - low, "max": v + high}
+            if mode == "relative":
+                return {"min": v * (1 - low / 100), "max": v * (1 + high / 100)}
+            return None
+        case "and":
+            bounds = {_local(t): value(t) for t in test}
+            least, most = bounds.get("gte"), bounds.get("lte")
+            if len(test) == 2 and least is not None and most is not None:
+                return {"min": least, "max": most}
+            return None
+        case _:
+            return None
+
+
+_WILDCARD = re.compile(r"\.\*|\\(.)|\[(.)(.)\]|(.)", re.S)
+
+
+def _wildcard(pattern: str) -> tuple[str, bool]:
+    """A Moodle wording (`*` any characters, `\\*` a star) from the patternMatch pattern
+    dpassess writes for it, and whether it is case sensitive (Skip for any other pattern)."""
+    out = []
+    folded = False
+    for m in _WILDCARD.finditer(pattern):
+        if m[0] == ".*":
+            out.append("*")
+        elif m[1] is not None:
+            out.append("\\*" if m[1] == "*" else m[1])
+        elif m[2] is not None:
+            if m[2].upper() != m[3] or m[2] == m[3]:
+                raise Skip(f"patternMatch {pattern!r} is not a wording the importer reads")
+            out.append(m[2])
+            folded = True
+        elif m[4] in "?+{}()[]|^$.":
+            raise Skip(f"patternMatch {pattern!r} is not a wording the importer reads")
+        else:
+            out.append(m[4])
+    return "".join(out), not folded
+
+
+def _pair_ids(premises: list[str], right: dict[str, str], extra: list[str]) -> dict[str, str]:
+    """Our id for each premise (its pair) and each distractor response: `x` for dpassess's
+    `p-x`/`r-x`, else a, b, c... in order."""
+    ours = {p: p[2:] for p in premises if p.startswith("p-") and right[p] == f"r-{p[2:]}"}
+    ours |= {r: r[2:] for r in extra if r.startswith("r-")}
+    if len(ours) == len(premises) + len(extra) and all(
+            _OPTION_ID.match(i) and len(i) <= 32 for i in ours.values()) \
+            and len(set(ours.values())) == len(ours):
+        return ours
+    return dict(zip([*premises, *extra], option_ids(len(premises) + len(extra)), strict=True))
+
+
+def _built_in_words(kind: _ChoiceKind, lang: str) -> dict[str, str]:
     """The option texts an item of type `kind` shows in `lang` when it gives none (an option
     that reads the same is left to them)."""
     match kind:
