@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test pytest typecheck bench clean venv
+.PHONY: run test test-install pytest typecheck bench clean venv
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)" >&2; exit 2; }
@@ -41,6 +41,12 @@ fuzz: $(STAMP)
 	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} timeout $${FUZZ_SECONDS:-1200} \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
 
+## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
+##               from the package index) and run init/check/lint/export/build outside the repo
+##               (a few minutes; CI runs it after `make test`)
+test-install: $(STAMP)
+	DPASSESS_INSTALL_TEST=1 $(BIN)/python -m pytest tests/test_install.py
+
 ## typecheck: mypy --strict on src/ and the import contract alone (config in pyproject.toml)
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -59,4 +65,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache .mypy_cache .import_linter_cache .grimp_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .dpassess_cache .mypy_cache .import_linter_cache .grimp_cache build dist src/*.egg-info
