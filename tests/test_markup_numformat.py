@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpassess.markup.numbers import format_number
+from dpassess.markup.numformat import format_number
 
 
 @pytest.mark.parametrize(("value", "lang", "text"), [
