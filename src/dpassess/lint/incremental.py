@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,8 +22,28 @@ from dpassess.lint.engine import ItemResult, lint_banks
 from dpassess.model import Bank, Item
 from dpassess.runtime.cache import Cache, digest, salt
 
-#: The layout of what is stored (item results hold the indices of the suppressions used).
-CACHE_FORMAT = 2
+#: The layout of what is stored (3: each value sealed with its hash; item results hold the
+#: indices of the suppressions used).
+CACHE_FORMAT = 3
+
+
+def _seal(value: object) -> tuple[bytes, bytes]:
+    """`value` pickled, with the hash of those bytes: what `_unseal` verifies."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return digest(data), data
+
+
+def _unseal(sealed: object) -> object | None:
+    """The value `_seal` stored, or None when the bytes are not the ones hashed (a damaged or
+    tampered entry is a miss, never a different finding)."""
+    if not (isinstance(sealed, tuple) and len(sealed) == 2 and isinstance(sealed[0], bytes)
+            and isinstance(sealed[1], bytes) and digest(sealed[1]) == sealed[0]):
+        return None
+    try:
+        value: object = pickle.loads(sealed[1])
+        return value
+    except Exception:  # hashed but unreadable (another Python): a miss
+        return None
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
@@ -110,9 +131,11 @@ def _run(
             whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
         full = whole.digest()
         hit = cache.load(key_root, "lint", s)
-        linted = isinstance(hit, tuple) and len(hit) == 2 and hit[0] == full
-        if linted:
-            out += hit[1]
+        found_before = (_unseal(hit[1]) if isinstance(hit, tuple) and len(hit) == 2
+                        and hit[0] == full else None)
+        linted = isinstance(found_before, list)
+        if isinstance(found_before, list):
+            out += found_before
             if not want_banks:
                 continue
         stored = cache.load(key_root, "items", s)
@@ -122,9 +145,11 @@ def _run(
         known: dict[str, ItemResult] = {}
         for f in files:
             entry = stored.get(f)
-            if isinstance(entry, tuple) and len(entry) == 4 and entry[0] == digests[f]:
-                preloaded[f] = entry[1]
-                known[f] = (entry[2], entry[3])
+            if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digests[f]:
+                value = _unseal(entry[1])
+                if isinstance(value, tuple) and len(value) == 3:
+                    preloaded[f] = value[0]
+                    known[f] = (value[1], value[2])
         try:
             bank = load_bank(root, jobs=jobs, preloaded=preloaded)
         except BankLoadError as exc:
@@ -139,8 +164,12 @@ def _run(
         record: dict[str, ItemResult] = {}
         found = lint_banks([bank], config, jobs=jobs, known=known, record=record)
         out += found
-        items = {e.path: (digests[e.path], e.item, *record[e.path]) for e in bank.entries}
+        # A file that appeared after the folder was listed has no digest: it is linted, not
+        # stored, and the bank's findings are not stored either (`full` does not cover it).
+        items = {e.path: (digests[e.path], _seal((e.item, *record[e.path])))
+                 for e in bank.entries if e.path in digests}
         cache.store(key_root, "items", s, items)
-        cache.store(key_root, "lint", s, (full, found))
+        if len(items) == len(bank.entries):
+            cache.store(key_root, "lint", s, (full, _seal(found)))
     out.sort(key=lambda f: f.sort_key)
     return banks, out

@@ -1,0 +1,80 @@
+"""The lint cache is verified, never trusted: a damaged entry is a miss (the findings equal an
+uncached run's), and a file that appears while lint runs is linted, not a crash."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from dpassess.bank.load import load_banks
+from dpassess.lint import LintConfig, incremental, lint_banks
+from dpassess.runtime.cache import Cache
+
+ORIGINAL = ROOT / "tests" / "fixtures" / "seed-original"
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Path:
+    dst = tmp_path / "bank"
+    shutil.copytree(ORIGINAL, dst)
+    return dst
+
+
+def _uncached(bank: Path) -> list[object]:
+    return list(lint_banks(load_banks([bank]), LintConfig()))
+
+
+def test_a_flipped_byte_anywhere_changes_no_finding(bank: Path, tmp_path: Path) -> None:
+    """Flip one byte at a time, spread over both cache files: every run gives the findings of
+    a run without a cache (the damaged part is read again) and does not crash."""
+    expected = _uncached(bank)
+    assert expected  # the fixture has findings, so a changed one would show
+    folder = tmp_path / "cache"
+    incremental.lint_paths([bank], LintConfig(), Cache(folder))
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".items", ".lint"))
+    assert {p.suffix for p in files} == {".items", ".lint"}
+    pristine = {p: p.read_bytes() for p in files}
+    for path, data in pristine.items():
+        step = max(1, len(data) // 97)
+        for at in range(0, len(data), step):
+            for p, d in pristine.items():
+                p.write_bytes(d)
+            damaged = bytearray(data)
+            damaged[at] ^= 0x01
+            path.write_bytes(bytes(damaged))
+            got = incremental.lint_paths([bank], LintConfig(), Cache(folder))
+            assert got == expected, (path.suffix, at)
+
+
+def test_a_sealed_value_is_checked() -> None:
+    sealed = incremental._seal(["a finding"])
+    assert incremental._unseal(sealed) == ["a finding"]
+    h, data = sealed
+    assert incremental._unseal((h, data[:-1] + bytes([data[-1] ^ 1]))) is None
+    assert incremental._unseal((b"0" * 16, data)) is None
+    assert incremental._unseal("not sealed") is None
+
+
+def test_a_file_that_appears_mid_run(bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                     ) -> None:
+    """An item file created after lint listed the folder, before it loaded it: linted with the
+    others, not stored (no KeyError), and stored on the next run."""
+    extra = bank / "99-late.yaml"
+    late = (bank / "01-gpu-holds.yaml").read_text(encoding="utf-8")
+    real = incremental.load_bank
+
+    def load_and_add(*args: object, **kwargs: object) -> object:
+        if not extra.exists():
+            extra.write_text(late.replace("id: dp-gpu-holds", "id: dp-late"),
+                             encoding="utf-8")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(incremental, "load_bank", load_and_add)
+    folder = tmp_path / "cache"
+    got = incremental.lint_paths([bank], LintConfig(), Cache(folder))
+    assert any(f.path.endswith("99-late.yaml") for f in got)
+    monkeypatch.setattr(incremental, "load_bank", real)
+    assert incremental.lint_paths([bank], LintConfig(), Cache(folder)) == _uncached(bank) == got
