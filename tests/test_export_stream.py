@@ -174,9 +174,7 @@ def test_qti_images_missing_languages_and_repeated_ids(tmp_path):
     assert [(w.item, w.field, w.path) for w in result.warnings] == [
         ("aa", "text.en", str(paths["aa"])),  # missing.png
         ("only-id", "text", ""),
-        ("aa", "text.en.title", str(paths["aa"])),
         ("aa", "text.en.stem", str(paths["aa"])),
-        ("mm", "text.en.title", str(paths["mm"])),
         ("mm", "text.en.stem", str(paths["mm"])),
         ("mm", "text.en", str(paths["mm"])),  # ../x.xml
         ("nn", "text.en", str(paths["nn"])),  # sub/fig.png
@@ -185,8 +183,8 @@ def test_qti_images_missing_languages_and_repeated_ids(tmp_path):
     messages = [w.message for w in result.warnings]
     assert "'missing.png' not found" in messages[0]
     assert messages[1] == "no 'en' text; not exported"
-    assert "outside the item's folder" in messages[6] and "already packed" in messages[7]
-    assert "'g.png' not found" in messages[8]
+    assert "outside the item's folder" in messages[4] and "already packed" in messages[5]
+    assert "'g.png' not found" in messages[6]
     assert _streamed(collection, "qti21", "en", tmp_path) == (result.data, result.warnings)
 
 

@@ -22,7 +22,8 @@ from dpassess.export.qti.names import (
 )
 from dpassess.export.xmlfast import copied, nsmap
 from dpassess.lms import canvas
-from dpassess.markup.markdown import to_html
+from dpassess.markup.markdown import item_title, to_html, to_inline_html
+from dpassess.markup.maths import MATHML_NS, MathsMode, mathml_problems
 from dpassess.markup.xhtml import MARKUP, append_flow
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, Stimulus
@@ -33,9 +34,10 @@ class Builder:
     read with one), its identifier in the package, and its warnings."""
 
     def __init__(self, item: Item, lang: str, path: str, identifier: str,
-                 stimulus: Stimulus | None = None) -> None:
+                 stimulus: Stimulus | None = None, maths: MathsMode = "mathml") -> None:
         self.item, self.lang, self.path = item, lang, path
-        self.identifier, self.stimulus = identifier, stimulus
+        self.identifier, self.stimulus, self.maths = identifier, stimulus, maths
+        self.has_mathml = False
         self.content = item.text[lang]
         self.warnings: list[Diagnostic] = []
 
@@ -49,6 +51,18 @@ class Builder:
         if removed:
             self.warn(field, f"removed characters XML cannot carry: {removed}")
         return clean
+
+    def html(self, field: str, source: str, *, inline: bool = False) -> str:
+        """`source` (Markdown) rendered as HTML, its maths as `self.maths` says (a warning for
+        each formula MathML cannot say, which stays TeX)."""
+        clean = self.text(field, source)
+        if self.maths == "mathml" and ("$" in clean or "\\" in clean):
+            for problem in mathml_problems(clean):
+                self.warn(field, problem)
+        html = (to_inline_html if inline else to_html)(clean, self.maths)
+        if "<m:math" in html:
+            self.has_mathml = True
+        return html
 
     def flow(self, parent: etree._Element, field: str, html: str) -> bool:
         """Put rendered `html` into `parent` as QTI XHTML (what QTI does not allow is left out,
@@ -66,7 +80,10 @@ class Builder:
     def root(self) -> etree._Element:
         """The assessmentItem element, its title plain text (the item's id if it has none)."""
         lang = self.lang
-        title = plain(self.text(f"text.{lang}.title", self.item.title(lang))) or self.item.id
+        authored = self.item.text[lang].title
+        if authored:
+            self.text(f"text.{lang}.title", authored)  # warns of what XML cannot carry
+        title = item_title(self.item, lang) or self.item.id
         return etree.Element(Q + "assessmentItem", {
             SCHEMA_LOCATION: QTI_LOCATION, "identifier": self.identifier,
             "title": title, "adaptive": "false", "timeDependent": "false", "toolName": TOOL,
@@ -87,12 +104,12 @@ class Builder:
                 block = SubElement(body, Q + "div", {"class": canvas.STIMULUS_CLASS})
                 if content.title:
                     SubElement(block, Q + "h2").text = plain(content.title) or None
-                self.flow(block, field, to_html(self.text(field, content.text)))
+                self.flow(block, field, self.html(field, content.text))
         elif self.item.stimulus is not None:
             self.warn("stimulus", f"stimulus {self.item.stimulus!r} is not in the collection; "
                                   "the item is written without it")
         self.flow(SubElement(body, Q + "div"), f"text.{lang}.stem",
-                  to_html(self.text(f"text.{lang}.stem", self.content.stem)))
+                  self.html(f"text.{lang}.stem", self.content.stem))
         return body
 
     def feedback(self, root: etree._Element, identifier: str, field: str, source: str) -> None:
@@ -100,7 +117,7 @@ class Builder:
         paragraph of plain text wrapped as Canvas keeps it (`canvas.keep_as_html`); warns if
         Canvas keeps only part of an answer's feedback."""
         div = SubElement(modal_feedback(root, identifier), Q + "div")
-        markup = self.flow(div, field, to_html(self.text(field, source)))
+        markup = self.flow(div, field, self.html(field, source))
         canvas.keep_as_html(div)
         if (markup and identifier != canvas.GENERAL_FEEDBACK_ID
                 and canvas.keeps_part_of_answer_feedback(div)):
@@ -111,6 +128,12 @@ class Builder:
         if self.content.explanation:
             self.feedback(root, canvas.GENERAL_FEEDBACK_ID, f"text.{self.lang}.explanation",
                           self.content.explanation)
+
+    def finish(self, root: etree._Element) -> etree._Element:
+        """`root` with the MathML namespace declared once, on it, if it holds maths."""
+        if self.has_mathml:
+            etree.cleanup_namespaces(root, top_nsmap={"m": MATHML_NS})
+        return root
 
     def declare_scores(self, root: etree._Element, points: float) -> None:
         root.append(score_declaration("SCORE", points))

@@ -26,7 +26,7 @@ from dpassess.export.qti.names import Q, item_identifier, number
 from dpassess.export.qti.typed import essay, matching, numerical, ordering, short_answer
 from dpassess.export.xmlfast import copied
 from dpassess.lms import canvas
-from dpassess.markup.markdown import to_inline_html
+from dpassess.markup.maths import MathsMode
 from dpassess.model import (
     ChoiceBase,
     Essay,
@@ -43,11 +43,14 @@ from dpassess.model import (
 
 
 def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | None = None,
-                    stimulus: Stimulus | None = None) -> tuple[etree._Element, list[Diagnostic]]:
+                    stimulus: Stimulus | None = None, maths: MathsMode = "mathml"
+                    ) -> tuple[etree._Element, list[Diagnostic]]:
     """The item's assessmentItem in `lang` (the item has text in it), and its warnings; `path`
     is the item's source file, named in the warnings; `identifier` its identifier in the
-    package (by default `names.item_identifier`); `stimulus` the stimulus it is read with."""
-    build = Builder(item, lang, path, identifier or item_identifier(item, lang), stimulus)
+    package (by default `names.item_identifier`); `stimulus` the stimulus it is read with;
+    `maths` how formulas are written (MathML with the TeX as annotation, or TeX between
+    delimiters for players that run MathJax)."""
+    build = Builder(item, lang, path, identifier or item_identifier(item, lang), stimulus, maths)
     match item:
         case SingleChoice():
             root = _single_choice(build, item)
@@ -67,7 +70,7 @@ def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | 
             root = ordering(build, item)
         case _:
             assert_never(item)
-    return root, build.warnings
+    return build.finish(root), build.warnings
 
 
 def _single_choice(build: Builder, item: SingleChoice) -> etree._Element:
@@ -118,7 +121,7 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
         if option.locked:
             choice.set("fixed", "true")
         build.flow(choice, field,
-                   to_inline_html(build.text(field, item.option_text(lang, option.id))))
+                   build.html(field, item.option_text(lang, option.id), inline=True))
 
     root.append(_response_processing(multiple, item.points, bool(content.explanation),
                                      feedback))

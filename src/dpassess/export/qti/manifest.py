@@ -31,6 +31,7 @@ from dpassess.export.qti.names import (
 )
 from dpassess.export.xmlfast import ChildStream, copied, nsmap
 from dpassess.lms import canvas
+from dpassess.markup.markdown import item_title
 from dpassess.model import (
     AnswerContent,
     Content,
@@ -95,7 +96,7 @@ def item_resource(resources: etree._Element, collection: Collection, lang: str, 
     meta = _metadata(interaction_type(item), has_feedback)
     resource.append(meta)
     lom = SubElement(meta, LOM + "lom")
-    _lom_general(lom, collection.category, item.id, plain(item.title(lang)) or item.id, lang,
+    _lom_general(lom, collection.category, item.id, item_title(item, lang) or item.id, lang,
                  (*item.tags, item.topic))
     lom.append(_lom_vocabulary("lifeCycle", "status", LOM_STATUS[item.status.value]))
     if item.difficulty is not None:

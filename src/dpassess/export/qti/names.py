@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dpassess.export import Collection
 from dpassess.export.xmlfast import nsmap
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import plain_title
 from dpassess.markup.xhtml import QTI_NS, XML_LANG
-from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import ItemBase
 
 __all__ = ["QTI_NS", "XML_LANG"]
@@ -64,6 +63,6 @@ def number(x: float) -> str:
     return str(int(x)) if x == int(x) else repr(x)
 
 
-def plain(markdown: str) -> str:
-    """A title as plain text, without characters XML cannot carry."""
-    return to_plain(xml_safe(markdown)[0])
+def plain(title: str) -> str:
+    """A title as written (plain text, never Markdown), without characters XML cannot carry."""
+    return plain_title(title)

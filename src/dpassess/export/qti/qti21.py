@@ -27,6 +27,7 @@ from dpassess.export.qti.items import assessment_item
 from dpassess.export.qti.manifest import write_manifest
 from dpassess.export.qti.names import FORMAT, Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
+from dpassess.markup.maths import MathsMode
 from dpassess.markup.media import is_local_image, locate_image, may_show_images
 from dpassess.model import Item
 
@@ -34,13 +35,16 @@ SUFFIX = ".zip"
 MULTI = False
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
+           maths: MathsMode = "mathml") -> ExportResult:
     """The package for `collection` in `lang`, and a warning for anything it does not carry:
-    its bytes, or written to `out` (a seekable binary file; `data` is then empty)."""
+    its bytes, or written to `out` (a seekable binary file; `data` is then empty). Formulas are
+    MathML (the TeX kept as its annotation), or with `maths="tex"` TeX between `\\(` `\\)`
+    and `\\[` `\\]`, for players that run MathJax."""
     check_lang(FORMAT, collection, lang, multi=MULTI)
     if out is None:
         buf = io.BytesIO()
-        warnings = export(collection, lang, buf).warnings
+        warnings = export(collection, lang, buf, maths=maths).warnings
         return ExportResult(buf.getvalue(), warnings)
     items = collection.items
     notes: dict[int, list[Diagnostic]] = {}  # item index -> its warnings, once known
@@ -67,7 +71,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
                 or may_show_images(item, (lang,), non_xml=True)):
-            root, notes[i] = _item(collection, item, lang)
+            root, notes[i] = _item(collection, item, lang, maths)
             shown[item.id] = _pack_images(collection, item, lang, root, images, notes[i])
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
@@ -80,7 +84,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             package.add(path, images[path])
             continue
         i = by_path[path]
-        root, item_notes = _item(collection, items[i], lang)
+        root, item_notes = _item(collection, items[i], lang, maths)
         package.add(path, _xml(root))
         notes.setdefault(i, item_notes)
     package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
@@ -88,13 +92,13 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
 
 
-def _item(collection: Collection, item: Item, lang: str
+def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
           ) -> tuple[etree._Element, list[Diagnostic]]:
     """The item's assessmentItem in this collection's package (its identifier, its stimulus)."""
     stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
     return assessment_item(item, lang, collection.paths.get(item.id, ""),
                            identifier=item_identifier(item, lang, collection.id),
-                           stimulus=stimulus)
+                           stimulus=stimulus, maths=maths)
 
 
 def _pack_images(collection: Collection, item: Item, lang: str, root: etree._Element,

@@ -18,7 +18,7 @@ from dpassess.export.qti.builder import (
 )
 from dpassess.export.qti.names import number
 from dpassess.lms import canvas
-from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.markdown import to_plain
 from dpassess.model import Essay, Matching, Numerical, Ordering, ShortAnswer
 
 RESPONSE = "RESPONSE"
@@ -225,13 +225,13 @@ def matching(build: Builder, item: Matching) -> etree._Element:
         choice = sub(premises, "simpleAssociableChoice", identifier=premise_id(pid),
                      matchMax="1", fixed="true")
         field = f"text.{lang}.premises.{pid}"
-        build.flow(choice, field, to_inline_html(build.text(field, content.premises[pid])))
+        build.flow(choice, field, build.html(field, content.premises[pid], inline=True))
     responses = sub(interaction, "simpleMatchSet")
     for rid in item.response_ids:
         choice = sub(responses, "simpleAssociableChoice", identifier=response_id(rid),
                      matchMax="1")
         field = f"text.{lang}.responses.{rid}"
-        build.flow(choice, field, to_inline_html(build.text(field, content.responses[rid])))
+        build.flow(choice, field, build.html(field, content.responses[rid], inline=True))
     processing = _processing(root, build)
     rule = sub(processing, "responseCondition")
     when = sub(rule, "responseIf")
@@ -282,7 +282,7 @@ def essay(build: Builder, item: Essay) -> etree._Element:
     if content.grader_info:
         field = f"text.{lang}.grader_info"
         block = sub(body, "rubricBlock", view="scorer")
-        build.flow(block, field, to_html(build.text(field, content.grader_info)))
+        build.flow(block, field, build.html(field, content.grader_info))
     if content.explanation:
         _processing(root, build)
     build.explanation(root)
@@ -314,7 +314,7 @@ def ordering(build: Builder, item: Ordering) -> etree._Element:
     for oid in ids:
         field = f"text.{lang}.options.{oid}"
         choice = sub(interaction, "simpleChoice", identifier=oid)
-        build.flow(choice, field, to_inline_html(build.text(field, content.options[oid])))
+        build.flow(choice, field, build.html(field, content.options[oid], inline=True))
     if item.grading == "longest_ordered_subset":
         build.warn("grading", "QTI scores the longest ordered subset as the true longest; "
                               "Moodle's search credits a longer one for some orders (from four "
