@@ -250,3 +250,17 @@ def test_mathml_inside_a_qti_item_is_xsd_valid(qti: etree.XMLSchema, hand_html: 
     annotations = [a.text for a in item.iter(f"{M}annotation")]
     assert annotations[:3] == [r"\frac{a}{b}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "x_1"]
     assert len(annotations) == (8 if hand_html else 7)
+
+
+def test_maths_in_an_image_description_stays_in_its_alt_text() -> None:
+    html = to_html(r"![luas \(\pi r^2\) & $$x$$](img/a.png)")
+    img = lxml.html.fragment_fromstring(html, create_parent="div").find(".//img")
+    assert img is not None and img.get("alt") == r"luas \(\pi r^2\) & \[x\]"
+    assert 'alt="luas \\(\\pi r^2\\)"' in to_html(r"![luas \(\pi r^2\)](a.png)", "mathml")
+
+
+def test_maths_binds_tighter_than_emphasis_and_links() -> None:
+    """As code spans do in CommonMark: a delimiter inside maths is TeX."""
+    assert to_html(r"*a \(b* c\)") == r"<p>*a \(b* c\)</p>"
+    assert to_html(r"[a \(x](u) y\)") == r"<p>[a \(x](u) y\)</p>"
+    assert to_html(r"[\(x\)](u) **$y$**") == r'<p><a href="u">\(x\)</a> <strong>\(y\)</strong></p>'

@@ -16,6 +16,7 @@ from typing import Literal, NamedTuple
 from lxml import etree
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
@@ -90,7 +91,7 @@ def _bracket_inline(state: StateInline, silent: bool) -> bool:
     close = "\\]" if display else "\\)"
     memo: dict[str, int] = state.env.setdefault("_dpassess_maths_memo", {}).setdefault(src, {})
     end = _closer(src, pos + 2, close, memo)
-    if end == -1 or end == pos + 2:
+    if end == -1 or end == pos + 2 or end + 2 > state.posMax:
         return False
     if not silent:
         token = state.push("math_inline_double" if display else "math_inline", "math", 0)
@@ -144,6 +145,23 @@ def _bracket_block(state: StateBlock, start_line: int, end_line: int, silent: bo
     return True
 
 
+def delimited(tex: str, display: bool) -> str:
+    """`tex` between the delimiters the TeX mode writes: `\\(tex\\)` or `\\[tex\\]`."""
+    return f"\\[{tex}\\]" if display else f"\\({tex}\\)"
+
+
+def _alt_text(state: StateCore) -> None:
+    """Maths in an image's description becomes its delimited TeX (an `alt` is plain text, and
+    markdown-it would leave the maths out)."""
+    for block in state.tokens:
+        for tok in block.children or ():
+            if tok.type == "image":
+                for child in tok.children or ():
+                    if child.type in TYPES:
+                        child.content = delimited(child.content, child.type in DISPLAY_TYPES)
+                        child.type = "text"
+
+
 def use_maths(md: MarkdownIt) -> MarkdownIt:
     """Add the maths rules to `md` (dollars through dollarmath, then backslash delimiters)."""
     from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -153,6 +171,7 @@ def use_maths(md: MarkdownIt) -> MarkdownIt:
     md.inline.ruler.before("escape", "math_bracket", _bracket_inline)
     md.block.ruler.before("fence", "math_bracket_block", _bracket_block,
                           {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    md.core.ruler.push("math_alt_text", _alt_text)
     return md
 
 
