@@ -110,3 +110,56 @@ def test_sarif_path_outside_the_working_folder_is_an_absolute_uri_alone(tmp_path
             for r in json.loads(format_findings([outside, inside], "sarif"))["runs"][0]["results"]]
     assert {"uri": "items/x.yaml", "uriBaseId": "%SRCROOT%"} in locs
     assert {"uri": (tmp_path / "x.yaml").as_uri()} in locs
+
+
+# --- hostile paths and messages ------------------------------------------------------------------
+
+_COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
+
+
+def _unescape(s: str) -> str:
+    """The GitHub runner's unescaping of command values (actions/runner ActionCommand)."""
+    return (s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":")
+            .replace("%2C", ",").replace("%25", "%"))
+
+
+def _parse_github(out: str) -> list[tuple[str, dict[str, str], str]]:
+    """Every workflow command in `out`, parsed as the runner parses a log line."""
+    cmds = []
+    for line in out.split("\n"):
+        m = _COMMAND.match(line)
+        if m:
+            props = dict(p.split("=", 1) for p in (m.group(2) or "").split(",") if p)
+            cmds.append((m.group(1), {k: _unescape(v) for k, v in props.items()},
+                         _unescape(m.group(3))))
+    return cmds
+
+
+EVIL = "items/a\n::error file=x.yaml::pwned\r\n::notice::x%0A,y:z.yaml"
+
+
+@pytest.mark.parametrize("fmt", ["github", "text"])
+def test_a_path_or_message_cannot_inject_a_workflow_command(fmt: str) -> None:
+
+    finding = Diagnostic(EVIL, 3, 7, "text.en.stem", "bad\n::error::also pwned", "ST007",
+                         Severity.error, "fix\r\n::warning::it", "empty-field")
+    load_error = Diagnostic(EVIL, 0, 0, "", "cannot read\n::error::x", "", Severity.error, "")
+    out = format_findings([finding, load_error], fmt)
+    cmds = _parse_github(out)
+    if fmt == "text":
+        assert cmds == [] and "\r" not in out
+        assert out.count("\n") == 5  # two lines per finding and the summary
+    else:
+        assert len(cmds) == 2 == out.count("\n")
+        (level, props, body), (level2, props2, body2) = cmds
+        assert (level, props["file"], props["line"], props["col"]) == ("error", EVIL, "3", "7")
+        assert body == "bad\n::error::also pwned\nhelp: fix\r\n::warning::it"
+        assert props["title"] == "ST007 empty-field"
+        assert (level2, props2, body2) == ("error", {"file": EVIL}, "cannot read\n::error::x")
+
+
+def test_github_line_is_what_the_cli_prints_for_load_errors() -> None:
+    from dpassess.lint.report import github_line
+
+    d = Diagnostic("b/x.yaml", 2, 1, "id", "duplicate id 'a'", "", Severity.error, "")
+    assert github_line(d) == "::error file=b/x.yaml,line=2,col=1::duplicate id 'a'"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
@@ -25,11 +26,25 @@ def _counts(findings: Sequence[Diagnostic]) -> dict[str, int]:
     return {s.value: c.get(s.value, 0) for s in Severity}
 
 
+#: Characters that would start a new line (or rewrite one) in a terminal or a CI log: C0 and C1
+#: controls, DEL, and the Unicode line and paragraph separators.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def visible(s: str) -> str:
+    """`s` with every line break and control character written as an escape (`\\n`, `\\x1b`):
+    a file name or message holding a newline cannot forge a line of the report (a CI log
+    reads a line starting with `::error` as a workflow command)."""
+    if not _UNSAFE.search(s):
+        return s
+    return _UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], s)
+
+
 def format_text(findings: Sequence[Diagnostic]) -> str:
     lines = []
     for f in findings:
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
-        lines.append(f"  help: {f.help}")
+        lines.append(f"{visible(f.path)}:{f.line}:{f.col}: {f.code} {visible(f.message)}")
+        lines.append(f"  help: {visible(f.help)}")
     if findings:
         c = _counts(findings)
         parts = [f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in c.items() if n]
@@ -141,20 +156,25 @@ def _escape_property(s: str) -> str:
 _GITHUB_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "notice"}
 
 
+def github_line(d: Diagnostic) -> str:
+    """One diagnostic (a finding, or a load error without code or help) as one GitHub Actions
+    workflow command, `::error file=...,line=...::message`, every value escaped as the runner
+    unescapes it (`%`, CR and LF everywhere; `:` and `,` in properties): nothing in a path or
+    message can end the line or start another command."""
+    props = [("file", d.path)] if d.path else []
+    if d.line:
+        props += [("line", str(d.line)), ("col", str(d.col))]
+    title = " ".join(p for p in (d.code, d.name) if p)
+    if title:
+        props.append(("title", title))
+    body = d.message + (f"\nhelp: {d.help}" if d.help else "")
+    head = ",".join(f"{k}={_escape_property(v)}" for k, v in props)
+    return f"::{_GITHUB_LEVEL[d.severity]}{' ' + head if head else ''}::{_escape_data(body)}"
+
+
 def format_github(findings: Sequence[Diagnostic]) -> str:
     """GitHub Actions workflow commands: one `::error file=...::message` line per finding."""
-    lines = []
-    for f in findings:
-        props = ",".join(
-            f"{k}={_escape_property(v)}"
-            for k, v in (
-                ("file", f.path), ("line", str(f.line)), ("col", str(f.col)),
-                ("title", f"{f.code} {f.name}"),
-            )
-        )
-        body = _escape_data(f.message + "\nhelp: " + f.help)
-        lines.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::{body}")
-    return "".join(line + "\n" for line in lines)
+    return "".join(github_line(f) + "\n" for f in findings)
 
 
 FORMATS: dict[str, Callable[[Sequence[Diagnostic]], str]] = {
