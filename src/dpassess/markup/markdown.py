@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -21,7 +22,9 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from dpassess.markup.maths import DISPLAY_TYPES, TYPES, MathsMode, mathml_html, use_maths
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model.items import ItemBase
+
+if TYPE_CHECKING:  # the model (pydantic) is not imported to render text
+    from dpassess.model.items import ItemBase
 
 
 def _tex(token: Token) -> str:

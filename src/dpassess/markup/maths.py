@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from lxml import etree
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
+
+if TYPE_CHECKING:  # lxml and latex2mathml are imported when MathML is written
+    from lxml import etree
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 TEX_ENCODING = "application/x-tex"
@@ -183,6 +185,7 @@ def _convert(tex: str, display: bool) -> bytes | str:
     """MathML bytes for `tex` (a `math` element, a `semantics` with the TeX annotated), or the
     reason it cannot be converted."""
     from latex2mathml.converter import convert
+    from lxml import etree
 
     if not tex.strip():
         return "it is empty"
@@ -269,6 +272,8 @@ def tex_to_mathml(tex: str, *, display: bool = False) -> etree._Element:
     """A MathML `math` element (MathML namespace) for `tex`: the converted presentation inside
     `semantics`, with the TeX kept as `annotation encoding="application/x-tex"`. Raises
     `MathsError` when latex2mathml cannot convert it."""
+    from lxml import etree
+
     result = _convert(tex, display)
     if isinstance(result, str):
         raise MathsError(tex, result)
