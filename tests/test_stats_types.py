@@ -5,15 +5,17 @@ kitchen-sink bank, and a generic CSV holding one answer of every type read end t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import lxml.html
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT
 from dpassess import load_bank
-from dpassess.stats import ResponsesError, analyse, read_responses
+from dpassess.stats import ResponsesError, analyse, read_responses, render
 from dpassess.stats.scoring import (
     Response,
     ordering_fraction,
@@ -178,6 +180,12 @@ def test_every_type_read_and_scored(ks, tmp_path: Path) -> None:
     # distractor analysis only where there are options
     assert a.item("ks-growth-ordering").options == ()
     assert [o.option for o in a.item("ks-probe-next").options] == ["slot-6", "slot-3", "slot-0"]
+    # every report renders them; the HTML has an option table for the choice item only
+    doc = lxml.html.fromstring(render(a, "html", "en"))
+    tables = {s.get("id"): len(s.findall(".//table")) for s in doc.findall(".//section")}
+    assert tables["item-ks-probe-next"] == 2 and tables["item-ks-growth-ordering"] == 1
+    assert json.loads(render(a, "json"))["items"][0]["options"] == {}
+    assert "ks-explain-amortized" in render(a, "text").decode("utf-8")
 
 
 @pytest.mark.parametrize(("row", "says"), [
@@ -203,3 +211,43 @@ def test_a_typed_answers_file_score_is_used_and_a_difference_said(ks, tmp_path: 
     a = analyse(read_responses(f, ks))
     assert a.item("ks-fifo-name").p == 1.0
     assert any("the file's score is used" in d.message for d in a.warnings)
+
+
+# --- LMS reports: the types without options ----------------------------------------------------
+
+FIFO = "What is the data structure that removes elements in the order they arrived (FIFO)?"
+MATCH = "Match each algorithm with the data structure it takes its next node from."
+
+
+def test_canvas_points_score_the_types_without_options(ks, tmp_path: Path) -> None:
+    # Canvas's Student Analysis (layout of the fixture canvas-student-analysis.csv): the typed
+    # answer, then its points; a matching answer's text is not parsed, its points are the score
+    f = tmp_path / "canvas.csv"
+    f.write_text(
+        "name,id,sis_id,section,section_id,section_sis_id,submitted,attempt,"
+        f'201: {FIFO},1.0,"202: {MATCH}",3.0,n correct,n incorrect,score\n'
+        'A,1,P1,K,1,,2025-03-01,1,queue,1.0,"BFS: Queue, DFS: Stack",2.0,1,1,3.0\n'
+        "B,2,P2,K,1,,2025-03-01,1,stack,0.0,,0.0,0,2,0.0\n", encoding="utf-8")
+    a = analyse(read_responses(f, ks))
+    assert a.item("ks-fifo-name").p == 0.5
+    assert a.item("ks-traversal-match").mean == pytest.approx(1.0)
+    assert a.item("ks-traversal-match").options == ()
+
+
+def test_moodle_typed_answers_read_and_matching_left_out_with_a_warning(ks,
+                                                                        tmp_path: Path) -> None:
+    # Moodle's Responses report: a short answer's summary is its question text; a matching
+    # question's is "text {premises} -> {responses}" and its response has no marks
+    f = tmp_path / "moodle.csv"
+    summary = f"{MATCH} {{BFS; DFS; Dijkstra}} -> {{Queue; Stack; Priority queue; Hash table}}"
+    f.write_text(
+        '"Last name","First name","Email address","State","Question 1","Response 1",'
+        '"Question 2","Response 2"\n'
+        f'"A","B","a@x","Finished","{FIFO}","antrean","{summary}","BFS -> Queue"\n'
+        f'"C","D","c@x","Finished","{FIFO}","list of x","{summary}","BFS -> Stack"\n',
+        encoding="utf-8")
+    a = analyse(read_responses(f, ks))
+    assert a.item("ks-fifo-name").p == pytest.approx(0.75)
+    assert [s.item for s in a.items] == ["ks-fifo-name"]
+    assert any("ks-traversal-match" in d.message and "left out" in d.message and d.line == 2
+               for d in a.warnings)
