@@ -1,10 +1,11 @@
 """`dpassess stats`: classical item analysis of a responses file, as a table, JSON or HTML
 (registered on import).
 
-Exit codes: 0 the analysis was written (warnings go to stderr); 1 the responses file has errors
-(rows that match no item or option, answers given twice, bad scores: each printed with its line;
-nothing is written); 2 usage errors (bad arguments, a missing, empty or unknown file, a bank that
-cannot be loaded, forms with different items).
+Exit codes: 0 the analysis was written (and, with --write, recorded in the bank; warnings go to
+stderr); 1 the responses file has errors (rows that match no item or option, answers given twice,
+bad scores: each printed with its line; nothing is written); 2 usage errors (bad arguments, a
+missing, empty or unknown file, a bank that cannot be loaded, forms with different items, a
+responses file already recorded).
 """
 
 from __future__ import annotations
