@@ -39,6 +39,7 @@ FAMILIES: dict[str, str] = {
     "ST": "Structure",
     "WR": "Item-writing flaws",
     "TR": "Translation",
+    "MT": "Mathematics",
     "BK": "Bank",
     "LM": "Target LMS",
     "SP": "Suppressions",

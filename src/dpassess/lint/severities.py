@@ -3,7 +3,8 @@ severity: `error` when it can (or when the item cannot be delivered as written),
 flaws that cue or confuse without changing what is graded right, `info` for what to look at.
 
 `docs.py` prints the answer on each rule's page; tests/test_lint_rules.py checks that every
-rule has one and that every rule answering "Yes" is an error.
+rule has one and that every rule answering "Yes" is an error (but those answering "Yes, but",
+whose finding may be what the author meant).
 """
 
 from __future__ import annotations
@@ -68,5 +69,9 @@ KEY_RISK: dict[str, str] = {
     "LM004": "No, but the text is refused or stripped by every LMS: an error for safety.",
     "LM005": "No: Moodle cuts the name; students do not see it.",
     "LM006": "No, usually: browsers repair the markup, though text after it may move.",
+    "MT001": "Yes: students read broken TeX (or red MathJax errors) instead of the formula.",
+    "MT002": "Yes: the rest of the field turns into a formula, or the formula into text.",
+    "MT003": "Yes, but the author may mean the emphasis: Markdown drops the characters, so "
+             "2*3*4 reads as 234 with the 3 in italics; the rule cannot tell, so it warns.",
     "SP001": "No: it reports a suppression that does nothing.",
 }

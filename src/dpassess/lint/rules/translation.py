@@ -14,7 +14,6 @@ from dpassess.lint.registry import Hit, rule
 from dpassess.lint.text import (
     _CODE,
     _IMG,
-    _MATH,
     has_digit,
     numbers,
     plain,
@@ -22,6 +21,7 @@ from dpassess.lint.text import (
     without_code,
     words,
 )
+from dpassess.markup.maths import find_maths
 from dpassess.model import Item
 
 
@@ -129,7 +129,8 @@ _DECIMAL_COMMA = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d)")
 def _markup(text: str) -> dict[str, set[str]]:
     return {
         "code": {m.group(2).strip() for m in _CODE.finditer(text)},
-        "maths": {_DECIMAL_COMMA.sub(".", m.group(0)) for m in _MATH.finditer(text)},
+        "maths": {_DECIMAL_COMMA.sub(".", " ".join(m.tex.split())) for m in find_maths(text)}
+        if _may_hold_maths(text) else set(),
         "images": {m.group(0).split("](", 1)[1][:-1] for m in _IMG.finditer(text)},
     }
 
@@ -138,8 +139,12 @@ _DIFFERS = {"code": "the code differs", "maths": "the maths differs",
             "images": "the images differ"}
 
 
+def _may_hold_maths(text: str) -> bool:
+    return "$" in text or "\\(" in text or "\\[" in text
+
+
 def _has_markup(text: str) -> bool:
-    return "`" in text or "$" in text or "\\(" in text or "![" in text
+    return "`" in text or "![" in text or _may_hold_maths(text)
 
 
 @rule(
@@ -148,7 +153,8 @@ def _has_markup(text: str) -> bool:
 )
 def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
-    Compares the code spans and blocks, maths (`$...$`) and image addresses of each field across
+    Compares the code spans and blocks, the TeX of the maths (`$...$`, `\\(...\\)`, `$$...$$`,
+    `\\[...\\]`: the delimiters and spacing may differ) and image addresses of each field across
     languages; they must be the same in every language (a decimal comma in the maths of a
     language that writes one, `0,75` or `0{,}75`, is the same number as `0.75`).
 

@@ -1,0 +1,170 @@
+"""Mathematics rules (MT): TeX that does not parse, unbalanced delimiters, and Markdown emphasis
+that an author meant as maths or code (`a*b*c`, `__init__`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dpassess.lint.context import ItemContext
+from dpassess.lint.registry import Hit, rule
+from dpassess.lint.text import _CODE
+from dpassess.markup.markdown import to_inline_html
+from dpassess.markup.maths import find_maths, tex_problem, unbalanced_maths
+from dpassess.model import Item
+
+
+def _label(loc: tuple[str | int, ...]) -> str:
+    return ".".join(str(s) for s in loc[2:])
+
+
+def _may_hold_maths(text: str) -> bool:
+    return "$" in text or "\\(" in text or "\\[" in text or "\\)" in text or "\\]" in text
+
+
+def _where(text: str, at: int) -> str:
+    """A 1-based line and column inside a field (`line 2, column 5`, or `column 5`)."""
+    line = text.count("\n", 0, at)
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"line {line + 1}, column {col}" if line else f"column {col}"
+
+
+@rule(
+    "MT001", "tex-error", "error",
+    fix="Correct the TeX: close every brace, give ^ and _ something to raise or lower, use "
+    "commands MathJax knows.",
+)
+def tex_error(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    r"""## What it does
+    Parses the TeX of every maths span (`$...$`, `\(...\)`, `$$...$$`, `\[...\]`) and reports
+    the first that does not parse, with its position inside the field (the column counts the
+    field's own characters, from 1).
+
+    ## Why is this bad?
+    MathJax in Moodle and Canvas shows TeX it cannot parse as red error text, and the QTI export
+    cannot convert it to MathML: students read `\frac{1}{` instead of the formula.
+
+    ## Example
+    ```yaml
+    stem: What is $\frac{1}{n$ when n = 4?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: What is $\frac{1}{n}$ when n = 4?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if not _may_hold_maths(text) or loc[2] == "answers":
+            continue
+        for m in find_maths(text):
+            problem = tex_problem(m.tex)
+            if problem is not None:
+                yield Hit(loc, f"{_label(loc)}: the maths {m.tex[:40]!r} at {_where(text, m.start)} "
+                               f"does not parse: {problem}")
+                break
+
+
+@rule(
+    "MT002", "unbalanced-maths", "error",
+    fix="Close the maths with the delimiter it was opened with (\\( with \\), \\[ with \\], $$ "
+    "with $$), or write a literal backslash as \\\\.",
+)
+def unbalanced_maths_rule(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    r"""## What it does
+    Finds maths delimiters that open and never close, or close what was never opened (`\(`
+    without `\)`, `\]` alone, `$$` once), with their position inside the field. A lone `$` is
+    a price and never reported.
+
+    ## Why is this bad?
+    Everything after an unclosed delimiter is read as maths by MathJax, or the delimiter is
+    shown as text: the rest of the stem turns into a formula, or the formula into garbage.
+
+    ## Example
+    ```yaml
+    stem: The standard error is \(\sigma/\sqrt{n}. What is it for n = 4?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: The standard error is \(\sigma/\sqrt{n}\). What is it for n = 4?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if not _may_hold_maths(text) or loc[2] == "answers":
+            continue
+        for u in unbalanced_maths(text):
+            yield Hit(loc, f"{_label(loc)}: {u.message} (at {_where(text, u.start)})")
+            break
+
+
+#: `*` or `_` touching a letter or digit on both sides (`a*b`, `2*3`), or double underscores
+#: around a word (`__init__`, a Python name): what Markdown may read as emphasis where an author
+#: meant a symbol (`*stable*` and `**only**` are emphasis as meant).
+_INTRAWORD = re.compile(r"[^\W_][*_]+[^\W_]|(?<![\w*])__[^\W_]+__(?![\w*])")
+_EMPHASIS_TAG = re.compile(r"<(em|strong)>")
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for a, b in sorted(spans):
+        if a < last:
+            continue
+        out.append(text[last:a])
+        out.append(" " * (b - a))
+        last = b
+    out.append(text[last:])
+    return "".join(out)
+
+
+@rule(
+    "MT003", "accidental-emphasis", "warning",
+    fix="Write the expression as maths ($a*b*c$ or $a \\cdot b$) or in a code span "
+    "(`snake_case`, `__init__`), or escape the character (\\*).",
+)
+def accidental_emphasis(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    r"""## What it does
+    Finds a `*` or `_` between letters or digits (`a*b*c`, `2*3*4`) or double underscores
+    around a word (`__init__`) outside code and maths, where Markdown renders emphasis: the
+    text is rendered and the finding made only when it holds italics or bold. Emphasis written
+    as such (`*not*`, `**only**`) is not reported.
+
+    ## Why is this bad?
+    Markdown eats the characters: `a*b*c` is shown as a*b*c with the b in italics and both
+    asterisks gone, `__init__` as a bold "init". The item no longer says what the author wrote.
+
+    ## Example
+    ```yaml
+    stem: What is 2*3*4, and what does __init__ do?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: What is $2 \cdot 3 \cdot 4$, and what does `__init__` do?
+    ```
+    """
+    joined = ctx.joined
+    if "*" not in joined and "_" not in joined:
+        return
+    for loc, text in ctx.all_fields():
+        if ("*" not in text and "_" not in text) or loc[2] in ("title", "answers"):
+            continue
+        spans = [m.span() for m in _CODE.finditer(text)]
+        if _may_hold_maths(text):
+            spans += [(m.start, m.end) for m in find_maths(text)]
+        prose = _blank(text, spans) if spans else text
+        for m in _INTRAWORD.finditer(prose):
+            if _makes_emphasis(text, m.start(), m.end()):
+                yield Hit(loc, f"{_label(loc)}: Markdown reads {m.group(0)!r} as emphasis and "
+                               f"drops the {'asterisks' if '*' in m.group(0) else 'underscores'}")
+                break
+
+
+def _makes_emphasis(text: str, start: int, end: int) -> bool:
+    """Whether the `*` and `_` in `text[start:end]` open or close emphasis: the rendered text
+    holds fewer <em> and <strong> once they are escaped."""
+    emph = len(_EMPHASIS_TAG.findall(to_inline_html(text)))
+    if not emph:
+        return False
+    escaped = re.sub(r"([*_])", r"\\\1", text[start:end])
+    return len(_EMPHASIS_TAG.findall(to_inline_html(text[:start] + escaped + text[end:]))) < emph
