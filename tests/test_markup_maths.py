@@ -264,3 +264,41 @@ def test_maths_binds_tighter_than_emphasis_and_links() -> None:
     assert to_html(r"*a \(b* c\)") == r"<p>*a \(b* c\)</p>"
     assert to_html(r"[a \(x](u) y\)") == r"<p>[a \(x](u) y\)</p>"
     assert to_html(r"[\(x\)](u) **$y$**") == r'<p><a href="u">\(x\)</a> <strong>\(y\)</strong></p>'
+
+
+_word = st.text(alphabet="abcdefghij.,;?!-", min_size=1, max_size=8)
+_safe_tex = st.text(alphabet="abxy019 +-*_^{}<>&=:~#|", min_size=1, max_size=12).filter(
+    lambda t: t == t.strip())
+
+
+@st.composite
+def _texts_with_maths(draw: st.DrawFn) -> tuple[str, list[Maths]]:
+    """A paragraph of words and maths spans, and the spans as built (the oracle)."""
+    source, spans = "", []
+    for _ in range(draw(st.integers(1, 6))):
+        if source:
+            source += draw(st.sampled_from([" ", "\n"]))
+        if draw(st.booleans()):
+            source += draw(_word)
+            continue
+        tex = draw(_safe_tex)
+        opener, closer, display = draw(st.sampled_from(
+            [("$", "$", False), ("\\(", "\\)", False), ("$$", "$$", True), ("\\[", "\\]", True)]))
+        spans.append(Maths(len(source), len(source) + len(opener + tex + closer), tex, display))
+        source += opener + tex + closer
+    return source, spans
+
+
+@given(_texts_with_maths())
+def test_find_maths_finds_exactly_the_spans_written(case: tuple[str, list[Maths]]) -> None:
+    source, spans = case
+    assert find_maths(source) == spans
+    assert unbalanced_maths(source) == []
+    text = _text_of(to_html(source))
+    assert text.count("\\(") + text.count("\\[") == len(spans)
+    pos = 0
+    for s in spans:
+        piece = f"\\[{s.tex}\\]" if s.display else f"\\({s.tex}\\)"
+        found = text.find(piece, pos)
+        assert found != -1, (piece, text)
+        pos = found + len(piece)

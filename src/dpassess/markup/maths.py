@@ -9,6 +9,7 @@ texmath plugin's regex takes quadratic time on unclosed `\\(`; these scan each c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -28,6 +29,7 @@ _M = "{%s}" % MATHML_NS  # noqa: UP031 - a constant prefix, not formatting
 #: How maths is written out: `tex` keeps the TeX inside `\(` `\)` / `\[` `\]` (what MathJax, and
 #: so Moodle's and Canvas's maths filters, read); `mathml` writes MathML with the TeX annotated.
 MathsMode = Literal["tex", "mathml"]
+BlockRule = Callable[[StateBlock, int, int, bool], bool]
 
 #: markdown-it token types that hold maths (display: the `$$` / `\[` forms).
 INLINE_TYPES = frozenset({"math_inline"})
@@ -164,12 +166,33 @@ def _alt_text(state: StateCore) -> None:
                         child.type = "text"
 
 
+def _one_display(rule: BlockRule) -> BlockRule:
+    """dollarmath's block rule, refused when what it read holds `$$`: it takes a line that opens
+    and ends with `$$` as one formula, so `$$a$$ and $$b$$` would be the TeX `a$$ and $$b`
+    (TeX ends display maths at the first `$$`); the paragraph's inline rule then reads both."""
+
+    def _rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        count, line = len(state.tokens), state.line
+        if not rule(state, start_line, end_line, False):
+            return False
+        holds_two = any("$$" in t.content for t in state.tokens[count:])
+        if silent or holds_two:
+            del state.tokens[count:]
+            state.line = line
+        return not holds_two
+
+    return _rule
+
+
 def use_maths(md: MarkdownIt) -> MarkdownIt:
     """Add the maths rules to `md` (dollars through dollarmath, then backslash delimiters)."""
     from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.dollarmath.index import math_block_dollar
 
     md.use(dollarmath_plugin, allow_labels=False, allow_space=False, allow_digits=False,
            allow_blank_lines=False, double_inline=True)
+    md.block.ruler.at("math_block", _one_display(math_block_dollar(
+        allow_labels=False, allow_blank_lines=False)))
     md.inline.ruler.before("escape", "math_bracket", _bracket_inline)
     md.block.ruler.before("fence", "math_bracket_block", _bracket_block,
                           {"alt": ["paragraph", "reference", "blockquote", "list"]})
