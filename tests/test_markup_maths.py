@@ -302,3 +302,36 @@ def test_find_maths_finds_exactly_the_spans_written(case: tuple[str, list[Maths]
         found = text.find(piece, pos)
         assert found != -1, (piece, text)
         pos = found + len(piece)
+
+
+@st.composite
+def _blocks_with_maths(draw: st.DrawFn) -> tuple[str, list[Maths]]:
+    """Paragraphs (from `_texts_with_maths`), display blocks on lines of their own, list items."""
+    source, spans = "", []
+    for _ in range(draw(st.integers(1, 4))):
+        if source:
+            source += "\n\n"
+        kind = draw(st.sampled_from(["paragraph", "block", "item"]))
+        if kind == "block":
+            tex = draw(_safe_tex)
+            opener, closer = draw(st.sampled_from([("$$", "$$"), ("\\[", "\\]")]))
+            raw = f"{opener}\n{tex}\n{closer}"
+            spans.append(Maths(len(source), len(source) + len(raw), tex, True))
+            source += raw
+            continue
+        prefix = "- " if kind == "item" else ""
+        text, inner = draw(_texts_with_maths())
+        text = text.replace("\n", " ")
+        spans += [m._replace(start=m.start + len(source) + len(prefix),
+                             end=m.end + len(source) + len(prefix)) for m in inner]
+        source += prefix + text
+    return source, spans
+
+
+@given(_blocks_with_maths())
+def test_find_maths_over_blocks(case: tuple[str, list[Maths]]) -> None:
+    source, spans = case
+    assert find_maths(source) == spans
+    assert unbalanced_maths(source) == []
+    text = _text_of(to_html(source))
+    assert text.count("\\(") + text.count("\\[") == len(spans)
