@@ -94,6 +94,7 @@ class Builder:
         shared stimulus), then the stem."""
         lang = self.lang
         body = SubElement(root, Q + "itemBody")
+        length = 0  # of the question text Canvas keeps: the stimulus and the stem, as HTML
         if self.stimulus is not None:
             content = self.stimulus.text.get(lang)
             field = f"stimulus {self.stimulus.id}: text.{lang}"
@@ -104,12 +105,21 @@ class Builder:
                 block = SubElement(body, Q + "div", {"class": canvas.STIMULUS_CLASS})
                 if content.title:
                     SubElement(block, Q + "h2").text = plain(content.title) or None
-                self.flow(block, field, self.html(field, content.text))
+                html = self.html(field, content.text)
+                length += len(html) + len(content.title or "")
+                self.flow(block, field, html)
         elif self.item.stimulus is not None:
             self.warn("stimulus", f"stimulus {self.item.stimulus!r} is not in the collection; "
                                   "the item is written without it")
-        self.flow(SubElement(body, Q + "div"), f"text.{lang}.stem",
-                  self.html(f"text.{lang}.stem", self.content.stem))
+        html = self.html(f"text.{lang}.stem", self.content.stem)
+        length += len(html)
+        if length > canvas.QUESTION_TEXT_LIMIT:
+            self.warn(f"text.{lang}.stem",
+                      f"the question text is about {length:,} characters of HTML; Canvas "
+                      f"replaces one over {canvas.QUESTION_TEXT_LIMIT:,} with \"The imported "
+                      "question text for this question was too long.\" (shorten it, or move a "
+                      "long text into a linked file)")
+        self.flow(SubElement(body, Q + "div"), f"text.{lang}.stem", html)
         return body
 
     def feedback(self, root: etree._Element, identifier: str, field: str, source: str) -> None:

@@ -10,6 +10,7 @@ byte-identical zip.
 from __future__ import annotations
 
 import io
+import re
 from typing import BinaryIO
 
 from lxml import etree
@@ -27,8 +28,9 @@ from dpassess.export.qti.items import assessment_item
 from dpassess.export.qti.manifest import write_manifest
 from dpassess.export.qti.names import FORMAT, Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
+from dpassess.markup.fields import markdown_texts
 from dpassess.markup.maths import MathsMode
-from dpassess.markup.media import is_local_image, locate_image, may_show_images
+from dpassess.markup.media import is_local_image, locate_image, may_show_images, read_media
 from dpassess.model import Item
 
 SUFFIX = ".zip"
@@ -61,18 +63,19 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
         raise nothing_to_export(collection, lang)
 
     # The manifest comes first in the package (entries are in sorted order) and lists each
-    # item's images, so the items that may show one are built first, in item order, to find
-    # them (their image files are kept to be packed); so are items whose file a later item
-    # replaces (same id), for their warnings. Every other item is built once, when written.
-    images: dict[str, bytes] = {}  # package path -> the image file's bytes
-    shown: dict[str, list[str]] = {}  # item id -> package paths of the images it shows
+    # item's files (images, linked files), so the items that may name one are built first, in
+    # item order, to find them (the files are kept to be packed); so are items read with a
+    # stimulus (it may name files too) and items whose file a later item replaces (same id),
+    # for their warnings. Every other item is built once, when written.
+    images: dict[str, bytes] = {}  # package path -> the file's bytes
+    shown: dict[str, list[str]] = {}  # item id -> package paths of the files it names
     for i, item in enumerate(items):
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
-                or may_show_images(item, (lang,), non_xml=True)):
+                or _may_name_files(item, lang)):
             root, notes[i] = _item(collection, item, lang, maths)
-            shown[item.id] = _pack_images(collection, item, lang, root, images, notes[i])
+            shown[item.id] = _pack_files(collection, item, lang, root, images, notes[i])
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
 
@@ -101,36 +104,56 @@ def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
                            stimulus=stimulus, maths=maths)
 
 
-def _pack_images(collection: Collection, item: Item, lang: str, root: etree._Element,
-                 files: dict[str, bytes], warnings: list[Diagnostic]) -> list[str]:
-    """Put the local images `root` (the item's assessmentItem) shows into `files`, beside the
-    item file as its `src` says, and return their package paths; warn about those that cannot
-    be packed."""
+#: The attributes through which an item's XHTML names a file: what it shows or links to.
+_FILE_ATTRIBUTES = ((Q + "img", "src", "image"), (Q + "a", "href", "linked file"),
+                    (Q + "object", "data", "object"))
+
+
+def _may_name_files(item: Item, lang: str) -> bool:
+    """False when no text of the item can link a file or show an image (True may be a false
+    alarm): Markdown links and images, HTML `<a`, `<img`, `<object`, and characters XML cannot
+    carry (removed before rendering, they can join the parts of one)."""
+    if may_show_images(item, (lang,), non_xml=True):
+        return True
+    text = " ".join(t for _, t in markdown_texts(item.text[lang]))
+    return "](" in text or "]:" in text or ("<" in text and _LINK_TAG.search(text) is not None)
+
+
+_LINK_TAG = re.compile(r"<(?:a|object)[\s>/]", re.IGNORECASE)
+
+
+def _pack_files(collection: Collection, item: Item, lang: str, root: etree._Element,
+                files: dict[str, bytes], warnings: list[Diagnostic]) -> list[str]:
+    """Put the local files `root` (the item's assessmentItem) shows or links to (images,
+    `<a href>` targets, objects) into `files`, beside the item file as the reference says,
+    and return their package paths; warn about those that cannot be packed."""
     def warn(message: str) -> None:
         warnings.append(collection.warning(FORMAT, item.id, f"text.{lang}", message))
 
     found: list[str] = []
-    for img in root.iter(Q + "img"):
-        src = img.get("src", "")
-        if not is_local_image(src):
-            continue  # a URL or data: URI travels as written
-        located = locate_image(src, collection.paths.get(item.id))
+    for el in root.iter(*(tag for tag, _, _ in _FILE_ATTRIBUTES)):
+        _, attr, kind = next(f for f in _FILE_ATTRIBUTES if f[0] == el.tag)
+        ref = el.get(attr, "")
+        if not ref or not is_local_image(ref):
+            continue  # a URL, data: URI or #fragment travels as written
+        located = locate_image(ref, collection.paths.get(item.id))
         if isinstance(located, str):
-            warn(f"image {src!r} {located}; not in the package")
+            warn(f"{kind} {ref!r} {located}; not in the package")
             continue
         path, local = located
         if path.endswith(".xml"):
-            warn(f"image {src!r} names an XML file (the package's own files are XML); not in "
+            warn(f"{kind} {ref!r} names an XML file (the package's own files are XML); not in "
                  "the package")
             continue
         try:
-            data = local.read_bytes()
+            data = read_media(local)
         except OSError as exc:
-            warn(f"image {src!r}: cannot read {local}: {exc.strerror or exc}; not in the package")
+            warn(f"{kind} {ref!r}: cannot read {local}: {exc.strerror or exc}; not in the "
+                 "package")
             continue
         if files.get(path, data) != data:
             # items from different folders name different files with the same path
-            warn(f"image {src!r}: another item's file is already packed as {path}; rename one "
+            warn(f"{kind} {ref!r}: another item's file is already packed as {path}; rename one "
                  "of them (not in the package)")
             continue
         files[path] = data
