@@ -10,13 +10,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dpassess.bank.load import load_bank
 from dpassess.diagnostics import DpassessError
 from hostile import TOKENS, hostile_text
-from strategies import any_items, item_to_yaml, write_bank
+from strategies import any_items, bank_config, item_to_yaml, write_bank
 
 YAML_TOKENS = [*TOKENS, "[" * 3000 + "]" * 3000, "{a: " * 500 + "}" * 500,
                "&x [1]\nb: *x", "<<: {a: 1}", "!!binary AAAA", "!!timestamp 2001-01-01",
@@ -61,7 +62,8 @@ def test_seed_items_load_and_export(tmp_path: Path) -> None:
     failures = []
     for seed in SEED_ITEMS:
         root = tmp_path / seed.stem
-        write_bank(root, [])
+        raw = yaml.safe_load(seed.read_text(encoding="utf-8"))
+        write_bank(root, [], bank_config(langs=tuple(raw["text"])))  # the item's languages
         shutil.copy(seed, root / seed.name)
         try:
             bank = load_bank(root, jobs=1)
