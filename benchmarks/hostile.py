@@ -9,7 +9,8 @@ between sizes whose smaller run took at least 5 ms (timer and scheduling noise b
 Each (case, size) runs in a fresh process that builds the input, then times only the import (or
 the load) with perf_counter; a run past `--timeout` seconds is killed and printed as ">T s", so a
 quadratic case shows instead of hanging. The outcome column says what the reader did with the
-largest input: "ok N" (items read), or "refused" (an input error: a documented limit).
+largest input: "ok N" (items read; "M skipped": questions not imported, each with its reason),
+or "refused" (an input error: a documented limit).
 
 The cases (n is the size in characters of the hostile part):
 - gift-id-comment / gift-tag-comment: a comment line of n characters of "[id:" or "[tag:" with
@@ -70,13 +71,13 @@ def mc(name="Q", text="What is 2+2?"):
             '<single>true</single><answer fraction="100"><text>4</text></answer>'
             '<answer fraction="0"><text>5</text></answer></question>\n')
 
-def qti(body="<p>What is 2+2?</p>", prompt="Pick one", choices=None):
+def qti(body="<p>What is 2+2?</p>", prompt="Pick one", choices=None, right="A"):
     choices = choices or '<simpleChoice identifier="A">4</simpleChoice><simpleChoice identifier="B">5</simpleChoice>'
     xml = ('<?xml version="1.0" encoding="UTF-8"?>\n'
            '<assessmentItem xmlns="http://www.imsglobal.org/xsd/imsqti_v2p1" identifier="q1" '
            'title="Q" adaptive="false" timeDependent="false" xml:lang="en">'
            '<responseDeclaration identifier="RESPONSE" cardinality="single" baseType="identifier">'
-           '<correctResponse><value>A</value></correctResponse></responseDeclaration>'
+           '<correctResponse><value>' + right + '</value></correctResponse></responseDeclaration>'
            '<outcomeDeclaration identifier="SCORE" cardinality="single" baseType="float"/>'
            '<itemBody>' + body + '<choiceInteraction responseIdentifier="RESPONSE" shuffle="false" '
            'maxChoices="1"><prompt>' + prompt + '</prompt>' + choices + '</choiceInteraction>'
@@ -140,7 +141,8 @@ def build(n, sub):
     elif case == "qti-many-choices":
         k = max(2, n // 40)
         fmt, data = "qti21", qti(choices="".join(
-            f'<simpleChoice identifier="C{i}">choice {i}</simpleChoice>' for i in range(k)))
+            f'<simpleChoice identifier="C{i}">choice {i}</simpleChoice>' for i in range(k)),
+            right="C0")
     elif case == "yaml-long-line":
         root = bank({"h.yaml": item(0, stem=rep("word ", n))})
     elif case == "yaml-deep-nesting":
@@ -166,7 +168,8 @@ def run(fmt, data, root):
         t0 = time.perf_counter()
         try:
             result = reader.read(data, "hostile", "en")
-            outcome = f"ok {len(result.items)}"
+            outcome = f"ok {len(result.items)}" + (
+                f", {len(result.skipped)} skipped" if result.skipped else "")
         except Exception as exc:  # what a user would see: a refusal, or a crash
             outcome = ("refused" if type(exc).__name__ in ("InputError", "UsageError", "NoLanguage")
                        else f"crash {type(exc).__name__}")
