@@ -89,7 +89,9 @@ def pegjs():
 @pytest.mark.parametrize("lang", ["id", "en", "multi"])
 def test_seed_bank_matches_golden(lang):
     result = export(seed(), lang)
-    assert [(w.item, w.field) for w in result.warnings] == [(None, "shuffle")]
+    fixed = any(not it.shuffle for it in seed().items if it.type.value != "true_false")
+    assert [(w.item, w.field) for w in result.warnings if w.field == "shuffle"] == (
+        [(None, "shuffle")] if fixed else [])
     check_golden(GOLDEN / "gift" / f"data-parallelism-{lang}.txt", result.data)
     assert export(seed(), lang).data == result.data
 
@@ -167,9 +169,15 @@ def test_escapes_every_special_including_html_attributes():
 def test_warns_that_gift_cannot_set_shuffling_numbering_or_points():
     result = export(one(tf_item(), mr_item(None, shuffle=False)), "en")
     w = {(x.item, x.field): x.message for x in result.warnings}
-    assert "shuffling or answer numbering" in w[(None, "shuffle")]
-    assert "mr-one" in w[(None, "shuffle")]
+    assert "keep the answers in order" in w[(None, "shuffle")]
+    assert "mr-one" in w[(None, "shuffle")] and "tf-one" not in w[(None, "shuffle")]
     assert "not 2.5" in w[("tf-one", "points")]
+    # only when some item keeps its order, once per file
+    shuffled = export(one(tf_item(), mr_item(None)), "en").warnings
+    assert not [x for x in shuffled if x.field == "shuffle"]
+    twice = export(one(mr_item(None, shuffle=False), mr_item(None, shuffle=False).model_copy(
+        update={"id": "mr-two"})), "en").warnings
+    assert len([x for x in twice if x.field == "shuffle"]) == 1
 
 
 def test_placeholder_lookalike_warns():

@@ -11,7 +11,7 @@ from lxml import etree
 
 from dpassess import load_bank
 from dpassess.export import Collection
-from dpassess.export.moodle import gift, moodle_xml
+from dpassess.export.moodle import gift, images, moodle_xml
 from dpassess.importers.moodle_xml import read as import_moodle_xml
 from dpassess.model import Content, Item, Option, parse_item
 from strategies import bank_config, write_bank
@@ -133,14 +133,14 @@ def test_multi_puts_the_files_of_every_language_in_the_one_area(tmp_path):
 def test_images_that_cannot_be_embedded_keep_their_src_and_warn(tmp_path, monkeypatch):
     it = item("![m](gone.png) ![o](../up.png) ![u](img/locked.png) ![ok](img/x.png)")
     coll = bank_of(tmp_path, [it], files={"img/x.png": PNG, "img/locked.png": PNG2, "../up.png": PNG})
-    real = Path.read_bytes
+    real = images.read_media
 
-    def read_bytes(self):
-        if self.name == "locked.png":
+    def read_media(local):
+        if local.name == "locked.png":
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(local)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(images, "read_media", read_media)
     result = moodle_xml.export(coll, "en")
     qt = question(result.data).find("questiontext")
     assert refs(qt) == ["gone.png", "../up.png", "img/locked.png", PLUGINFILE + "x.png"]

@@ -1,14 +1,16 @@
 """Test-only readers that follow Moodle's own code, independent of dpassess's writers.
 
 - `read_xml`: question/format/xml/format.php (`import_headers`, `import_multichoice`,
-  `import_truefalse`, `trans_single`, `getpath(..., istext)` trims, `import_text_with_files` /
+  `import_truefalse`, `import_numerical`, `import_shortanswer`, `import_match`, `import_essay`,
+  question/type/ordering/questiontype.php `import_from_xml`, `trans_single`, `getpath(..., istext)` trims, `import_text_with_files` /
   `import_files_as_draft` for each text area's `<file>` elements), over Python's expat-based
   `xml.etree.ElementTree` (not lxml, which the writer uses).
 - `read_gift`: question/format.php `readquestions` (blank lines split questions, lines trimmed)
   and question/format/gift/format.php `readquestion` line by line (comment lines, escapedchar_pre
   / escapedchar_post placeholders, `::name::`, first `{` / first `}`, `####` by strrpos,
   `parse_text_with_format`, the `=` -> single rule, `str_replace('=', '~=')`, the weight regex,
-  `commentparser`, `split_truefalse_comment`, `extract_idnumber_and_tags_from_comment`).
+  `commentparser`, `split_truefalse_comment`, `extract_idnumber_and_tags_from_comment`, and
+  the essay, numerical (`min..max`, `value:tolerance`), match and shortanswer cases).
 - `multilang`: filter/multilang's regular expressions, to read one language back.
 - `GRADES`: lib/questionlib.php `fraction_options_full`, and `match_grade_options`.
 """
@@ -65,6 +67,32 @@ class Question:
     #: partiallycorrectfeedback, incorrectfeedback, answer.<n> (multichoice only: true/false
     #: answers are read without files), feedback.<n>.
     files: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    # numerical
+    tolerances: list[float] = field(default_factory=list)
+    units: list[tuple[float, str]] = field(default_factory=list)  # (multiplier, unit)
+    unitgradingtype: int = 0
+    unitpenalty: float = 0.1
+    showunits: int | None = None
+    # shortanswer
+    usecase: int = 0
+    # match: subquestion texts (empty: a distractor) and their answers
+    subquestions: list[str] = field(default_factory=list)
+    subanswers: list[str] = field(default_factory=list)
+    # essay
+    responseformat: str = ""
+    responserequired: int = 1
+    responsefieldlines: int = 15
+    minwordlimit: int | None = None
+    maxwordlimit: int | None = None
+    graderinfo: str = ""
+    responsetemplate: str = ""
+    responsetemplateformat: str = ""
+    # ordering
+    layouttype: str = ""
+    selecttype: str = ""
+    selectcount: int = 0
+    gradingtype: str = ""
+    numberingstyle: str | None = None
 
 
 # --- Moodle XML ---------------------------------------------------------------------------------
@@ -79,6 +107,12 @@ def _text(el: ET.Element | None) -> str:
         return ""
     t = el.find("text")
     return ((t.text if t is not None else "") or "").strip()
+
+
+def _path(el: ET.Element, tag: str) -> str | None:
+    """`getpath($el, ['#', tag, 0, '#'])`: the child's text, None when it is missing."""
+    child = el.find(tag)
+    return None if child is None else (child.text or "")
 
 
 def _draft_files(el: ET.Element | None) -> dict[str, bytes]:
@@ -141,6 +175,55 @@ def read_xml(data: bytes) -> list[Question]:
                 qo.answerformats.append(a.get("format", ""))
                 qo.fractions.append(float(a.get("fraction", "0")) / 100)
                 qo.feedback.append(_text(a.find("feedback")))
+        elif qtype == "numerical":
+            for a in q.findall("answer"):
+                text = _text(a) or "*"
+                qo.answers.append(text)
+                qo.feedback.append(_text(a.find("feedback")))
+                qo.tolerances.append(float(_path(a, "tolerance") or 0))
+                qo.fractions.append(float(a.get("fraction", "0")) / 100)
+            units = q.find("units")
+            for u in units.findall("unit") if units is not None else []:
+                qo.units.append((float(_path(u, "multiplier") or 1),
+                                 (_path(u, "unit_name") or "").strip()))
+            qo.unitgradingtype = int(_path(q, "unitgradingtype") or 0)
+            qo.unitpenalty = float(_path(q, "unitpenalty") or 0.1)
+            show = _path(q, "showunits")
+            qo.showunits = int(show) if show else (0 if qo.units else 3)
+        elif qtype == "shortanswer":
+            qo.usecase = int(_path(q, "usecase") or 0)
+            for a in q.findall("answer"):
+                qo.answers.append(_text(a))
+                qo.feedback.append(_text(a.find("feedback")))
+                qo.fractions.append(float(a.get("fraction", "0")) / 100)
+        elif qtype == "match":
+            sh = q.find("shuffleanswers")
+            qo.shuffleanswers = _trans_single(sh.text if sh is not None else "1")
+            for sub in q.findall("subquestion"):
+                qo.subquestions.append(_text(sub))
+                answer = sub.find("answer")
+                qo.subanswers.append(_text(answer))
+        elif qtype == "essay":
+            qo.responseformat = _path(q, "responseformat") or "editor"
+            qo.responsefieldlines = int(_path(q, "responsefieldlines") or 15)
+            qo.responserequired = int(_path(q, "responserequired") or 1) if _path(
+                q, "responserequired") != "0" else 0
+            lo, hi = _path(q, "minwordlimit"), _path(q, "maxwordlimit")
+            qo.minwordlimit = int(lo) if lo else None
+            qo.maxwordlimit = int(hi) if hi else None
+            qo.graderinfo = _text(q.find("graderinfo"))
+            rt = q.find("responsetemplate")
+            qo.responsetemplate = _text(rt)
+            qo.responsetemplateformat = (rt.get("format") if rt is not None else None) or "html"
+        elif qtype == "ordering":
+            qo.layouttype = _path(q, "layouttype") or "VERTICAL"
+            qo.selecttype = _path(q, "selecttype") or "RANDOM"
+            qo.selectcount = int(_path(q, "selectcount") or 6)
+            qo.gradingtype = _path(q, "gradingtype") or "RELATIVE"
+            qo.numberingstyle = _path(q, "numberingstyle")
+            # the answers' order is the right one (save_question_options numbers them 1, 2, ...)
+            for a in q.findall("answer"):
+                qo.answers.append(_text(a))
         elif qtype == "truefalse":
             for n, a in enumerate(q.findall("answer")):
                 text = _text(a)
@@ -242,9 +325,11 @@ def _readquestion(lines: list[str]) -> Question | None:
     qo.idnumber, qo.tags = _comment_ids(comments)
     fmt = qo.questiontextformat
     if answertext == "":
-        raise AssertionError("Moodle: essay")
+        qo.qtype = "essay"
+        qo.responseformat, qo.responsefieldlines = "editor", 15
+        return qo
     if answertext[0] == "#":
-        raise AssertionError("Moodle: numerical")
+        return _gift_numerical(qo, answertext[1:], fmt)
     if "~" in answertext:
         qo.qtype = "multichoice"
         qo.single = 0 if "=" not in answertext else 1
@@ -258,10 +343,7 @@ def _readquestion(lines: list[str]) -> Question | None:
             if answer[:1] == "=":
                 weight, answer = 1.0, answer[1:]
             elif _WEIGHT.match(answer):
-                answer = answer[1:]
-                end = answer.find("%")
-                weight = float(answer[:end]) / 100
-                answer = answer[end + 1:]
+                weight, answer = _weight(answer)
             else:
                 weight = 0.0
             bits = answer.split("#", 1)
@@ -271,13 +353,30 @@ def _readquestion(lines: list[str]) -> Question | None:
             qo.fractions.append(weight)
         return qo
     if "=" in answertext and "->" in answertext:
-        raise AssertionError("Moodle: matching")
+        qo.qtype = "match"
+        for answer in _split_answers(answertext):
+            assert "->" in answer, "Moodle: giftmatchingformat"
+            marker = answer.find("->")
+            qo.subquestions.append(_with_format(answer[:marker], fmt)[0])
+            qo.subanswers.append(_php_trim(_post(answer[marker + 2:])))
+        assert len(qo.subquestions) >= 2, "Moodle: importminerror"
+        return qo
     check = answertext
     hash_at = answertext.find("#")
     if hash_at > 0:
         check = _php_trim(answertext[:hash_at])
     if check not in ("T", "TRUE", "F", "FALSE"):
-        raise AssertionError(f"Moodle: short answer {check[:40]!r}")
+        qo.qtype = "shortanswer"
+        for answer in _split_answers(answertext):
+            weight = 1.0
+            if _WEIGHT.match(answer):
+                weight, answer = _weight(answer)
+            bits = answer.split("#", 1)
+            qo.answers.append(_with_format(_php_trim(bits[0]), fmt)[0])
+            qo.feedback.append(_with_format(_php_trim(bits[1]), fmt)[0] if len(bits) > 1 else "")
+            qo.fractions.append(weight)
+        assert qo.answers, "Moodle: importminerror"
+        return qo
     qo.qtype = "truefalse"
     bits = answertext.split("#", 2)
     ans = _with_format(_php_trim(bits[0]), fmt)[0]
@@ -288,6 +387,60 @@ def _readquestion(lines: list[str]) -> Question | None:
     else:
         qo.correctanswer, qo.feedbacktrue, qo.feedbackfalse = 0, wrong, right
     qo.penalty = 1
+    return qo
+
+
+def _weight(answer: str) -> tuple[float, str]:
+    """`answerweightparser`: the `%n%` grade and the rest of the answer."""
+    answer = answer[1:]
+    end = answer.find("%")
+    return float(answer[:end]) / 100, answer[end + 1:]
+
+
+def _split_answers(answertext: str) -> list[str]:
+    """`explode('=', ...)`, the first piece dropped when empty, each trimmed."""
+    answers = answertext.split("=")
+    answers[0] = _php_trim(answers[0])
+    if answers[0] in ("", "0"):
+        answers.pop(0)
+    return [_php_trim(a) for a in answers]
+
+
+def _gift_numerical(qo: Question, answertext: str, fmt: str) -> Question:
+    """The numerical case: `=%n%value:tolerance#feedback` or `=%n%min..max#feedback`."""
+    qo.qtype = "numerical"
+    wrong = ""
+    if "~" in answertext:
+        pos = answertext.find("~")
+        answertext, wrong = answertext[:pos], answertext[pos:]
+    answers = _split_answers(answertext)
+    assert answers, "Moodle: giftnonumericalanswers"
+    for answer in answers:
+        weight = 1.0
+        if _WEIGHT.match(answer):
+            weight, answer = _weight(answer)
+        bits = answer.split("#", 1)
+        text = _with_format(_php_trim(bits[0]), fmt)[0]
+        qo.feedback.append(_with_format(_php_trim(bits[1]), fmt)[0] if len(bits) > 1 else "")
+        qo.fractions.append(weight)
+        if text.find("..") > 0:
+            marker = text.find("..")
+            hi, lo = float(text[marker + 2:].strip()), float(text[:marker].strip())
+            ans = (hi + lo) / 2
+            tol = hi - ans
+        elif text.find(":") > 0:
+            marker = text.find(":")
+            ans, tol = float(text[:marker].strip()), float(text[marker + 1:].strip())
+        else:
+            ans, tol = float(text.strip()), 0.0
+        qo.answers.append(repr(ans))
+        qo.tolerances.append(tol)
+    if wrong:
+        qo.answers.append("*")
+        qo.fractions.append(0.0)
+        qo.tolerances.append(0.0)
+        bits = wrong.split("#", 1)
+        qo.feedback.append(_with_format(_php_trim(bits[1]), fmt)[0] if len(bits) > 1 else "")
     return qo
 
 
@@ -307,6 +460,44 @@ def read_gift(text: str) -> list[Question]:
         else:
             current.append(line)
     return out
+
+
+# --- lib/moodlelib.php shorten_text, for text without tags (a question name) --------------------
+
+_ENT = re.compile(r"&[0-9a-z]{2,8};|&#[0-9]{1,7};|&#x[0-9a-f]{1,6};", re.I)
+
+
+def shorten_text(text: str, ideal: int = 30, ending: str = "...") -> str:
+    """`shorten_text($text, $ideal, false, $ending)` on a text without tags, line by line as
+    the PHP (one 'line' of content, as `preg_match_all` gives for tagless text)."""
+    if len(text) <= ideal:  # mb_strlen(preg_replace('/<.*?>/', '', $text)) <= $ideal
+        return text
+    totallength = len(ending)
+    contentlength = len(_ENT.sub(" ", text))
+    if totallength + contentlength <= ideal:
+        return text + ending
+    left = ideal - totallength
+    entitieslength = 0
+    for m in _ENT.finditer(text):
+        if m.start() + 1 - entitieslength <= left:
+            left -= 1
+            entitieslength += len(m.group(0))
+        else:
+            break
+    breakpos = left + entitieslength
+    while breakpos > 0:
+        char = text[breakpos:breakpos + 1]
+        if char and char != "0":  # PHP: if ($char = mb_substr(...)) is false for "0"
+            if char == "." or char == " ":
+                breakpos += 1
+                break
+            if len(char.encode("utf-8")) > 2:
+                breakpos += 1
+                break
+        breakpos -= 1
+    if breakpos == 0 or breakpos > left + entitieslength:
+        breakpos = left + entitieslength
+    return text[:breakpos] + ending
 
 
 # --- filter_multilang ------------------------------------------------------------------------
@@ -357,12 +548,26 @@ def test_oracle_facts_of_moodles_gift_importer():
     [q] = read_gift("::n::a \\{b\\} c{TRUE}")
     assert q.questiontext == "a {b} c"
     # T/F/TRUE/FALSE are case-sensitive: `{true}` is a short-answer question.
+    [q] = read_gift("::n::q{true}")
+    assert q.qtype == "shortanswer" and q.answers == ["true"] and q.fractions == [1.0]
+    # Numerical: a range is held as its middle and half-width; `=` answers default to 100%.
+    [q] = read_gift("::n::q{#=%50%2..4#f =1.5:0.1}")
+    assert q.qtype == "numerical" and q.answers == ["3.0", "1.5"]
+    assert q.tolerances == [1.0, 0.1] and q.fractions == [0.5, 1.0] and q.feedback == ["f", ""]
+    # Matching: `=` and `->`; an empty premise is a distractor. `->` in a short answer's text
+    # makes it a matching question.
+    [q] = read_gift("::n::q{=a -> 1 =b -> 2 = -> 3}")
+    assert q.qtype == "match" and q.subquestions == ["a", "b", ""]
+    assert q.subanswers == ["1", "2", "3"]
     try:
-        read_gift("::n::q{true}")
+        read_gift("::n::q{=x->y =z}")
     except AssertionError as e:
-        assert "short answer" in str(e)
+        assert "giftmatchingformat" in str(e)  # read as matching, then refused
     else:
-        raise AssertionError("{true} read as true/false")
+        raise AssertionError("'->' in a short answer read as short answer")
+    # Essay: empty braces (the general feedback inside is not an answer).
+    [q] = read_gift("::n::q{####g}")
+    assert q.qtype == "essay" and q.generalfeedback == "g"
     # Grades need 5 decimals: 33.3% is not in the list, 33.33333% is.
     assert match_grade(0.333) is None and match_grade(0.3333333) == 0.3333333
 

@@ -7,11 +7,12 @@ Taken from Moodle's code: `question_bank::fraction_options_full` (lib/questionli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from functools import lru_cache
 
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import plain_title, to_plain
 from dpassess.model import Item
 
 # --- grades -----------------------------------------------------------------------------------
@@ -54,6 +55,14 @@ POSITIVE_FRACTIONS: tuple[float, ...] = tuple(float(g) for g in GRADES if g >= 0
 
 #: `qformat_default::clean_question_name` shortens names past this many characters.
 MAX_NAME = 255
+#: `create_default_question_name`: a question without a name is named by its text, shortened
+#: to this many characters.
+DERIVED_NAME = 80
+#: The question bank's `idnumber` column holds this many characters (lint's ST008 checks ids).
+MAX_IDNUMBER = 100
+
+# An entity counts as one character when `shorten_text` measures text (moodlelib.php).
+_ENTITY = re.compile(r"&[0-9a-z]{2,8};|&#[0-9]{1,7};|&#x[0-9a-f]{1,6};", re.I)
 
 
 def name_html(text: str) -> str:
@@ -62,15 +71,105 @@ def name_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def shorten_text(text: str, ideal: int, ending: str = "...") -> str:
+    """HTML text without tags shortened as Moodle's `shorten_text($text, $ideal)` does: kept
+    whole when it has at most `ideal` characters (entities counted as written); otherwise cut
+    after the last space or full stop before `ideal` characters less the ending (an entity
+    counting as one, a character of three or more UTF-8 bytes being a place to cut, a `0` never
+    looked at, as PHP reads "0" as false), or at that length when there is none, and `ending`
+    added."""
+    if len(text) <= ideal:
+        return text
+    if len(_ENTITY.sub(" ", text)) + len(ending) <= ideal:
+        return text + ending
+    left = ideal - len(ending)
+    entities = 0
+    for m in _ENTITY.finditer(text):
+        if m.start() + 1 - entities > left:
+            break
+        left -= 1
+        entities += len(m.group())
+    limit = left + entities
+    pos = limit
+    while pos > 0:
+        char = text[pos:pos + 1]
+        if char and char != "0" and (char in ". " or len(char.encode("utf-8")) > 2):
+            pos += 1
+            break
+        pos -= 1
+    if pos == 0 or pos > limit:
+        pos = limit
+    return text[:pos] + ending
+
+
+def _shorten_within(text: str, size: int) -> str:
+    """`text` cut at a word as `shorten_text` does, so that it has at most `size` characters
+    as written (entities in full)."""
+    ideal = size
+    short = text
+    while len(short) > size and ideal > 3:
+        short = shorten_text(text, ideal)
+        ideal -= max(1, len(short) - size)
+    return short if len(short) <= size else text[:size]
+
+
+def _name_parts(item: Item, langs: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """(language, name as HTML text, whether it was derived from the stem) for each language:
+    a title is plain text, kept as written; an item without one is named by the first line of
+    its stem as plain text, shortened as Moodle names a question by its text."""
+    parts = []
+    for la in langs:
+        content = item.text[la]
+        title = plain_title(content.title) if content.title else ""
+        if title:
+            parts.append((la, name_html(title), False))
+            continue
+        lines = content.stem.strip().splitlines()
+        plain = name_html(to_plain(lines[0])) if lines else ""
+        parts.append((la, shorten_text(plain, DERIVED_NAME) if plain else item.id, True))
+    return parts
+
+
+def _joined(parts: list[tuple[str, str, bool]]) -> str:
+    if len({v for _, v, _ in parts}) <= 1:
+        return parts[0][1] if parts else ""
+    return "".join(f'<span lang="{la}" class="multilang">{v}</span>' for la, v, _ in parts)
+
+
+def _fitted(parts: list[tuple[str, str, bool]], *, titles: bool) -> list[tuple[str, str, bool]]:
+    """`parts` with the derived names (and the titles too with `titles`) cut at a word so
+    that the joined name has at most MAX_NAME characters."""
+    if len(_joined(parts)) <= MAX_NAME:
+        return parts
+    cut = [i for i, (_, _, derived) in enumerate(parts) if derived or titles]
+    if not cut:
+        return parts
+    if len({v for _, v, _ in parts}) <= 1:
+        return [(la, _shorten_within(v, MAX_NAME), d) for la, v, d in parts]
+    fixed = len(_joined(parts)) - sum(len(parts[i][1]) for i in cut)
+    size = max(4, (MAX_NAME - fixed) // len(cut))
+    return [(la, _shorten_within(v, size) if i in cut else v, d)
+            for i, (la, v, d) in enumerate(parts)]
+
+
 def moodle_name(item: Item, langs: Sequence[str]) -> str:
-    """The question name Moodle stores for `item` in `langs` (as lint's LM005 measures it too):
-    each language's title as plain HTML text (see `Item.title`); names that differ between the
-    languages as adjacent multilang spans, which PARAM_TEXT keeps."""
-    names = [name_html(to_plain(item.title(la)) or item.id) for la in langs]
-    if len(set(names)) <= 1:
-        return names[0] if names else item.id
-    return "".join(f'<span lang="{la}" class="multilang">{v}</span>'
-                   for la, v in zip(langs, names, strict=True))
+    """The question name as the author wrote it, as Moodle would store it for `item` in `langs`
+    (what lint's LM005 measures): each language's title as HTML text (see `_name_parts`);
+    names that differ between the languages as adjacent multilang spans, which PARAM_TEXT
+    keeps. Names derived from the stem are cut to fit MAX_NAME, so only an author's title can
+    be too long."""
+    if not langs:
+        return item.id
+    return _joined(_fitted(_name_parts(item, langs), titles=False))
+
+
+def exported_name(item: Item, langs: Sequence[str]) -> tuple[str, str]:
+    """The name the exporters write (at most MAX_NAME characters: a title too long is cut at
+    a word, in each language) and `moodle_name`, to tell whether it was cut."""
+    full = moodle_name(item, langs)
+    if len(full) <= MAX_NAME:
+        return full, full
+    return _joined(_fitted(_name_parts(item, langs), titles=True)), full
 
 
 def is_multilang_name(name: str) -> bool:

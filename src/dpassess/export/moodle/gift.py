@@ -19,6 +19,7 @@ import io
 import re
 from typing import BinaryIO, assert_never
 
+from dpassess.diagnostics import Diagnostic
 from dpassess.export import MULTI as ALL_LANGUAGES
 from dpassess.export import (
     Collection,
@@ -28,8 +29,29 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.moodle.images import local_images
-from dpassess.export.moodle.texts import ItemTexts, category_path, grades
-from dpassess.model import ChoiceBase, Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.export.moodle.texts import (
+    ItemTexts,
+    accepted_wordings,
+    answer_grades,
+    category_path,
+    check_match,
+    grades,
+    number,
+    premise_html,
+    response_text,
+)
+from dpassess.model import (
+    ChoiceBase,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 
 SUFFIX = ".txt"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
@@ -77,15 +99,11 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
               for item in collection.items]
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
-    fixed = [item.id for item, langs, _ in chosen if langs and not item.shuffle]
-    warnings = [collection.warning(
-        FORMAT, None, "shuffle",
-        "GIFT cannot set shuffling or answer numbering: Moodle applies the site defaults"
-        + (f" (items with shuffle: false: {', '.join(fixed)})" if fixed else ""))]
+    warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
     topic = None
     for item, langs, notes in chosen:
         warnings += notes
-        if not langs:
+        if not langs or isinstance(item, Ordering):
             continue
         if item.topic != topic:
             _write_block(out, [f"$CATEGORY: {category_path(collection, item.topic)}"],
@@ -96,6 +114,40 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
         warnings += t.warnings
     out.write(b"\n")
     return ExportResult(b"", warnings)
+
+
+def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]:
+    """The warnings about the whole file, each once: the settings GIFT has no syntax for
+    (shuffling kept off, Moodle's penalty and numbering) and the ordering items left out."""
+    out = []
+    fixed = [i.id for i in items if isinstance(i, SingleChoice | MultipleResponse | Matching)
+             and not i.shuffle]
+    if fixed:
+        out.append(collection.warning(
+            FORMAT, None, "shuffle",
+            "GIFT cannot say to keep the answers in order: Moodle imports them with its default "
+            f"question settings, so the authored order of {_listed(fixed)} is not kept; use "
+            "Moodle XML to keep it"))
+    settings = [i.id for i in items if i.lms is not None and i.lms.moodle is not None
+                and (i.lms.moodle.penalty is not None or i.lms.moodle.answer_numbering is not None)]
+    if settings:
+        out.append(collection.warning(
+            FORMAT, None, "lms.moodle",
+            f"GIFT cannot carry Moodle's penalty or answer numbering ({_listed(settings)}): "
+            "Moodle uses its defaults; use Moodle XML to keep them"))
+    ordering = [i.id for i in items if isinstance(i, Ordering)]
+    if ordering:
+        out.append(collection.warning(
+            FORMAT, None, "type",
+            f"GIFT has no ordering questions: {_listed(ordering)} left out; use Moodle XML "
+            "(Moodle 4.4 or later)"))
+    return out
+
+
+def _listed(ids: list[str]) -> str:
+    """`ids` for a message: every one up to 10, then how many more."""
+    shown = ", ".join(ids[:10])
+    return shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
 
 def _write_block(out: BinaryIO, lines: list[str], *, first: bool) -> None:
@@ -114,6 +166,16 @@ def _question(t: ItemTexts, item: Item) -> list[str]:
             lines = _choice(q, item, single=False)
         case TrueFalse():
             lines = _true_false(q, item)
+        case Numerical():
+            lines = _numerical(q, item)
+        case ShortAnswer():
+            lines = _short_answer(q, item)
+        case Matching():
+            lines = _matching(q, item)
+        case Essay():
+            lines = _essay(q, item)
+        case Ordering():  # left out (see _run_warnings)
+            lines = []
         case _:
             assert_never(item)
     return [f"// {comment}", *lines]
@@ -137,6 +199,13 @@ class _Question:
     def rich(self, html: str) -> str:
         return rich(html, inherit=self.inherit)
 
+    def close(self, lines: list[str]) -> list[str]:
+        """`lines` (the head and the answers) with the general feedback and the `}`."""
+        if self.tail:
+            lines.append(f"\t{self.tail}")
+        lines.append("}")
+        return lines
+
     def check(self, html: str, field: str) -> str:
         """`html`, with a warning for what Moodle's GIFT reader would not read back."""
         # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
@@ -155,12 +224,12 @@ def _choice(q: _Question, item: ChoiceBase, *, single: bool) -> list[str]:
     single-answer."""
     t, lang = q.t, q.lang
     g = grades(item, t.warn)
-    t.check_locked()
+    t.check_locked(item)
     lines = [q.head]
     for oid in item.option_ids:
         grade = g.by_option[oid]
         mark = "=" if single and grade == 1 else ("~" if grade == 0 else f"~%{g.percent(oid)}%")
-        text = q.check(t.option(oid), f"text.{lang}.options.{oid}")
+        text = q.check(t.option(item, oid), f"text.{lang}.options.{oid}")
         feedback = q.check(t.feedback(oid), f"text.{lang}.feedback.{oid}")
         lines.append(f"\t{mark}{q.rich(text)}" + (f"#{q.rich(feedback)}" if feedback else ""))
     if q.tail:
@@ -174,7 +243,7 @@ def _true_false(q: _Question, item: TrueFalse) -> list[str]:
     writes it."""
     t, lang = q.t, q.lang
     grades(item, t.warn)
-    t.check_true_false_words()
+    t.check_true_false_words(item)
     right = item.key[0]
     wrong = "false" if right == "true" else "true"
     if_right = q.check(t.feedback(right), f"text.{lang}.feedback.{right}")
@@ -185,3 +254,82 @@ def _true_false(q: _Question, item: TrueFalse) -> list[str]:
     if if_right:
         answer += f"#{q.rich(if_right)}"
     return [f"{q.head}{answer}{q.tail}}}"]
+
+
+def _numerical(q: _Question, item: Numerical) -> list[str]:
+    """`{#` then one answer per line, `=%n%value:tolerance` or `=%n%min..max`, with its
+    feedback (Moodle's GIFT writer always gives the grade)."""
+    t, lang = q.t, q.lang
+    g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
+    if item.units:
+        t.warn("units", "GIFT cannot carry units: Moodle reads the question without them, so "
+                        "a response with a unit is not accepted; use Moodle XML")
+    lines = [q.head + "#"]
+    for a in item.answers:
+        if a.value is not None:
+            number_ = f"{number(a.value)}:{number(a.tolerance)}"
+        else:
+            assert a.min is not None and a.max is not None
+            number_ = f"{number(a.min)}..{number(a.max)}"
+        feedback = q.check(t.feedback(a.id), f"text.{lang}.feedback.{a.id}")
+        lines.append(f"\t=%{g.percent(a.id)}%{number_}"
+                     + (f"#{q.rich(feedback)}" if feedback else ""))
+    return q.close(lines)
+
+
+def _short_answer(q: _Question, item: ShortAnswer) -> list[str]:
+    """One accepted wording per line, `=%n%wording#feedback`; every language's wordings in a
+    file of several. The answers hold `=`, so a `->` anywhere in them would make Moodle read a
+    matching question: feedback writes it `-&gt;`, and a wording holding it is left out."""
+    t, lang = q.t, q.lang
+    g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
+    if item.case_sensitive:
+        t.warn("case_sensitive", "GIFT cannot say that case matters: Moodle compares the "
+                                 "answers case-insensitively; use Moodle XML")
+    lines = [q.head]
+    for aid, wording in accepted_wordings(t, item):
+        if "->" in wording:
+            t.warn(f"text.{lang}.answers.{aid}",
+                   f"{wording!r} holds '->', which makes Moodle read the question as matching: "
+                   "left out of the GIFT file (use Moodle XML)")
+            continue
+        feedback = q.check(t.feedback(aid), f"text.{lang}.feedback.{aid}").replace("->", "-&gt;")
+        text = ("[moodle]" if wording.startswith("[") else "") + escape(wording)
+        lines.append(f"\t=%{g.percent(aid)}%{text}" + (f"#{q.rich(feedback)}" if feedback else ""))
+    return q.close(lines)
+
+
+def _matching(q: _Question, item: Matching) -> list[str]:
+    """`=premise -> response` per pair, `= -> response` per extra response (Moodle keeps a
+    subquestion without text as a distractor). The first `->` ends the premise, so one inside
+    the premise's HTML is written `-&gt;`; the response is plain text, as Moodle stores it."""
+    t, lang = q.t, q.lang
+    check_match(t, item)  # shuffling: said once for the file (_run_warnings)
+    lines = [q.head]
+    for rid in item.response_ids:
+        premise = ""
+        if rid in item.pairs:
+            html = premise_html(t, item, rid)
+            premise = q.rich(q.check(html, f"text.{lang}.premises.{rid}").replace("->", "-&gt;"))
+        lines.append(f"\t={premise} -> {escape(response_text(t, item, rid))}")
+    return q.close(lines)
+
+
+def _essay(q: _Question, item: Essay) -> list[str]:
+    """`{}` (with the general feedback inside): GIFT has nothing else for an essay, so the
+    response settings, the grader's guide and the template are reported, once, if set."""
+    t = q.t
+    lost = [name for name, lost in (
+        ("response_format", item.response_format != "editor"),
+        ("response_required", not item.response_required),
+        ("lines", item.lines != 15),
+        ("min_words", item.min_words is not None),
+        ("max_words", item.max_words is not None),
+        ("grader_info", any(item.text[la].grader_info for la in t.langs)),
+        ("response_template", any(item.text[la].response_template for la in t.langs)),
+    ) if lost]
+    if lost:
+        t.warn(lost[0], f"GIFT cannot carry an essay's {', '.join(lost)}: Moodle uses an "
+                        "editor of 15 lines, a response required, no word limits, no grader "
+                        "information and no template; use Moodle XML")
+    return [f"{q.head}{q.tail}}}"]

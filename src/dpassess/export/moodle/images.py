@@ -19,7 +19,7 @@ from urllib.parse import quote
 from lxml import etree
 from lxml import html as lxml_html
 
-from dpassess.markup.media import has_img_tag, is_local_image, locate_image
+from dpassess.markup.media import has_img_tag, is_local_image, locate_image, read_media
 
 
 def image_fragment(html: str) -> etree._Element | None:
@@ -109,5 +109,5 @@ class Embedder:
     def _base64(self, local: Path) -> str:
         data = self.read.get(local)
         if data is None:
-            data = self.read[local] = base64.b64encode(local.read_bytes()).decode("ascii")
+            data = self.read[local] = base64.b64encode(read_media(local)).decode("ascii")
         return data

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import re
+from functools import partial
 from typing import BinaryIO, assert_never
 
 from lxml import etree
@@ -30,18 +31,45 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.moodle.images import Embedder
-from dpassess.export.moodle.texts import ItemTexts, category_path, grades
+from dpassess.export.moodle.texts import (
+    ItemTexts,
+    accepted_wordings,
+    answer_grades,
+    category_path,
+    check_match,
+    grades,
+    midpoint,
+    number,
+    premise_html,
+    response_template,
+    response_text,
+)
 from dpassess.export.xmlfast import ChildStream, copied
 from dpassess.lms.moodle import name_html
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
-from dpassess.model import ChoiceBase, Item, MultipleResponse, SingleChoice, TrueFalse
+from dpassess.model import (
+    ChoiceBase,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
 
 SUFFIX = ".xml"
 MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
 FORMAT = "moodle-xml"
 
-#: Moodle's defaults for a new question (qformat_default::defaultquestion, qtype_truefalse).
-PENALTY = {"multichoice": "0.3333333", "truefalse": "1.0000000"}
+#: Moodle's defaults for a new question (qformat_default::defaultquestion; true/false and
+#: essay questions set their own).
+PENALTY = {"truefalse": 1.0, "essay": 0.0}
+DEFAULT_PENALTY = 0.3333333
+#: The question types whose answers Moodle numbers (`answernumbering`, `numberingstyle`).
+NUMBERED = ("multichoice", "ordering")
 
 _MARKUP = re.compile("[&<>\"']")
 
@@ -109,6 +137,16 @@ class _Writer:
                 question = _multichoice(q, item, single=False, duplicate=duplicate)
             case TrueFalse():
                 question = _truefalse(q, item, duplicate=duplicate)
+            case Numerical():
+                question = _numerical(q, item, duplicate=duplicate)
+            case ShortAnswer():
+                question = _shortanswer(q, item, duplicate=duplicate)
+            case Matching():
+                question = _match(q, item, duplicate=duplicate)
+            case Essay():
+                question = _essay(q, item, duplicate=duplicate)
+            case Ordering():
+                question = _ordering(q, item, duplicate=duplicate)
             case _:
                 assert_never(item)
         self.warnings += t.warnings
@@ -167,13 +205,35 @@ class _Question:
         self.html(SubElement(question, "generalfeedback", format="html"), t.explanation(),
                   f"text.{lang}.explanation")
         SubElement(question, "defaultgrade").text = f"{item.points:.7f}"
-        SubElement(question, "penalty").text = PENALTY[qtype]
+        SubElement(question, "penalty").text = f"{self.penalty(qtype):.7f}"
         SubElement(question, "hidden").text = "0"
         SubElement(question, "idnumber").text = item.id
         if duplicate:
             t.warn("id", "another question in this category has the same id: Moodle silently "
                          "drops the second idnumber")
         return question
+
+    def penalty(self, qtype: str) -> float:
+        moodle = self.item.lms.moodle if self.item.lms else None
+        if moodle is not None and moodle.penalty is not None:
+            return moodle.penalty
+        return PENALTY.get(qtype, DEFAULT_PENALTY)
+
+    def numbering(self, qtype: str) -> str | None:
+        """The item's `lms.moodle.answer_numbering` (None when unset), with a warning when the
+        question type has no numbering."""
+        moodle = self.item.lms.moodle if self.item.lms else None
+        numbering = moodle.answer_numbering if moodle is not None else None
+        if numbering is not None and qtype not in NUMBERED:
+            self.t.warn("lms.moodle.answer_numbering",
+                        f"Moodle numbers the answers of multiple-choice and ordering questions "
+                        f"only: not written for a {qtype} question")
+            return None
+        return numbering
+
+    def empty(self, parent: etree._Element, tag: str, field: str) -> None:
+        """`<tag format="html"><text></text></tag>`."""
+        self.html(SubElement(parent, tag, format="html"), "", field)
 
     def tags(self, question: etree._Element) -> None:
         if self.item.tags:
@@ -189,11 +249,12 @@ def _multichoice(q: _Question, item: ChoiceBase, *, single: bool, duplicate: boo
     t, lang = q.t, q.lang
     question = q.head("multichoice", duplicate=duplicate)
     g = grades(item, t.warn)
-    question.extend(list(_multichoice_settings(single, item.shuffle)))
-    t.check_locked()
+    question.extend(list(_multichoice_settings(single, item.shuffle,
+                                               q.numbering("multichoice") or "abc")))
+    t.check_locked(item)
     for oid in item.option_ids:
         answer = SubElement(question, "answer", fraction=g.percent(oid), format="html")
-        q.html(answer, t.option(oid), f"text.{lang}.options.{oid}")
+        q.html(answer, t.option(item, oid), f"text.{lang}.options.{oid}")
         q.html(SubElement(answer, "feedback", format="html"), t.feedback(oid),
                f"text.{lang}.feedback.{oid}")
     q.tags(question)
@@ -201,14 +262,15 @@ def _multichoice(q: _Question, item: ChoiceBase, *, single: bool, duplicate: boo
 
 
 @copied
-def _multichoice_settings(single: bool, shuffle: bool) -> etree._Element:
+def _multichoice_settings(single: bool, shuffle: bool, numbering: str) -> etree._Element:
     """What a multichoice question says after its ID number and before its answers (in a
     wrapper whose children go into the question): one answer or several, shuffled or not,
-    numbered a, b, c, Moodle's standard instruction off, and no combined feedback."""
+    the numbering (a, b, c unless the item says), Moodle's standard instruction off, and no
+    combined feedback."""
     settings = etree.Element("settings")
     SubElement(settings, "single").text = "true" if single else "false"
     SubElement(settings, "shuffleanswers").text = "true" if shuffle else "false"
-    SubElement(settings, "answernumbering").text = "abc"
+    SubElement(settings, "answernumbering").text = numbering
     SubElement(settings, "showstandardinstruction").text = "0"
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         SubElement(SubElement(settings, tag, format="html"), "text").text = ""
@@ -221,7 +283,8 @@ def _truefalse(q: _Question, item: TrueFalse, *, duplicate: bool) -> etree._Elem
     t, lang = q.t, q.lang
     question = q.head("truefalse", duplicate=duplicate)
     g = grades(item, t.warn)
-    t.check_true_false_words()
+    q.numbering("truefalse")
+    t.check_true_false_words(item)
     for oid in item.option_ids:
         answer = SubElement(question, "answer", fraction=g.percent(oid),
                             format="moodle_auto_format")
@@ -230,6 +293,139 @@ def _truefalse(q: _Question, item: TrueFalse, *, duplicate: bool) -> etree._Elem
                f"text.{lang}.feedback.{oid}")
     q.tags(question)
     return question
+
+
+def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Element:
+    """`numerical`: each answer a number with its tolerance (a range as its middle and
+    half-width), grade and feedback, in the item's order (Moodle grades by the first answer
+    that accepts the response); the units with their multipliers."""
+    t, lang = q.t, q.lang
+    question = q.head("numerical", duplicate=duplicate)
+    g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
+    for a in item.answers:
+        if a.value is not None:
+            value, tolerance = number(a.value), number(a.tolerance)
+        else:
+            assert a.min is not None and a.max is not None
+            value, tolerance, exact = midpoint(a.min, a.max)
+            if not exact:
+                t.warn(f"answers.{a.id}", f"Moodle holds the range {number(a.min)}..{number(a.max)}"
+                                          f" as {value} ± {tolerance}, which floating point "
+                                          "rounding narrows: a response at either end may be "
+                                          "marked wrong")
+        answer = SubElement(question, "answer", fraction=g.percent(a.id),
+                            format="moodle_auto_format")
+        SubElement(answer, "text").text = value
+        q.html(SubElement(answer, "feedback", format="html"), t.feedback(a.id),
+               f"text.{lang}.feedback.{a.id}")
+        SubElement(answer, "tolerance").text = tolerance
+    if item.units:
+        units = SubElement(question, "units")
+        for u in item.units:
+            unit = SubElement(units, "unit")
+            SubElement(unit, "multiplier").text = number(u.multiplier)
+            _set_text(SubElement(unit, "unit_name"), u.unit)
+    # qtype_numerical: units graded (2: the penalty is a fraction of the mark), optional (0,
+    # shown as a text box: 0), or not used (0, not shown: 3)
+    graded = item.unit_penalty is not None
+    SubElement(question, "unitgradingtype").text = "2" if graded else "0"
+    SubElement(question, "unitpenalty").text = f"{item.unit_penalty or 0.1:.7f}"
+    SubElement(question, "showunits").text = "0" if item.units else "3"
+    SubElement(question, "unitsleft").text = "0"
+    q.empty(question, "instructions", "")
+    q.numbering("numerical")
+    q.tags(question)
+    return question
+
+
+def _shortanswer(q: _Question, item: ShortAnswer, *, duplicate: bool) -> etree._Element:
+    """`shortanswer`: one answer per accepted wording (`*` is Moodle's wildcard too), with its
+    answer's grade and feedback, in the item's order; in a file of several languages every
+    language's wordings are accepted, each once."""
+    t, lang = q.t, q.lang
+    question = q.head("shortanswer", duplicate=duplicate)
+    SubElement(question, "usecase").text = "1" if item.case_sensitive else "0"
+    g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
+    for aid, wording in accepted_wordings(t, item):
+        answer = SubElement(question, "answer", fraction=g.percent(aid),
+                            format="moodle_auto_format")
+        _set_text(SubElement(answer, "text"), wording)
+        q.html(SubElement(answer, "feedback", format="html"), t.feedback(aid),
+               f"text.{lang}.feedback.{aid}")
+    q.numbering("shortanswer")
+    q.tags(question)
+    return question
+
+
+def _match(q: _Question, item: Matching, *, duplicate: bool) -> etree._Element:
+    """`match`: a subquestion per pair (its premise as HTML, its response as plain text, which
+    Moodle shows in a menu), then each extra response as a subquestion with an empty text, as
+    Moodle stores distractors."""
+    t, lang = q.t, q.lang
+    question = q.head("match", duplicate=duplicate)
+    SubElement(question, "shuffleanswers").text = "true" if item.shuffle else "false"
+    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+        q.empty(question, tag, "")
+    check_match(t, item)
+    for rid in item.response_ids:
+        sub = SubElement(question, "subquestion", format="html")
+        premise = premise_html(t, item, rid) if rid in item.pairs else ""
+        q.html(sub, premise, f"text.{lang}.premises.{rid}")
+        _set_text(SubElement(SubElement(sub, "answer"), "text"), response_text(t, item, rid))
+    q.numbering("match")
+    q.tags(question)
+    return question
+
+
+def _essay(q: _Question, item: Essay, *, duplicate: bool) -> etree._Element:
+    """`essay`: the response box (format, required, lines, word limits, no attachments), the
+    grader's guide and the response template."""
+    t, lang = q.t, q.lang
+    question = q.head("essay", duplicate=duplicate)
+    SubElement(question, "responseformat").text = item.response_format
+    SubElement(question, "responserequired").text = "1" if item.response_required else "0"
+    SubElement(question, "responsefieldlines").text = str(item.lines)
+    SubElement(question, "minwordlimit").text = str(item.min_words or "")
+    SubElement(question, "maxwordlimit").text = str(item.max_words or "")
+    for tag in ("attachments", "attachmentsrequired", "maxbytes"):
+        SubElement(question, tag).text = "0"
+    SubElement(question, "filetypeslist").text = ""
+    q.html(SubElement(question, "graderinfo", format="html"),
+           t.block("text.{lang}.grader_info",
+                   lambda la: item.text[la].grader_info or ""), f"text.{lang}.grader_info")
+    template, fmt = response_template(t, item)
+    SubElement(SubElement(question, "responsetemplate", format=fmt), "text")
+    _set_text(question[-1][0], template)
+    q.numbering("essay")
+    q.tags(question)
+    return question
+
+
+def _ordering(q: _Question, item: Ordering, *, duplicate: bool) -> etree._Element:
+    """`ordering` (Moodle 4.4+ core): every option shown, vertically, in the right order
+    (`fraction` 1, 2, ...: Moodle shuffles them for each attempt), graded as the item says."""
+    t, lang = q.t, q.lang
+    question = q.head("ordering", duplicate=duplicate)
+    SubElement(question, "layouttype").text = "VERTICAL"
+    SubElement(question, "selecttype").text = "ALL"
+    SubElement(question, "selectcount").text = str(len(item.options))
+    SubElement(question, "gradingtype").text = item.grading.upper()
+    SubElement(question, "showgrading").text = "SHOW"
+    numbering = q.numbering("ordering")
+    if numbering is not None:
+        SubElement(question, "numberingstyle").text = numbering
+    for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
+        q.empty(question, tag, "")
+    for n, oid in enumerate(item.options, 1):
+        answer = SubElement(question, "answer", fraction=f"{n:.7f}", format="html")
+        html = t.inline(f"text.{{lang}}.options.{oid}", partial(_ordering_option, item, oid))
+        q.html(answer, html, f"text.{lang}.options.{oid}")
+    q.tags(question)
+    return question
+
+
+def _ordering_option(item: Ordering, oid: str, lang: str) -> str:
+    return item.text[lang].options[oid]
 
 
 def _set_text(el: etree._Element, value: str) -> None:

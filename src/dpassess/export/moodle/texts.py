@@ -9,11 +9,11 @@ Every rule here is taken from Moodle's own code (4.5): `question_bank::fraction_
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from copy import copy
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TypeGuard
 
 from lxml import etree
@@ -23,16 +23,26 @@ from dpassess.diagnostics import Diagnostic
 from dpassess.export import MULTI, Collection
 from dpassess.lms.moodle import (
     MAX_NAME,
+    exported_name,
     is_multilang_name,
-    moodle_name,
+    name_html,
     percent,
     snap,
 )
-from dpassess.markup.markdown import to_html, to_inline_html
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import ChoiceBase, Item, MultipleResponse
-from dpassess.model.items import TRUE_FALSE_WORDS
+from dpassess.model import (
+    ChoiceBase,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponse,
+    ShortAnswer,
+    Stimulus,
+    TrueFalse,
+)
+from dpassess.model.items import TRUE_FALSE_WORDS, AnswerContent, Content, ContentBase
 
 # --- grades -----------------------------------------------------------------------------------
 
@@ -50,11 +60,21 @@ class Grades:
 
 def grades(item: ChoiceBase, warn: Callable[[str, str], None]) -> Grades:
     """The item's fractions snapped to Moodle's list; a warning for each one Moodle would alter
-    and for a multiple-answer item whose positive grades do not add up to 100% (Moodle refuses
-    it: `errfractionsaddwrong`). The result may be shared: read only."""
+    and for a multiple-answer item whose positive grades do not add up to 100%. The result may
+    be shared: read only."""
     where = "weights" if isinstance(item, MultipleResponse) and item.weights is not None else "key"
     result, notes = _grades(isinstance(item, MultipleResponse), where,
                             tuple(item.fractions().items()))
+    for field_, message in notes:
+        warn(field_, message)
+    return result
+
+
+def answer_grades(fractions: tuple[tuple[str, float], ...], warn: Callable[[str, str], None]
+                  ) -> Grades:
+    """The fractions of typed answers (numerical, short answer: answer id -> fraction) snapped
+    to Moodle's list, with a warning for each one Moodle would alter."""
+    result, notes = _grades(False, "answers", fractions)
     for field_, message in notes:
         warn(field_, message)
     return result
@@ -77,9 +97,33 @@ def _grades(multiple: bool, where: str, fractions: tuple[tuple[str, float], ...]
     if multiple:
         total = sum((g for g in out.values() if g > 0), Decimal(0))
         if round(float(total), 2) != 1:
+            best = min(total, Decimal(1))
             notes.append((where, f"the positive grades add up to {percent(total)}%, not 100%: "
-                                 "Moodle refuses this question (errfractionsaddwrong)"))
+                                 "Moodle 4.5 imports the question as it is (only its editing "
+                                 "form checks the total), and a student who chooses every right "
+                                 f"option and no wrong one gets {percent(best)}% of the mark"
+                                 + (" (a total above 100% is capped: fewer right options "
+                                    "already earn full marks)" if total > 1 else "")))
     return Grades(out, {oid: percent(g) for oid, g in out.items()}), tuple(notes)
+
+
+def number(value: float) -> str:
+    """A number as Moodle reads it (PHP `is_numeric`): its shortest decimal form, never an
+    exponent (`0.00001`, `1500`, `-2.5`)."""
+    text = format(Decimal(repr(value)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def midpoint(lo: float, hi: float) -> tuple[str, str, bool]:
+    """A range as Moodle's numerical answer holds it: the middle and the half-width, as exact
+    decimals, and whether Moodle's check (`answer ± (tolerance + 1e-14)`, in floats) accepts
+    both ends."""
+    a, b = Decimal(repr(lo)), Decimal(repr(hi))
+    mid, tol = number(float((a + b) / 2)), number(float((b - a) / 2))
+    m, t = float(mid), float(tol) + 1e-14
+    return mid, tol, m - t <= lo and hi <= m + t
 
 
 # --- paths, names ---------------------------------------------------------------------------
@@ -295,9 +339,9 @@ def _plain_multilang(texts: tuple[tuple[str, str], ...]) -> str | None:
 
 
 _MULTI_PROBLEMS = {
-    "structure": "the languages differ in block structure (paragraphs, lists); each language's "
-                 "blocks are written with empty spans for the others, so Moodle shows empty "
-                 "blocks",
+    "structure": "the languages' texts differ in paragraphs or lists: each language's blocks "
+                 "are written in turn, with empty spans for the others, so a reader sees their "
+                 "language's blocks and an empty line for each block of the other",
     "span": "the text has its own <span>: Moodle's multilang filter ends a language at the "
             "first </span>",
     "attribute": "malformed HTML (an attribute name that is not XML, such as `<p 0`): left out "
@@ -306,6 +350,11 @@ _MULTI_PROBLEMS = {
 
 
 # --- an item's texts in one language or all -------------------------------------------------
+
+
+def _feedback_of(content: ContentBase) -> Mapping[str, str]:
+    """Feedback by option or answer id, for the types that have it."""
+    return content.feedback if isinstance(content, Content | AnswerContent) else {}
 
 
 class ItemTexts:
@@ -320,15 +369,39 @@ class ItemTexts:
         self.warnings: list[Diagnostic] = []
         # One language (every export but multi): each field is that language's HTML as it is.
         self._one = item.text[langs[0]] if len(langs) == 1 else None
+        self.stimulus = self._stimulus()
         #: False when no text of the item can show an image (no field needs looking at)
-        self.may_show_images = may_show_images(item, langs)
+        self.may_show_images = may_show_images(item, langs) or self.stimulus is not None
 
     def warn(self, field_: str, message: str) -> None:
         self.warnings.append(self.collection.warning(self.fmt, self.item.id, field_, message))
 
+    def _stimulus(self) -> Stimulus | None:
+        sid = self.item.stimulus
+        if sid is None:
+            return None
+        found = self.collection.stimuli.get(sid)
+        if found is None:
+            self.warn("stimulus", f"stimulus {sid!r} is not in this collection: the question is "
+                                  "written without it")
+            return None
+        for la in self.langs:
+            if la not in found.text:
+                first = next(iter(found.text))
+                self.warn("stimulus", f"stimulus {sid!r} has no {la!r} text: its {first!r} text "
+                                      "is shown")
+        return found
+
+    def _stimulus_source(self, lang: str) -> str:
+        assert self.stimulus is not None
+        text = self.stimulus.text
+        return (text.get(lang) or next(iter(text.values()))).text
+
     def _field(self, where: str, render: Callable[[str], str]) -> str:
         """`render` of each language merged (`multilang`); `where` names the field, with
-        `{lang}` for the language."""
+        `{lang}` for the language. A field that some languages leave empty is written from the
+        languages that have it (one: without spans, so every reader sees it), with a warning
+        naming the languages without it."""
         texts = []
         for la in self.langs:
             # the languages are merged through lxml, which cannot hold what XML cannot
@@ -336,20 +409,55 @@ class ItemTexts:
             if removed:
                 self.warn(where.format(lang=la), f"removed characters XML cannot carry: {removed}")
             texts.append((la, text))
+        present = [(la, h) for la, h in texts if h.strip()]
+        if present and len(present) < len(texts):
+            have = ", ".join(repr(la) for la, _ in present)
+            for la, h in texts:
+                if not h.strip():
+                    self.warn(where.format(lang=la),
+                              f"no {la!r} text for this field: readers in {la!r} see the {have} "
+                              "text" + ("" if len(present) == 1 else "s as the multilang filter "
+                                        "chooses"))
+            texts = present
+        if len(texts) == 1:
+            return texts[0][1]
         html, problems = multilang(tuple(texts))
         for p in sorted(problems):
             self.warn(where.format(lang=MULTI), _MULTI_PROBLEMS[p])
         return html
 
+    def block(self, where: str, source: Callable[[str], str]) -> str:
+        """Block HTML of the Markdown `source(lang)` in the file's language(s)."""
+        if self._one is not None:
+            return to_html(source(self.langs[0]))
+        return self._field(where, lambda la: to_html(source(la)))
+
+    def inline(self, where: str, source: Callable[[str], str]) -> str:
+        """Inline HTML (no `<p>` around one paragraph) of the Markdown `source(lang)`."""
+        if self._one is not None:
+            return to_inline_html(source(self.langs[0]))
+        return self._field(where, lambda la: to_inline_html(source(la)))
+
+    def plain(self, source: Callable[[str], str]) -> str:
+        """Plain text of the Markdown `source(lang)` (what Moodle shows as a menu choice), as
+        HTML text; several languages as multilang spans."""
+        values = [(la, name_html(to_plain(source(la)))) for la in self.langs]
+        if len({v for _, v in values}) == 1:
+            return values[0][1]
+        return "".join(f'<span lang="{la}" class="multilang">{v}</span>' for la, v in values)
+
     def name(self) -> str:
-        text = moodle_name(self.item, self.langs)
-        if len(text) > MAX_NAME:
-            self.warn("title", f"the name is {len(text)} characters; Moodle shortens names past "
-                               f"{MAX_NAME}" + (", breaking the language spans"
-                                                if is_multilang_name(text) else ""))
+        text, full = exported_name(self.item, self.langs)
+        if text != full:
+            self.warn("title", f"the name is {len(full)} characters; Moodle keeps {MAX_NAME}: "
+                               "written cut at a word" + (
+                                   " in each language" if is_multilang_name(full) else ""))
         return text
 
     def stem(self) -> str:
+        if self.stimulus is not None:
+            return self.block("text.{lang}.stem", lambda la: self._stimulus_source(la) + "\n\n"
+                              + self.item.text[la].stem)
         if self._one is not None:
             return to_html(self._one.stem)
         return self._field("text.{lang}.stem", lambda la: to_html(self.item.text[la].stem))
@@ -360,12 +468,12 @@ class ItemTexts:
         return self._field("text.{lang}.explanation",
                            lambda la: to_html(self.item.text[la].explanation or ""))
 
-    def option(self, oid: str) -> str:
+    def option(self, item: ChoiceBase, oid: str) -> str:
         if self._one is not None:
-            html = to_inline_html(self.item.option_text(self.langs[0], oid))
+            html = to_inline_html(item.option_text(self.langs[0], oid))
         else:
             html = self._field(f"text.{{lang}}.options.{oid}",
-                               lambda la: to_inline_html(self.item.option_text(la, oid)))
+                               lambda la: to_inline_html(item.option_text(la, oid)))
         if not html.strip():
             self.warn(f"text.{self.lang}.options.{oid}",
                       "the option text is empty: Moodle drops blank answers on import")
@@ -373,23 +481,95 @@ class ItemTexts:
 
     def feedback(self, oid: str) -> str:
         if self._one is not None:
-            return to_html(self._one.feedback.get(oid, ""))
+            return to_html(_feedback_of(self._one).get(oid, ""))
         return self._field(f"text.{{lang}}.feedback.{oid}",
-                           lambda la: to_html(self.item.text[la].feedback.get(oid, "")))
+                           lambda la: to_html(_feedback_of(self.item.text[la]).get(oid, "")))
 
-    def check_true_false_words(self) -> None:
+    def check_true_false_words(self, item: TrueFalse) -> None:
         """Moodle shows its own True/False words: authored option text is not carried."""
         for la in self.langs:
-            for oid, text in self.item.text[la].options.items():
+            for oid, text in item.text[la].options.items():
                 words = TRUE_FALSE_WORDS.get(la, TRUE_FALSE_WORDS["en"])
                 if text != words.get(oid):
                     self.warn(f"text.{la}.options.{oid}",
                               f"Moodle shows its own word for {oid!r}; {text!r} is not carried")
 
-    def check_locked(self) -> None:
-        if self.item.shuffle:
-            for o in self.item.options:
+    def check_locked(self, item: ChoiceBase) -> None:
+        if item.shuffle:
+            for o in item.options:
                 if o.locked:
                     self.warn(f"options.{o.id}.locked",
                               "Moodle shuffles all answers or none: this option is not kept "
                               "in place")
+
+
+# --- what Moodle XML and GIFT write alike for the other types -------------------------------
+
+
+def accepted_wordings(t: ItemTexts, item: ShortAnswer) -> list[tuple[str, str]]:
+    """(answer id, wording) for each accepted wording, answer by answer in the item's order,
+    each answer's wordings language by language, a wording Moodle would compare as equal to
+    an earlier one (trimmed; case-insensitively unless `case_sensitive`) written once; a
+    warning when one language accepts under another answer what an earlier one grades."""
+    seen: dict[str, str] = {}
+    out: list[tuple[str, str]] = []
+    for a in item.answers:
+        for la in t.langs:
+            for wording in item.text[la].answers.get(a.id, ()):
+                text = wording.strip()
+                key = text if item.case_sensitive else text.casefold()
+                if key in seen:
+                    if seen[key] != a.id:
+                        t.warn(f"text.{la}.answers.{a.id}",
+                               f"{wording!r} is accepted under answer {seen[key]!r} too: "
+                               "Moodle grades it by the first")
+                    continue
+                seen[key] = a.id
+                out.append((a.id, text))
+    return out
+
+
+def premise_html(t: ItemTexts, item: Matching, rid: str) -> str:
+    """A matching premise as inline HTML."""
+    return t.inline(f"text.{{lang}}.premises.{rid}", partial(_premise, item, rid))
+
+
+def _premise(item: Matching, rid: str, lang: str) -> str:
+    return item.text[lang].premises[rid]
+
+
+def response_text(t: ItemTexts, item: Matching, rid: str) -> str:
+    """A matching response as Moodle stores it: plain text (shown in a menu)."""
+    return t.plain(lambda la: item.text[la].responses[rid])
+
+
+def check_match(t: ItemTexts, item: Matching) -> None:
+    """Warnings for what Moodle's `match` does differently: fewer than three responses (it
+    saves the question with the notice "you must supply at least 3 answers"), and responses
+    that read the same (its menu shows them once, so either is taken as right)."""
+    if len(item.response_ids) < 3:
+        t.warn("distractors", f"{len(item.response_ids)} responses: Moodle asks for at least 3 "
+                              "(it imports the question with a notice); add a distractor")
+    seen: dict[str, str] = {}
+    for rid in item.response_ids:
+        text = response_text(t, item, rid)
+        if text in seen:
+            t.warn(f"text.{t.lang}.responses.{rid}",
+                   f"reads the same as response {seen[text]!r} as plain text: Moodle shows "
+                   "one menu entry for both")
+        seen.setdefault(text, rid)
+
+
+def response_template(t: ItemTexts, item: Essay) -> tuple[str, str]:
+    """The essay's response template and its format: HTML for the editor, the source text as
+    written for a plain or monospaced box. Moodle fills the box with it unfiltered, so a file
+    of several languages carries one: the first language's, with a warning when they
+    differ."""
+    texts = [item.text[la].response_template or "" for la in t.langs]
+    if len(set(texts)) > 1:
+        t.warn(f"text.{t.langs[1]}.response_template",
+               f"the languages' response templates differ, and Moodle does not filter the "
+               f"response box: the {t.langs[0]!r} template is written")
+    if item.response_format == "editor":
+        return (to_html(texts[0]) if texts[0] else ""), "html"
+    return texts[0], "plain"

@@ -1,0 +1,221 @@
+"""Moodle XML and GIFT export of the numerical, short-answer, matching, essay and ordering
+types (and stimuli, Moodle's penalty and numbering), read back through the ports of Moodle's
+readers in tests/test_export_moodle_oracle.py: each question must come back with the type,
+answers, grades, tolerances, units and feedback the bank says."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from hypothesis import given, settings
+
+from dpassess.export import Collection
+from dpassess.export.moodle import gift, moodle_xml
+from dpassess.lms.moodle import moodle_name, name_html, snap
+from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.model import (
+    Essay,
+    Item,
+    Matching,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    Stimulus,
+    parse_item,
+)
+from strategies import (
+    essay_items,
+    matching_items,
+    numerical_items,
+    ordering_items,
+    short_answer_items,
+)
+from test_export_moodle_oracle import Question, multilang, read_gift, read_xml
+
+
+def collection(*items: Item, stimuli: dict[str, Stimulus] | None = None) -> Collection:
+    return Collection(id="b", title={"id": "B", "en": "B"}, languages=("id", "en"),
+                      items=list(items), category="b", default_language="id",
+                      stimuli=stimuli or {})
+
+
+def xml_question(item: Item, lang: str = "en") -> tuple[Question, list[str]]:
+    result = moodle_xml.export(collection(item), lang)
+    return read_xml(result.data)[-1], [w.message for w in result.warnings]
+
+
+def gift_question(item: Item, lang: str = "en") -> tuple[Question, list[str]]:
+    result = gift.export(collection(item), lang)
+    return read_gift(result.data.decode("utf-8"))[-1], [w.message for w in result.warnings]
+
+
+def grade(fraction: float) -> float:
+    return float(snap(fraction)[0])
+
+
+def covers(mid: float, tol: float, lo: float, hi: float) -> bool:
+    """Moodle's check `answer ± (tolerance + 1e-14)` accepts both ends (to float precision)."""
+    eps = 1e-14 + 1e-12 * max(1.0, abs(lo), abs(hi))
+    return mid - tol - eps <= lo and hi <= mid + tol + eps
+
+
+def check_numerical(q: Question, item: Numerical, lang: str) -> None:
+    assert q.qtype == "numerical"
+    assert q.fractions == [grade(a.fraction) for a in item.answers]
+    assert q.feedback == [to_html(item.text[lang].feedback.get(a.id, "")) for a in item.answers]
+    for a, text, tol in zip(item.answers, q.answers, q.tolerances, strict=True):
+        mid = float(text)
+        if a.value is not None:
+            assert math.isclose(mid, a.value, rel_tol=1e-12, abs_tol=1e-12)
+            assert math.isclose(tol, a.tolerance, rel_tol=1e-12, abs_tol=1e-12)
+        else:
+            assert a.min is not None and a.max is not None
+            assert covers(mid, tol, a.min, a.max)
+
+
+@settings(max_examples=60)
+@given(numerical_items())
+def test_numerical_through_moodles_readers(item: Numerical) -> None:
+    q, _ = xml_question(item)
+    check_numerical(q, item, "en")
+    assert q.units == [(u.multiplier, u.unit) for u in item.units]
+    assert q.unitgradingtype == (2 if item.unit_penalty is not None else 0)
+    if item.unit_penalty is not None:
+        assert q.unitpenalty == item.unit_penalty
+    assert q.showunits == (0 if item.units else 3)
+    assert q.questiontext == to_html(item.text["en"].stem)
+    g, warnings = gift_question(item)
+    check_numerical(g, item, "en")
+    assert g.questiontext == to_html(item.text["en"].stem)
+    assert bool(item.units) == any("cannot carry units" in w for w in warnings)
+
+
+def wordings(item: ShortAnswer, langs: tuple[str, ...]) -> list[tuple[str, float]]:
+    out, seen = [], set()
+    for a in item.answers:
+        for la in langs:
+            for w in item.text[la].answers[a.id]:
+                key = w.strip() if item.case_sensitive else w.strip().casefold()
+                if key not in seen:
+                    seen.add(key)
+                    out.append((w.strip(), grade(a.fraction)))
+    return out
+
+
+@settings(max_examples=60)
+@given(short_answer_items())
+def test_short_answer_through_moodles_readers(item: ShortAnswer) -> None:
+    for lang, langs in (("en", ("en",)), ("multi", ("id", "en"))):
+        want = wordings(item, langs)
+        q, _ = xml_question(item, lang)
+        assert q.qtype == "shortanswer" and q.usecase == int(item.case_sensitive)
+        assert list(zip(q.answers, q.fractions, strict=True)) == want
+        g, _ = gift_question(item, lang)
+        assert g.qtype == "shortanswer"
+        assert list(zip(g.answers, g.fractions, strict=True)) == want
+    q, _ = xml_question(item)
+    by_wording = {w: a.id for a in item.answers for w in item.text["en"].answers[a.id]}
+    assert q.feedback == [to_html(item.text["en"].feedback.get(by_wording[w], ""))
+                          for w in q.answers]
+
+
+@settings(max_examples=60)
+@given(matching_items())
+def test_matching_through_moodles_readers(item: Matching) -> None:
+    text = item.text["en"]
+    premises = [to_inline_html(text.premises[p]) for p in item.pairs] + [""] * len(
+        item.distractors)
+    responses = [name_html(to_plain(text.responses[r])) for r in item.response_ids]
+    q, warnings = xml_question(item)
+    assert q.qtype == "match" and q.shuffleanswers == int(item.shuffle)
+    assert q.subquestions == premises and q.subanswers == responses
+    assert (len(item.response_ids) < 3) == any("at least 3" in w for w in warnings)
+    g, _ = gift_question(item)
+    assert g.qtype == "match"
+    # GIFT: the premise's `->` is written `-&gt;` (the same HTML)
+    assert [html.unescape(s) for s in g.subquestions] == [html.unescape(s) for s in premises]
+    assert g.subanswers == [r.strip() for r in responses]
+
+
+@settings(max_examples=60)
+@given(essay_items())
+def test_essay_through_moodles_readers(item: Essay) -> None:
+    text = item.text["en"]
+    q, _ = xml_question(item)
+    assert q.qtype == "essay" and q.responseformat == item.response_format
+    assert (q.responserequired, q.responsefieldlines) == (int(item.response_required),
+                                                           item.lines)
+    assert (q.minwordlimit, q.maxwordlimit) == (item.min_words, item.max_words)
+    assert q.graderinfo == to_html(text.grader_info or "")
+    template = text.response_template or ""
+    if item.response_format == "editor":
+        assert (q.responsetemplate, q.responsetemplateformat) == (
+            to_html(template) if template else "", "html")
+    else:
+        assert (q.responsetemplate, q.responsetemplateformat) == (template.strip(), "plain")
+    assert q.penalty == 0
+    g, warnings = gift_question(item)
+    assert g.qtype == "essay" and g.generalfeedback == to_html(text.explanation or "")
+    lost = (item.response_format != "editor" or not item.response_required or item.lines != 15
+            or item.min_words or item.max_words or text.grader_info or text.response_template)
+    assert bool(lost) == any("cannot carry an essay" in w for w in warnings)
+
+
+@settings(max_examples=60)
+@given(ordering_items())
+def test_ordering_through_moodles_reader_and_left_out_of_gift(item: Ordering) -> None:
+    q, _ = xml_question(item)
+    assert q.qtype == "ordering"
+    assert q.answers == [to_inline_html(item.text["en"].options[o]) for o in item.options]
+    assert q.gradingtype == item.grading.upper() and q.selecttype == "ALL"
+    assert q.selectcount == len(item.options)
+    result = gift.export(collection(item), "en")
+    assert read_gift(result.data.decode()) == []
+    assert [w.message for w in result.warnings if "no ordering" in w.message]
+
+
+def test_moodle_settings_written_in_xml_and_said_once_in_gift() -> None:
+    base = {"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+            "text": {"en": {"stem": "S", "options": {"a": "A", "b": "B"}}}}
+    item = parse_item({**base, "lms": {"moodle": {"penalty": 0.1, "answer_numbering": "iii"}}})
+    q, _ = xml_question(item)
+    assert q.penalty == 0.1 and q.answernumbering == "iii"
+    plain = parse_item(base)
+    assert xml_question(plain)[0].penalty == 0.3333333
+    messages = [w.message for w in gift.export(collection(item, plain.model_copy(
+        update={"id": "rr"})), "en").warnings]
+    assert len([m for m in messages if "penalty or answer numbering" in m]) == 1
+    assert not [m for m in gift.export(collection(plain), "en").warnings
+                if "penalty" in m.message]
+
+
+def test_stimulus_before_each_items_text_in_both_formats() -> None:
+    stim = Stimulus.model_validate({"type": "stimulus", "id": "st", "text": {
+        "id": {"text": "Tabel {a=b}"}, "en": {"text": "Table {a=b}"}}})
+    items = [parse_item({"id": f"qq{n}", "topic": "t", "type": "numerical", "stimulus": "st",
+                         "answers": [{"id": "x", "value": n}],
+                         "text": {"id": {"stem": f"Soal {n}"}, "en": {"stem": f"Item {n}"}}})
+             for n in (1, 2)]
+    c = collection(*items, stimuli={"st": stim})
+    for fmt, read in ((moodle_xml, lambda d: read_xml(d)), (gift, lambda d: read_gift(d.decode()))):
+        qs = [q for q in read(fmt.export(c, "en").data) if q.qtype != "category"]
+        assert [q.questiontext for q in qs] == [f"<p>Table {{a=b}}</p>\n<p>Item {n}</p>"
+                                                for n in (1, 2)]
+        multi = [q for q in read(fmt.export(c, "multi").data) if q.qtype != "category"]
+        assert multilang(multi[0].questiontext, "id").startswith("<p>Tabel {a=b}</p>")
+    alone = moodle_xml.export(collection(items[0]), "en")
+    assert any("not in this collection" in w.message for w in alone.warnings)
+
+
+def test_names_cut_at_a_word_within_255_characters() -> None:
+    stem = "Moodle has to " + "shortened " * 20 + "this"
+    item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+                       "text": {la: {"stem": ("& " * 60) + stem if la == "id" else stem,
+                                     "options": {"a": "A", "b": "B"}} for la in ("id", "en")}})
+    q, _ = xml_question(item, "en")
+    assert q.name.endswith(" shortened ...") and len(q.name) <= 80
+    multi, warnings = xml_question(item, "multi")
+    assert len(multi.name) <= 255
+    assert multi.name == moodle_name(item, ("id", "en"))
+    assert not [w for w in warnings if "name" in w]
