@@ -49,6 +49,7 @@ def make_bank(bank_items) -> Bank:
 
 
 def problem(bank: Bank, data: dict) -> Problem:
+    data = {"statuses": ["draft", "reviewed"], **data}  # generated items are drafts
     return resolve(Blueprint.model_validate({"id": "bp", "bank": ".", **data}), "<bp>", bank)
 
 
@@ -181,8 +182,9 @@ def witness_cases(draw):
         hi = max(counts) + draw(st.integers(0, 1))
         cells.append({**cell, "count": lo if lo == hi else {"min": lo, "max": hi}})
     data["cells"] = cells
+    pts = [sum(by_id[i].points for i in w) for w in witness]
+    data["equal_points"] = len(set(pts)) == 1  # what the witness forms meet
     if draw(st.booleans()):
-        pts = [sum(by_id[i].points for i in w) for w in witness]
         data["points"] = {"min": min(pts), "max": max(pts)}
     if forms > 1 and draw(st.booleans()):
         over = max(len((x & y) - set(anchors)) for x, y in combinations(witness, 2))
@@ -249,7 +251,8 @@ def test_infeasible_conflict_is_named_by_the_deletion_filter():
     text = "\n".join(exc.value.lines)
     assert exc.value.status is Status.infeasible
     assert "cell data-parallelism/communication: 2 per form" in text
-    assert "enemy pairs" in text
+    assert f"this pair never on one form: {comm[0]} × {comm[1]}" in text
+    assert "1 enemy pairs" not in text
     assert "items per form" not in text, "the filter keeps only what conflicts"
 
 
@@ -313,10 +316,15 @@ def keyed_positions_in_exports(a: Assembly) -> None:
         expected = {fi.item.id: fi for fi in form.items}
         for lang in langs:
             html = lxml.html.fromstring(out[f"{d}/{d}-{lang}.html"])
-            key_rows = html.xpath("//section[@class='answer-key']//tr[td]")
+            key = lxml.html.fromstring(out[f"{d}/{d}-key-{lang}.html"])
+            key_rows = key.xpath("//section[@class='answers']//tr[td]")
             assert len(key_rows) == len(form.items)
+            assert not html.xpath("//*[contains(@class, 'filled')]"), "a key on the exam"
             for fi, row in zip(form.items, key_rows, strict=True):
                 assert row.xpath("string(td[2])") == ", ".join(fi.key_letters)
+                filled = key.xpath(f"//section[@class='grid']//tr[{fi.position}]"
+                                   "//span[contains(@class, 'filled')]/text()")
+                assert filled == fi.key_letters
                 choices = html.xpath(f"//li[@id='q{fi.position}']/ol/li")
                 for k, oid in zip(fi.key_letters, fi.key_ids, strict=True):
                     want = lxml.html.fragment_fromstring(
@@ -328,7 +336,9 @@ def keyed_positions_in_exports(a: Assembly) -> None:
             qti = zipfile.ZipFile(io.BytesIO(out[f"{d}/qti21/{d}-{lang}.zip"]))
             test = ET.fromstring(qti.read(f"tests/{d}.xml"))
             refs = [r.get("identifier") for r in test.iter(f"{QTI}assessmentItemRef")]
-            assert [r.removesuffix(f"-{lang}") for r in refs] == [fi.item.id for fi in form.items]
+            # item refs may carry the collection as a prefix (unique across packages)
+            assert [r.removesuffix(f"-{lang}").removeprefix(f"{d}.") for r in refs] == \
+                [fi.item.id for fi in form.items]
             for fi in form.items:
                 doc = ET.fromstring(qti.read(f"items/{fi.item.id}.xml"))
                 order = [c.get("identifier") for c in doc.iter(f"{QTI}simpleChoice")]

@@ -42,18 +42,19 @@ def test_assemble_writes_every_file_and_is_byte_identical_across_hash_seeds(tmp_
         r = run(str(BLUEPRINT), "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
-        assert "key positions A/B/C/D" in r.stdout and "solver: feasible" in r.stdout
+        assert "keys at ABCD" in r.stdout and "solver: feasible" in r.stdout
         outs.append(files(out))
     assert outs[0] == outs[1]
     names = set(outs[0])
     for form in ("dp-quiz-a", "dp-quiz-b"):
-        for suffix in ("key.csv", "key.json", "en.html", "id.html", "qti21/{f}-en.zip",
+        for suffix in ("key.csv", "key.json", "en.html", "id.html", "en.pdf", "id.pdf",
+                       "key-en.html", "key-id.pdf", "qti21/{f}-en.zip",
                        "moodle/{f}-multi.xml", "gift/{f}-id.txt"):
             name = f"{form}/{suffix.format(f=form)}" if "/" in suffix else f"{form}/{form}-{suffix}"
             assert name in names, name
     assert {"summary.txt", "summary.json"} <= names
     csv = outs[0]["dp-quiz-a/dp-quiz-a-key.csv"].decode().splitlines()
-    assert csv[0] == "form,position,item,key,key_ids" and len(csv) == 9
+    assert csv[0] == "form,position,item,key,key_ids,type,points,answer" and len(csv) == 9
     assert csv[1].startswith("dp-quiz-a,1,dp-")
 
 
@@ -131,8 +132,8 @@ def test_solver_infeasibility_names_the_conflicting_constraints_exit_1(tmp_path)
     assert lines[0] == f"error: {bp}: no forms meet the blueprint (infeasible)"
     assert lines[1].startswith("no set of forms meets all of these together (dropping any one")
     assert lines[2:] == [f"  - 8 items per form ({bp}:5)",
-                         "  - 1 enemy pairs never on one form (the blueprint's `enemies`; "
-                         f"{bp}:6)"]
+                         "  - this pair never on one form: dp-gpu-holds × dp-global-batch "
+                         f"(the blueprint's `enemies`; {bp}:6)"]
 
 
 # --- all or nothing: a path in the way or a failing write leaves the output folder as it was ---

@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpassess.assemble.forms import Form, make_forms
-from dpassess.assemble.output import Layout, layout, stale_forms, summary_data, summary_text, write
+from dpassess.assemble.output import (
+    Layout,
+    layout,
+    stale_forms,
+    summary_data,
+    summary_text,
+    unequal_points,
+    write,
+)
 from dpassess.assemble.problem import BlueprintError, Problem, load_blueprint, load_problem
 from dpassess.assemble.solve import Infeasible, Selection, Status, solve
 from dpassess.diagnostics import Diagnostic
 from dpassess.model import Bank
-from dpassess.model.blueprint import Blueprint
+from dpassess.model.blueprint import Blueprint, check_seed, check_time_limit
 
 __all__ = [
     "Assembly",
@@ -35,6 +43,9 @@ __all__ = [
     "Status",
     "assemble",
     "assemble_problem",
+    "check_seed",
+    "check_time_limit",
+    "lint_blocked",
     "load_blueprint",
     "load_problem",
     "write_assembly",
@@ -65,21 +76,53 @@ def assemble(
     seed: int | None = None,
     time_limit: float | None = None,
     bank: Bank | None = None,
+    lint: bool = True,
 ) -> Assembly:
     """Load the blueprint and its bank (unless `bank`, the blueprint's bank already loaded, is
     given: see `load_problem`), select and arrange the forms.
 
-    `seed` and `time_limit` override the blueprint's. Raises BlueprintError or Infeasible.
+    With `lint` the bank is linted first (its own lint configuration) and every item with a
+    finding at the fail level is left out, each with a warning (`dpassess build` lints and
+    stops before assembling instead). `seed` and `time_limit` override the blueprint's (checked
+    as the blueprint's are: ValueError). Raises BlueprintError or Infeasible; Ctrl-C during the
+    search raises KeyboardInterrupt.
     """
-    return assemble_problem(load_problem(blueprint_path, bank), seed=seed, time_limit=time_limit)
+    if seed is not None:
+        check_seed(seed)
+    if time_limit is not None:
+        check_time_limit(time_limit)
+    blueprint = load_blueprint(blueprint_path)
+    blocked: dict[str, str] = {}
+    if lint:
+        if bank is None:
+            bank = load_problem(blueprint_path, blueprint=blueprint).bank
+        blocked = lint_blocked(bank)
+    problem = load_problem(blueprint_path, bank, blueprint=blueprint, blocked=blocked)
+    return assemble_problem(problem, seed=seed, time_limit=time_limit)
+
+
+def lint_blocked(bank: Bank) -> dict[str, str]:
+    """Items of `bank` with a lint finding at the fail level of the bank's lint configuration,
+    each with the first such finding in words."""
+    from dpassess.lint import lint_banks, load_config
+
+    config = load_config(Path(bank.root))
+    level = config.fail_on.rank
+    ids = {bank.path_of(it.id): it.id for it in bank}
+    out: dict[str, str] = {}
+    for d in lint_banks([bank], config):
+        item = d.item or ids.get(d.path)
+        if item is not None and d.severity.rank >= level and item not in out:
+            out[item] = f"lint {d.severity.value} {d.code} ({d.message})"
+    return out
 
 
 def assemble_problem(
     problem: Problem, *, seed: int | None = None, time_limit: float | None = None
 ) -> Assembly:
     """Select and arrange the forms of a resolved blueprint (see `assemble`)."""
-    s = problem.blueprint.seed if seed is None else seed
-    limit = problem.blueprint.time_limit if time_limit is None else time_limit
+    s = problem.blueprint.seed if seed is None else check_seed(seed)
+    limit = problem.blueprint.time_limit if time_limit is None else check_time_limit(time_limit)
     sel = solve(problem, s, limit)
     if sel.status not in (Status.optimal, Status.feasible):
         raise Infeasible(sel.status, sel.explanation)
@@ -96,4 +139,6 @@ def write_assembly(
     out = assembly.layout(out_dir)
     stale = stale_forms(out)
     written, warnings = write(out)
-    return written, [*assembly.problem.warnings, *warnings, *stale]
+    data = summary_data(assembly.problem, assembly.selection, assembly.forms, assembly.seed)
+    unequal = unequal_points(data, assembly.problem.path)
+    return written, [*assembly.problem.warnings, *unequal, *warnings, *stale]

@@ -11,39 +11,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import lxml.html
-from lxml.html import builder as E
-
-from dpassess.assemble.forms import Form
+from dpassess.assemble.forms import Form, letter
+from dpassess.assemble.keys import answer
+from dpassess.assemble.paper import Paper, compile_pdf, paper_html
 from dpassess.assemble.problem import SCALE, Problem
 from dpassess.assemble.solve import Selection
 from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
 from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name, write_exports
-from dpassess.markup.markdown import to_html
-from dpassess.markup.xmlchars import xml_safe
-
-WORDS: dict[str, dict[str, str]] = {
-    "en": {"form": "Form", "key": "Answer key", "items": "items", "points": "points",
-           "question": "Question", "answer": "Answer", "item": "Item"},
-    "id": {"form": "Paket", "key": "Kunci jawaban", "items": "soal", "points": "poin",
-           "question": "Soal", "answer": "Jawaban", "item": "Butir"},
-}
-
-CSS = """
-body { font-family: serif; max-width: 46em; margin: 2em auto; line-height: 1.4; }
-header { border-bottom: 1px solid #000; margin-bottom: 1.5em; }
-ol.items > li { margin-bottom: 1.2em; break-inside: avoid; }
-ol.options { list-style-type: upper-alpha; }
-section.answer-key { break-before: page; page-break-before: always; }
-table { border-collapse: collapse; }
-td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; }
-"""
 
 
 def collection(pr: Problem, form: Form) -> Collection:
@@ -58,88 +38,69 @@ def collection(pr: Problem, form: Form) -> Collection:
         category=form.id,
         default_language=bank.config.default_language,
         paths={fi.item.id: bank.path_of(fi.item.id) for fi in form.items},
+        stimuli={fi.stimulus: bank.stimulus(fi.stimulus) for fi in form.items
+                 if fi.stimulus is not None},
     )
 
 
-def key_rows(form: Form) -> list[dict[str, object]]:
-    return [
-        {
+def key_rows(form: Form, langs: Sequence[str] = ()) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for fi in form.items:
+        a = answer(fi, langs)
+        rows.append({
             "form": form.id,
             "position": fi.position,
             "item": fi.item.id,
-            "key": fi.key_letters,
-            "key_ids": fi.key_ids,
-            "options": list(fi.item.option_ids),
+            "type": fi.item.type.value,
+            "key": a.letters,
+            "key_ids": a.ids,
+            "options": a.shown,
             "points": fi.item.points,
-        }
-        for fi in form.items
-    ]
+            "answer": a.words,
+            **({"data": a.data} if a.data else {}),
+        })
+    return rows
 
 
-def key_csv(form: Form) -> bytes:
+def key_csv(form: Form, langs: Sequence[str]) -> bytes:
+    """One row per item: the first five columns as before, then the type, the points and the
+    key in words in the first language."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["form", "position", "item", "key", "key_ids"])
-    for r in key_rows(form):
-        w.writerow([r["form"], r["position"], r["item"], ";".join(r["key"]),  # type: ignore[arg-type]
-                    ";".join(r["key_ids"])])  # type: ignore[arg-type]
+    w.writerow(["form", "position", "item", "key", "key_ids", "type", "points", "answer"])
+    first = langs[0] if langs else "en"
+    for fi in form.items:
+        a = answer(fi, langs)
+        w.writerow([form.id, fi.position, fi.item.id, ";".join(a.letters), ";".join(a.ids),
+                    fi.item.type.value, f"{fi.item.points:g}", a.words.get(first, "")])
     return buf.getvalue().encode("utf-8")
 
 
 def key_json(form: Form, pr: Problem, seed: int) -> bytes:
     data = {"form": form.id, "label": form.label, "blueprint": pr.blueprint.id, "seed": seed,
-            "items": key_rows(form)}
+            "items": key_rows(form, pr.bank.languages)}
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _fragments(markdown: str) -> list[Any]:
-    """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never
-    concatenated): elements, and the leading text if any (as lxml's builder takes them)."""
-    if not markdown.strip():
-        return []
-    return [*lxml.html.fragments_fromstring(to_html(markdown))]
-
-
-def exam_html(form: Form, coll: Collection, lang: str) -> bytes:
-    words = WORDS.get(lang, WORDS["en"])
-    title, _ = xml_safe(coll.title_in(lang))  # lxml refuses control characters in text
-    points = sum(fi.item.points for fi in form.items)
-    entries = []
-    for fi in form.items:
-        content = fi.item.text[lang]
-        options = [E.LI(*_fragments(fi.item.option_text(lang, oid))) for oid in fi.item.option_ids]
-        entries.append(E.LI(E.DIV(*_fragments(content.stem), E.CLASS("stem")),
-                            E.OL(*options, E.CLASS("options"), type="A"),
-                            id=f"q{fi.position}"))
-    rows = [E.TR(E.TH(words["question"]), E.TH(words["answer"]), E.TH(words["item"]))]
-    rows += [E.TR(E.TD(str(fi.position)), E.TD(", ".join(fi.key_letters)), E.TD(fi.item.id))
-             for fi in form.items]
-    doc = E.HTML(
-        E.HEAD(E.META(charset="utf-8"), E.TITLE(f"{title}"), E.STYLE(CSS)),
-        E.BODY(
-            E.HEADER(E.H1(title), E.P(f"{words['form']} {form.label} · {len(form.items)} "
-                                      f"{words['items']} · {points:g} {words['points']}")),
-            E.OL(*entries, E.CLASS("items")),
-            E.SECTION(E.H2(f"{words['key']}: {words['form']} {form.label}"), E.TABLE(*rows),
-                      E.CLASS("answer-key")),
-        ),
-        lang=lang,
-    )
-    data: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",
-                                     pretty_print=True)
-    return data
 
 
 # --- summary ---------------------------------------------------------------------------------
 
 
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
 def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> dict[str, Any]:
     bp = pr.blueprint
+    scale = bp.difficulty_scale
     chosen = [set(s) for s in sel.forms]
     anchors = set(pr.anchors)
     means = [sum(pr.p[i] for i in s) / (SCALE * len(s)) if s else 0.0 for s in chosen]
     out_forms = []
     for form, s, mean in zip(forms, chosen, means, strict=True):
+        items = [pr.items[i] for i in sorted(s)]
+        declared = [getattr(scale, (it.difficulty.value if it.difficulty else "medium"))
+                    for it in items]
+        observed = [it.p_value for it in items if it.p_value is not None]
         out_forms.append({
             "id": form.id,
             "label": form.label,
@@ -147,8 +108,13 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
             "count": len(form.items),
             "points": sum(fi.item.points for fi in form.items),
             "mean_p": round(mean, 4),
+            "mean_p_declared": _mean(declared),
+            "mean_p_observed": _mean(observed),
+            "observed_items": len(observed),
             "cells": {c.label: sum(1 for i in c.members if i in s) for c in pr.cells},
             "key_positions": form.key_counts(),
+            "key_sequence": "".join(letter(p) for p in form.key_sequence()),
+            "key_patterns": form.key_patterns(),
         })
     overlap = [[len((a & b) - anchors) if x != y else len(a)
                 for y, b in enumerate(chosen)] for x, a in enumerate(chosen)]
@@ -166,6 +132,7 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
             "cells": {c.label: str(c.cell.count) for c in pr.cells},
             "max_overlap": bp.max_overlap,
             "tolerance": bp.balance.tolerance if bp.balance else None,
+            "target": bp.balance.target if bp.balance else None,
         },
         "forms": out_forms,
         "overlap": overlap,
@@ -174,33 +141,61 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
     }
 
 
+def unequal_points(data: Mapping[str, Any], where: str) -> list[Diagnostic]:
+    """A warning when the forms' point totals differ (parallel forms should not)."""
+    totals = {f["label"]: f["points"] for f in data["forms"]}
+    if len(set(totals.values())) <= 1:
+        return []
+    shown = ", ".join(f"{k} {v:g}" for k, v in totals.items())
+    return [Diagnostic(where, 0, 0, "", f"the forms' point totals differ ({shown}); set "
+                       "`points` or `equal_points: true` for parallel forms",
+                       severity=Severity.warning)]
+
+
 def summary_text(data: Mapping[str, Any]) -> str:
     forms = data["forms"]
     asked = data["asked"]
     labels = [f["label"] for f in forms]
+
+    def p3(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
     rows: list[list[str]] = [["", *labels, "asked"]]
     rows.append(["items", *(str(f["count"]) for f in forms), asked["items"]])
     rows.append(["points", *(f"{f['points']:g}" for f in forms), asked["points"] or "-"])
-    for label, want in asked["cells"].items():
-        rows.append([f"cell {label}", *(str(f["cells"][label]) for f in forms), want])
-    tol = asked["tolerance"]
-    spread = f"spread {data['mean_p_spread']:.4f}"
-    if tol is not None:
-        spread += f" (tolerance {tol:g})"
+    cells = list(asked["cells"].items())
+    for n, (label, want) in enumerate(cells):
+        rows.append([f"cell {n + 1}", *(str(f["cells"][label]) for f in forms), want])
+    target = asked.get("target")
+    rows.append(["mean p (balanced)", *(p3(f["mean_p"]) for f in forms),
+                 "-" if target is None else f"{target:g}"])
+    rows.append(["mean p declared", *(p3(f.get("mean_p_declared")) for f in forms), ""])
+    rows.append(["mean p observed", *(p3(f.get("mean_p_observed")) for f in forms), ""])
+    width = max((len(f["key_positions"]) for f in forms), default=0)
+    head = "".join(list(forms[0]["key_positions"])[:width]) if forms else ""
+    rows.append([f"keys at {head}",
+                 *("/".join(str(v) for v in f["key_positions"].values()) for f in forms), ""])
+    rows.append(["key patterns", *(str(len(f.get("key_patterns", []))) for f in forms), "0"])
+    spread = f"mean p spread {data['mean_p_spread']:.4f}"
+    if asked["tolerance"] is not None:
+        spread += f" (tolerance {asked['tolerance']:g})"
     if data["mean_p_spread_bound"] is not None:
         spread += f" (best possible ≥ {data['mean_p_spread_bound']:.4f})"
-    rows.append(["mean difficulty (p)", *(f"{f['mean_p']:.3f}" for f in forms), spread])
-    width = max((len(f["key_positions"]) for f in forms), default=0)
-    head = "/".join(list(forms[0]["key_positions"])[:width]) if forms else ""
-    rows.append([f"key positions {head}",
-                 *("/".join(str(v) for v in f["key_positions"].values()) for f in forms), ""])
+    observed = ", ".join(f"{f['label']} {f.get('observed_items', 0)}/{f['count']}" for f in forms)
     lines = [
         f"blueprint {data['blueprint']}: bank {data['bank']} ({data['usable_items']} usable "
         f"items), {len(forms)} form{'s' if len(forms) != 1 else ''}, seed {data['seed']}",
         f"solver: {data['status']}" + "".join(f"\n  note: {n}" for n in data["notes"]),
         "",
         *_table(rows),
+        "",
+        *(f"cell {n + 1}: {label}" for n, (label, _) in enumerate(cells)),
+        spread,
+        f"items with an observed p: {observed}",
     ]
+    for f in forms:
+        lines += [f"form {f['label']} keys: {f.get('key_sequence', '')}",
+                  *(f"  pattern: {x}" for x in f.get("key_patterns", []))]
     if len(forms) > 1:
         lines += ["", "shared items between forms (anchors not counted; diagonal: form size)"]
         lines += _table([["", *labels], *([lab, *map(str, row)]
@@ -228,6 +223,7 @@ class Layout:
     out_dir: Path
     exports: list[ExportFile]
     files: list[tuple[Path, bytes]]
+    warnings: list[Diagnostic] = field(default_factory=list)  # the papers'
 
     def paths(self) -> list[Path]:
         """Every destination, sorted, the summary last."""
@@ -244,13 +240,14 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
     """Where each file of the assembly goes under `out_dir`; nothing is exported yet."""
     exports: list[ExportFile] = []
     files: list[tuple[Path, bytes]] = []
+    warnings: list[Diagnostic] = []
     langs = list(pr.bank.languages)
     for form in forms:
         coll = collection(pr, form)
         d = out_dir / form.id
-        files.append((d / f"{form.id}-key.csv", key_csv(form)))
+        files.append((d / f"{form.id}-key.csv", key_csv(form, langs)))
         files.append((d / f"{form.id}-key.json", key_json(form, pr, seed)))
-        files += [(d / f"{form.id}-{lang}.html", exam_html(form, coll, lang)) for lang in langs]
+        files += papers(pr, form, coll, d, warnings)
         for fmt, exp in EXPORTERS.items():
             for lang in [*langs, *([MULTI] if exp.multi else [])]:
                 path = d / FORMAT_DIRS[fmt] / file_name(coll, fmt, lang)
@@ -259,7 +256,22 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
     files.append((out_dir / "summary.json",
                   (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()))
     files.append((out_dir / "summary.txt", summary_text(data).encode("utf-8")))
-    return Layout(out_dir, exports, files)
+    return Layout(out_dir, exports, files, warnings)
+
+
+def papers(pr: Problem, form: Form, coll: Collection, d: Path,
+           warnings: list[Diagnostic]) -> list[tuple[Path, bytes]]:
+    """The printable papers of one form: per language the student form (`<id>-<lang>`) and,
+    in files of their own, the answer key (`<id>-key-<lang>`), each as HTML and PDF."""
+    out = []
+    for lang in pr.bank.languages:
+        for key in (False, True):
+            paper = Paper(form, lang, coll.title_in(lang), key, pr.bank)
+            stem = f"{form.id}-key-{lang}" if key else f"{form.id}-{lang}"
+            out.append((d / f"{stem}.html", paper_html(paper)))
+            out.append((d / f"{stem}.pdf", compile_pdf(paper)))
+            warnings += [w.at(str(d)) if not w.path else w for w in paper.warnings]
+    return out
 
 
 def check_targets(paths: list[Path]) -> None:
@@ -293,7 +305,7 @@ def write(out: Layout) -> tuple[list[Path], list[Diagnostic]]:
     for export, found in zip(out.exports, results, strict=True):
         form_dir = str(out.out_dir / export.collection.id)
         warnings += [d if d.path else d.at(form_dir) for d in found]
-    return paths, dedupe(warnings)
+    return paths, dedupe([*out.warnings, *warnings])
 
 
 def stale_forms(out: Layout) -> list[Diagnostic]:

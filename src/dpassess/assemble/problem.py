@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from dpassess.diagnostics import (
     Severity,
     format_field,
 )
-from dpassess.model import Bank, Item
+from dpassess.model import Bank, Item, Status
 from dpassess.model.blueprint import Blueprint, Cell
 
 #: Solver arithmetic is integral: p values and points are scaled by this factor.
@@ -63,6 +64,8 @@ class Problem:
     anchors: list[int]
     enemies: list[tuple[int, int]]
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: item sets (the items of one stimulus, authoring order): all on a form or none
+    sets: list[list[int]] = field(default_factory=list)
 
     @property
     def forms(self) -> int:
@@ -112,20 +115,22 @@ def bank_path(blueprint: Blueprint, path: str | os.PathLike[str]) -> Path:
 
 
 def load_problem(
-    path: str | os.PathLike[str], bank: Bank | None = None, *, blueprint: Blueprint | None = None
+    path: str | os.PathLike[str], bank: Bank | None = None, *, blueprint: Blueprint | None = None,
+    blocked: Mapping[str, str] | None = None,
 ) -> Problem:
     """Load the blueprint at `path` (unless given) and resolve every name against its bank.
 
     `bank`: the blueprint's bank, already loaded (`dpassess build` holds it); it must be the
     folder the blueprint's `bank:` names (ValueError otherwise). Without it the bank is loaded
-    here; a missing or broken bank is a BlueprintError on the `bank` line."""
+    here; a missing or broken bank is a BlueprintError on the `bank` line. `blocked`: items
+    never to use, with the reason (see `resolve`)."""
     p = str(path)
     bp = blueprint if blueprint is not None else load_blueprint(p)
     root = bank_path(bp, p)
     if bank is not None:
         if Path(bank.root).resolve() != root:
             raise ValueError(f"{p}: the blueprint's bank is {root}, not {bank.root}")
-        return resolve(bp, p, bank)
+        return resolve(bp, p, bank, blocked)
     if not (root / BANK_FILE).is_file():
         why = "no such folder" if not root.exists() else f"no {BANK_FILE} in it"
         raise BlueprintError([_diag(p, ("bank",), f"bank {bp.bank!r} not found ({root}: {why})")])
@@ -134,11 +139,28 @@ def load_problem(
     except BankLoadError as exc:
         lead = _diag(p, ("bank",), f"bank {bp.bank!r} has {len(exc.diagnostics)} error(s)")
         raise BlueprintError([lead, *exc.diagnostics]) from None
-    return resolve(bp, p, loaded)
+    return resolve(bp, p, loaded, blocked)
 
 
-def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
+def _warning(path: str, message: str, loc: FieldPath = ()) -> Diagnostic:
+    line, col = locate(path, loc) if loc else (0, 0)
+    return Diagnostic(path, line, col, format_field(loc) if loc else "", message,
+                      severity=Severity.warning)
+
+
+def _names(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+
+def resolve(bp: Blueprint, path: str, bank: Bank,
+            blocked: Mapping[str, str] | None = None) -> Problem:
+    """The blueprint's names resolved against `bank`. Eligible items: a status the blueprint
+    allows, not excluded, not `blocked` (item id -> why, e.g. a lint error at the fail level:
+    a warning names each), and, for an item set, every item of the set eligible (else the set
+    is left out whole, with a warning)."""
     diags: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    blocked = blocked or {}
     all_ids = [i.id for i in bank]
 
     def known_item(loc: FieldPath, item_id: str) -> bool:
@@ -159,7 +181,34 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
         for j, x in enumerate(pair):
             known_item(("enemies", i, j), x)
 
+    for i, a in enumerate(bp.anchors):
+        if a in blocked:
+            diags.append(_diag(path, ("anchors", i), f"anchor {a!r} cannot be used: {blocked[a]}"))
+    others = [s for s in bp.statuses if s is not Status.reviewed]
+    if others:
+        warnings.append(_warning(
+            path, f"forms may hold {' and '.join(s.value for s in others)} items, not only "
+            "reviewed ones", ("statuses",)))
     excluded = set(bp.exclude)
+    for item_id, why in sorted(blocked.items()):
+        if item_id in bank and bank.get(item_id).status in bp.statuses:
+            warnings.append(_warning(path, f"item {item_id!r} left out: {why}"))
+    excluded |= set(blocked)
+    usable = {it.id for it in bank if it.status in bp.statuses and it.id not in excluded}
+    for sid, set_items in bank.sets().items():
+        ids = [m.id for m in set_items]
+        missing = [i for i in ids if i not in usable]
+        if missing and len(missing) < len(ids):
+            warnings.append(_warning(
+                path, f"item set {sid!r} left out whole: {_names(missing)} cannot be used "
+                "(status, exclude or a lint error), and a set goes on a form complete or not "
+                "at all"))
+            for k, a in enumerate(bp.anchors):
+                if a in ids:
+                    diags.append(_diag(path, ("anchors", k),
+                                       f"anchor {a!r} is in item set {sid!r}, which cannot be "
+                                       f"used whole ({_names(missing)} cannot be used)"))
+            excluded |= set(ids)
     items = [it for it in bank if it.status in bp.statuses and it.id not in excluded]
     index = {it.id: n for n, it in enumerate(items)}
     topics = sorted({it.topic for it in bank})
@@ -184,6 +233,8 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
     scale = bp.difficulty_scale
     p: list[int] = []
     unrated: list[str] = []
+    sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
+            if set_items and set_items[0].id in index]
     for it in items:
         if it.p_value is not None:
             value = it.p_value
@@ -193,7 +244,6 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
             value = scale.medium
             unrated.append(it.id)
         p.append(round(value * SCALE))
-    warnings: list[Diagnostic] = []
     if unrated and bp.balance is not None:
         shown = ", ".join(unrated[:5]) + (", ..." if len(unrated) > 5 else "")
         warnings.append(Diagnostic(
@@ -221,6 +271,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank) -> Problem:
         anchors=[index[a] for a in bp.anchors],
         enemies=sorted(pairs),
         warnings=warnings,
+        sets=sets,
     )
 
 
@@ -254,4 +305,5 @@ def restrict(pr: Problem, keep: list[int]) -> Problem:
         anchors=[new[a] for a in pr.anchors],
         enemies=[(new[a], new[b]) for a, b in pr.enemies if a in new and b in new],
         warnings=pr.warnings,
+        sets=[[new[i] for i in s] for s in pr.sets if all(i in new for i in s)],
     )

@@ -7,13 +7,16 @@ if the rest becomes feasible) that leaves a small set of groups which cannot hol
 
 Reproducible by construction: one worker, a fixed `random_seed`, and a *deterministic* time
 limit (CP-SAT's work units, roughly seconds on a current CPU), so a slow or busy machine still
-gets byte-identical forms.
+gets byte-identical forms. Wall time and memory are bounded too (WALL_FACTOR, MEMORY_MB): a
+search stopped by either says so in the notes. The search runs in a thread, so that Ctrl-C
+stops it at once and surfaces as KeyboardInterrupt, never as "no forms found".
 """
 
 from __future__ import annotations
 
 import math
 import random
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -35,6 +38,12 @@ POOL_FACTORS = (2, 4)
 #: Mean difficulties are balanced to this resolution of p: the solver stops once the spread is
 #: proven within it of the best possible (finer differences are noise in any p estimate).
 BALANCE_RESOLUTION = 0.001
+#: A search may take at most this many times its deterministic budget in wall-clock seconds
+#: (plus WALL_GRACE); a busy or slow machine then stops early instead of running on.
+WALL_FACTOR = 3.0
+WALL_GRACE = 5.0
+#: Memory CP-SAT may use for one search, in MB.
+MEMORY_MB = 1024
 
 
 class Status(StrEnum):
@@ -106,15 +115,41 @@ def groups(pr: Problem) -> list[Group]:
         if bp.enemies:
             sources.append("the blueprint's" if sources else "the blueprint's `enemies`")
         where = f"; {pr.where(('enemies',))}" if bp.enemies else ""
-        out.append(Group("enemies", f"{len(pr.enemies)} enemy pairs never on one form "
+        n = len(pr.enemies)
+        names = "; ".join(f"{pr.items[a].id} × {pr.items[b].id}" for a, b in pr.enemies[:5])
+        names += "; ..." if n > 5 else ""
+        what = "this pair" if n == 1 else f"these {n} pairs"
+        out.append(Group("enemies", f"{what} never on one form: {names} "
                                     f"({' and '.join(sources)}{where})"))
+    if pr.sets:
+        names = ", ".join(f"{pr.items[s[0]].stimulus} ({len(s)} items)" for s in pr.sets[:5])
+        names += ", ..." if len(pr.sets) > 5 else ""
+        out.append(Group("sets", f"item sets on a form whole or not at all: {names}"))
+    if _equal_points(pr):
+        out.append(Group("equal_points", "the same total points on every form (items' points "
+                                         f"differ; {pr.where(('equal_points',))} allows "
+                                         "unequal totals)"))
     if bp.balance is not None and bp.balance.tolerance is not None and bp.forms > 1:
         out.append(Group(
             "balance",
             f"mean difficulty within {bp.balance.tolerance:g} across forms "
             f"({pr.where(('balance', 'tolerance'))})",
         ))
+    if bp.balance is not None and bp.balance.target is not None:
+        out.append(Group(
+            "target",
+            f"mean difficulty {bp.balance.target:g} ± {bp.balance.target_tolerance:g} on every "
+            f"form ({pr.where(('balance', 'target'))})",
+        ))
     return out
+
+
+def _equal_points(pr: Problem) -> bool:
+    """Whether forms need an equal-points constraint: asked, several forms, the points of the
+    items differ, and the blueprint does not fix the total already."""
+    bp = pr.blueprint
+    fixed = bp.points is not None and bp.points.min == bp.points.max
+    return bp.equal_points and bp.forms > 1 and len(set(pr.points)) > 1 and not fixed
 
 
 # --- supply and demand, before any search ---------------------------------------------------
@@ -272,6 +307,24 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
         for f in range(n_forms):
             for a, b in pr.enemies:
                 m.add_at_most_one(x[f][a], x[f][b])
+    if "sets" in enabled:
+        for f in range(n_forms):
+            for members in pr.sets:
+                for i in members[1:]:
+                    m.add(x[f][i] == x[f][members[0]])
+    if "equal_points" in enabled and n_forms > 1:
+        totals = [WSum(x[f], pr.points) for f in range(n_forms)]
+        for f in range(1, n_forms):
+            m.add(totals[f] == totals[0])
+    target = bp.balance.target if bp.balance is not None else None
+    if "target" in enabled and target is not None and bp.balance is not None:
+        # lo * count <= sum of p <= hi * count, in p units of 1/SCALE
+        lo = max(0, math.ceil((target - bp.balance.target_tolerance) * SCALE - 1e-9))
+        hi = min(SCALE, math.floor((target + bp.balance.target_tolerance) * SCALE + 1e-9))
+        for f in range(n_forms):
+            total = WSum(x[f], pr.p)
+            m.add(total >= lo * counts[f])
+            m.add(total <= hi * counts[f])
     rule = "none"
     if "overlap" in enabled and bp.max_overlap is not None and n_forms > 1:
         free = [i for i in range(n) if "anchors" not in enabled or i not in set(pr.anchors)]
@@ -365,6 +418,10 @@ def _solver(seed: int, time_limit: float) -> cp_model.CpSolver:
     p.num_workers = 1
     p.random_seed = seed % (2**31)
     p.max_deterministic_time = time_limit
+    p.max_time_in_seconds = time_limit * WALL_FACTOR + WALL_GRACE
+    p.max_memory_in_mb = MEMORY_MB
+    # Ctrl-C is the caller's: `_solve` stops the search and raises KeyboardInterrupt.
+    p.catch_sigint_signal = False
     # Symmetry detection cost more than it saved (forms are interchangeable, yet the search
     # finds a selection in a fraction of a second without it).
     p.symmetry_level = 0
@@ -382,8 +439,43 @@ def _run(
         gap = round(BALANCE_RESOLUTION * built.spread_scale) - 1
         solver.parameters.absolute_gap_limit = max(0, gap)
     cb = _FirstSolution(start)
-    code = solver.solve(built.model, cb)
+    code = _solve(solver, built.model, cb)
     return built, solver, code, cb.first, time.perf_counter() - start
+
+
+def _solve(solver: cp_model.CpSolver, model: cp_model.CpModel,
+           cb: cp_model.CpSolverSolutionCallback) -> cp_model.CpSolverStatus:
+    """`solver.solve` in a thread (CP-SAT releases the GIL), so that the main thread takes
+    Ctrl-C at once: the search is stopped and KeyboardInterrupt raised."""
+    out: list[cp_model.CpSolverStatus] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            out.append(solver.solve(model, cb))
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="dpassess-cp-sat", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.05)
+    except KeyboardInterrupt:
+        solver.stop_search()
+        thread.join()
+        raise
+    if failed:
+        raise failed[0]
+    return out[0]
+
+
+def _stopped_early(solver: cp_model.CpSolver) -> str | None:
+    """Why a search ended before its deterministic budget (wall clock, memory), or None."""
+    p = solver.parameters
+    if solver.wall_time >= p.max_time_in_seconds * 0.99:
+        return f"the wall-clock bound ({p.max_time_in_seconds:g} s)"
+    return None
 
 
 def pools(pr: Problem, seed: int) -> list[list[int]]:
@@ -402,6 +494,7 @@ def pools(pr: Problem, seed: int) -> list[list[int]]:
     for k, c in enumerate(pr.cells):
         for i in c.members:
             cells_of[i].append(k)
+    set_of = {i: members for members in pr.sets for i in members}
     order = list(range(n))
     random.Random(f"{seed}:pool").shuffle(order)
     out = []
@@ -409,14 +502,16 @@ def pools(pr: Problem, seed: int) -> list[list[int]]:
         want = factor * pr.forms * (bp.items.max or n)
         quota = [min(len(c.members), factor * pr.forms * c.cell.count.min) for c in pr.cells]
         have = [0] * len(pr.cells)
-        chosen = set(pr.anchors)
+        chosen = {j for a in pr.anchors for j in set_of.get(a, [a])}
         for i in order:
             if i in chosen:
                 continue
             if len(chosen) < want or any(have[k] < quota[k] for k in cells_of[i]):
-                chosen.add(i)
-                for k in cells_of[i]:
-                    have[k] += 1
+                for j in set_of.get(i, [i]):  # an item set comes whole
+                    if j not in chosen:
+                        chosen.add(j)
+                        for k in cells_of[j]:
+                            have[k] += 1
         if 2 * len(chosen) > n:
             break
         out.append(sorted(chosen))
@@ -461,9 +556,12 @@ def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
             lines.append("  (some checks hit the time limit; the list may hold more than needed)")
         return Selection(Status.infeasible, explanation=lines,
                          seconds=time.perf_counter() - start)
+    early = _stopped_early(solver)
     lines = ["no forms found within the time limit "
              f"({time_limit:g} deterministic s); none was proven impossible either",
              "give the solver more time (a larger time_limit) or relax the blueprint"]
+    if early:
+        lines.insert(1, f"the search stopped at {early}, before its deterministic budget")
     if built.overlap_rule == "compact":
         lines.insert(1, "overlap was enforced by the stronger compact rule (at most "
                         f"{pr.blueprint.max_overlap} items reused across all forms)")
@@ -486,6 +584,10 @@ def _selection(pr: Problem, built: _Model, solver: cp_model.CpSolver,
                              "max_overlap items in all (the exact overlap model is too large)")
         else:
             sel.notes.append("time limit reached before the balance was proven best")
+    early = _stopped_early(solver)
+    if early:
+        sel.notes.append(f"the search stopped at {early} before its deterministic budget: "
+                         "another machine may find other forms with the same seed")
     if built.overlap_rule == "compact":
         sel.notes.append(f"overlap enforced by the stronger rule: at most "
                          f"{pr.blueprint.max_overlap} items reused across all forms")
@@ -505,13 +607,14 @@ def _deletion_filter(
     are searched on the full model.
     """
     budget = max(0.5, min(time_limit, 5.0))
-    per_form = [g for g in all_groups if g.key not in ("overlap", "balance")]
+    per_form = [g for g in all_groups if g.key not in ("overlap", "balance", "equal_points")]
     one = replace(pr, blueprint=pr.blueprint.model_copy(update={"forms": 1}))
     _, _, code, _, _ = _run(one, {g.key for g in per_form}, seed, budget, objective=False)
     target, keep = (one, per_form) if code == cp_model.INFEASIBLE else (pr, list(all_groups))
     unsure = False
     # Try the groups most likely to be innocent first: balance, points, enemies, overlap...
-    rank = {"balance": 0, "points": 1, "enemies": 2, "overlap": 3, "anchors": 4, "items": 6}
+    rank = {"balance": 0, "target": 0, "equal_points": 1, "points": 1, "enemies": 2,
+            "overlap": 3, "anchors": 4, "sets": 5, "items": 6}
     for g in sorted(keep, key=lambda g: rank.get(g.key, 5)):
         trial = [h for h in keep if h is not g]
         built, _, code, _, _ = _run(target, {h.key for h in trial}, seed, budget, objective=False)

@@ -28,6 +28,33 @@ BLUEPRINT_SCHEMA_VERSION = 1
 MAX_FORMS = 200
 
 NonNegInt = Annotated[int, Field(ge=0, le=100_000)]
+#: The largest seed (CP-SAT and the shuffles take any seed up to a signed 64-bit integer).
+MAX_SEED = 2**63 - 1
+#: The longest solver budget, in seconds.
+MAX_TIME_LIMIT = 3600.0
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED, strict=True)]
+TimeLimit = Annotated[float, Field(gt=0, le=MAX_TIME_LIMIT, allow_inf_nan=False)]
+
+
+def check_seed(value: object) -> int:
+    """`value` as a seed (an integer 0..2^63-1), or ValueError saying what is wrong; the same
+    rule as a blueprint's `seed`, for callers that take a seed elsewhere."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"a seed is a whole number (got {value!r})")
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"a seed is between 0 and {MAX_SEED} (got {value})")
+    return value
+
+
+def check_time_limit(value: object) -> float:
+    """`value` as a solver budget in seconds (finite, above 0, at most MAX_TIME_LIMIT), or
+    ValueError; the same rule as a blueprint's `time_limit`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"a time limit is a number of seconds (got {value!r})")
+    if not 0 < value <= MAX_TIME_LIMIT:  # also refuses nan and inf
+        raise ValueError(f"a time limit is above 0 and at most {MAX_TIME_LIMIT:g} seconds "
+                         f"(got {value:g})")
+    return float(value)
 
 
 class Range(Strict):
@@ -128,7 +155,9 @@ class Cell(Strict):
 
 
 class Balance(Strict):
-    """Mean difficulty across forms: a hard tolerance, an objective to minimise, or both."""
+    """Mean difficulty across forms: a hard tolerance, an objective to minimise, a target mean
+    per form, or any of them together. Difficulty is each item's observed `p_value` where it
+    has one, else its declared difficulty through `difficulty_scale`."""
 
     tolerance: Annotated[float, Field(ge=0, le=1)] | None = Field(
         None, description="Largest allowed difference between two forms' mean p (0..1)."
@@ -136,11 +165,18 @@ class Balance(Strict):
     minimize: bool = Field(
         False, description="Make the forms' mean difficulties as close as the solver can prove."
     )
+    target: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Mean p every form must have, within `target_tolerance`."
+    )
+    target_tolerance: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.05, description="Largest allowed distance of a form's mean p from `target`."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Balance:
-        if self.tolerance is None and not self.minimize:
-            raise ItemValueError(("tolerance",), "give a tolerance, or minimize: true, or both")
+        if self.tolerance is None and not self.minimize and self.target is None:
+            raise ItemValueError(("tolerance",),
+                                 "give a tolerance, minimize: true, a target, or several")
         return self
 
 
@@ -180,13 +216,17 @@ class Blueprint(Strict):
     anchors: tuple[ItemId, ...] = Field((), description="Items on every form.")
     exclude: tuple[ItemId, ...] = Field((), description="Items never used.")
     statuses: tuple[Status, ...] = Field(
-        (Status.draft, Status.reviewed), min_length=1, description="Item statuses that may be used."
+        (Status.reviewed,), min_length=1,
+        description="Item statuses that may be used (any but reviewed is warned about).",
     )
     enemies: tuple[tuple[ItemId, ItemId], ...] = Field(
         (), description="Extra pairs that must not share a form (items' own `enemies` always hold)."
     )
     max_overlap: NonNegInt | None = Field(
         None, description="Most non-anchor items any two forms may share (no limit if absent)."
+    )
+    equal_points: bool = Field(
+        True, description="Every form has the same total points (when item points differ)."
     )
     balance: Balance | None = Field(None, description="Mean difficulty balance across forms.")
     difficulty_scale: DifficultyScale = Field(
@@ -204,11 +244,12 @@ class Blueprint(Strict):
     balance_keys: bool = Field(
         True, description="Spread each form's key positions evenly over A, B, C, ..."
     )
-    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = Field(
+    seed: Seed = Field(
         0, description="All randomness comes from this seed (the CLI's --seed overrides it)."
     )
-    time_limit: Annotated[float, Field(gt=0, le=3600)] = Field(
-        10.0, description="Solver budget in deterministic seconds (the CLI's --time-limit overrides)."
+    time_limit: TimeLimit = Field(
+        10.0, description="Solver budget in deterministic seconds, also a bound on wall-clock "
+        "seconds (the CLI's --time-limit overrides it).",
     )
 
     @model_validator(mode="after")

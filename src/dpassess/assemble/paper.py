@@ -1,0 +1,684 @@
+"""A form in one language -> the papers a teacher prints: the student form (header, items,
+answer sheet) and the answer key (the same grid, filled, and every answer), each as HTML and
+as PDF (Typst markup compiled by the `typst` package).
+
+The item text goes Markdown -> HTML (dpassess.markup.markdown) -> lxml nodes, which are put
+into the HTML as they are and turned into Typst markup for the PDF (every text a Typst string
+literal, so nothing in an item is read as Typst code). The PDF has no date and uses only the
+fonts that ship with Typst: the same form gives the same bytes on any machine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+import lxml.html
+from lxml.html import HtmlElement
+from lxml.html import builder as E
+
+from dpassess.assemble.forms import Form, FormItem, letter
+from dpassess.assemble.keys import Answer, answer
+from dpassess.diagnostics import Diagnostic, Severity
+from dpassess.markup.markdown import to_html
+from dpassess.markup.xmlchars import xml_safe
+from dpassess.model import (
+    Bank,
+    Essay,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+    TrueFalse,
+)
+
+W: dict[str, dict[str, str]] = {
+    "en": {
+        "form": "Form", "key": "Answer key", "items": "items", "points": "points",
+        "point": "point", "page": "page", "of": "of", "name": "Name",
+        "number": "Student number", "class": "Class", "date": "Date",
+        "sheet": "Answer sheet", "sheet_help": "Fill in one circle per row (all that apply "
+        "where the item says so); answers to the other items go on the form.",
+        "on_form": "answer on the form", "no_hand_out": "For the teacher: never hand out.",
+        "scoring": "Each item is worth 1 point unless marked otherwise; a wrong answer takes "
+        "no points off; essays are graded by hand.",
+        "read": "Read the following for items {a}–{b}.", "read_one": "Read the following for "
+        "item {a}.", "answer": "Answer", "words": "words", "item": "Item",
+        "grader": "For the grader", "image": "image",
+    },
+    "id": {
+        "form": "Paket", "key": "Kunci jawaban", "items": "soal", "points": "poin",
+        "point": "poin", "page": "halaman", "of": "dari", "name": "Nama",
+        "number": "Nomor induk", "class": "Kelas", "date": "Tanggal",
+        "sheet": "Lembar jawaban", "sheet_help": "Hitamkan satu lingkaran pada setiap baris "
+        "(semua yang benar bila soal memintanya); jawaban soal lain ditulis di lembar soal.",
+        "on_form": "jawab di lembar soal", "no_hand_out": "Untuk pengajar: jangan dibagikan.",
+        "scoring": "Setiap soal bernilai 1 poin kecuali ditandai lain; jawaban salah tidak "
+        "mengurangi nilai; esai dinilai oleh pemeriksa.",
+        "read": "Bacalah teks berikut untuk soal {a}–{b}.", "read_one": "Bacalah teks berikut "
+        "untuk soal {a}.", "answer": "Jawaban", "words": "kata", "item": "Soal",
+        "grader": "Untuk pemeriksa", "image": "gambar",
+    },
+}
+
+#: The instruction for each item type, by language (printed once for each type on the form).
+INSTRUCTIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "single_choice": "Choose the one best answer.",
+        "multiple_response": "Choose all that apply.",
+        "true_false": "Decide whether the statement is true or false.",
+        "numerical": "Write the number in the box.",
+        "short_answer": "Write a short answer on the line.",
+        "matching": "Write the letter of the matching answer in the box beside each item.",
+        "ordering": "Number the entries in the right order, starting at 1.",
+        "essay": "Answer in full sentences in the space given.",
+    },
+    "id": {
+        "single_choice": "Pilih satu jawaban yang paling tepat.",
+        "multiple_response": "Pilih semua jawaban yang benar.",
+        "true_false": "Tentukan apakah pernyataan itu benar atau salah.",
+        "numerical": "Tuliskan bilangan jawaban di dalam kotak.",
+        "short_answer": "Tuliskan jawaban singkat pada garis.",
+        "matching": "Tuliskan huruf pasangan yang cocok di kotak di samping setiap pernyataan.",
+        "ordering": "Beri nomor urut pada setiap pilihan, mulai dari 1.",
+        "essay": "Jawablah dengan kalimat lengkap pada ruang yang disediakan.",
+    },
+}
+
+CSS = """
+body { font-family: serif; max-width: 46em; margin: 2em auto; line-height: 1.4; }
+header { border-bottom: 1px solid #000; margin-bottom: 1.5em; }
+.fields { display: grid; grid-template-columns: 1fr 1fr; gap: 0.6em 2em; margin: 1em 0; }
+.fields span { border-bottom: 1px solid #000; display: block; padding-top: 1.2em; }
+ol.items { list-style: none; padding: 0; }
+ol.items > li { margin-bottom: 1.2em; break-inside: avoid; }
+.stimulus { border: 1px solid #888; padding: 0.5em 1em; margin-bottom: 1em; }
+.num { font-weight: bold; margin-right: 0.4em; }
+ol.options { list-style-type: upper-alpha; }
+.box { display: inline-block; border: 1px solid #000; min-width: 8em; height: 1.6em; }
+.small { display: inline-block; border: 1px solid #000; width: 1.6em; height: 1.4em;
+         margin-right: 0.5em; vertical-align: middle; }
+.line { border-bottom: 1px solid #000; height: 1.8em; }
+section.sheet { break-before: page; page-break-before: always; }
+.bubble { display: inline-block; width: 1.3em; height: 1.3em; border: 1px solid #000;
+          border-radius: 50%; text-align: center; font-size: 0.75em; line-height: 1.3em;
+          margin-right: 0.3em; }
+.bubble.filled { background: #000; color: #fff; }
+table { border-collapse: collapse; }
+td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
+@page { @bottom-center { content: string(form) " · " counter(page) " / " counter(pages); } }
+footer { string-set: form content(); display: none; }
+"""
+
+
+def words(lang: str) -> dict[str, str]:
+    return W.get(lang, W["en"])
+
+
+# --- what is printed, in either format ------------------------------------------------------
+
+
+@dataclass
+class Paper:
+    """One paper: the form (`key=False`) or its key, in one language."""
+
+    form: Form
+    lang: str
+    title: str
+    key: bool
+    bank: Bank
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def w(self) -> dict[str, str]:
+        return words(self.lang)
+
+    @property
+    def footer(self) -> str:
+        lead = f"{self.w['key']} · " if self.key else ""
+        return f"{lead}{self.w['form']} {self.form.label}"
+
+    def instructions(self) -> list[str]:
+        seen: list[str] = []
+        for fi in self.form.items:
+            if fi.item.type.value not in seen:
+                seen.append(fi.item.type.value)
+        table = INSTRUCTIONS.get(self.lang, INSTRUCTIONS["en"])
+        return [table[t] for t in seen]
+
+    def points(self, fi: FormItem) -> str:
+        p = fi.item.points
+        return "" if p == 1 else f"({p:g} {self.w['points']})"
+
+    def stimulus_note(self, fi: FormItem) -> str:
+        members = [x.position for x in self.form.items if x.source.stimulus == fi.stimulus]
+        a, b = members[0], members[-1]
+        return (self.w["read_one"] if a == b else self.w["read"]).format(a=a, b=b)
+
+    def answers(self) -> list[tuple[FormItem, Answer]]:
+        return [(fi, answer(fi, [self.lang])) for fi in self.form.items]
+
+
+def fragments(markdown: str) -> list[Any]:
+    """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never
+    concatenated): elements, and the leading text if any (as lxml's builder takes them)."""
+    if not markdown.strip():
+        return []
+    return [*lxml.html.fragments_fromstring(to_html(markdown))]
+
+
+def bubbles(fi: FormItem) -> list[str]:
+    """The letters of the answer-sheet row of an item (empty: answered on the form)."""
+    it = fi.item
+    match it:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            return [letter(p) for p in range(len(it.options))]
+        case Numerical() | ShortAnswer() | Matching() | Essay() | Ordering():
+            return []
+        case _:
+            assert_never(it)
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+
+def paper_html(p: Paper) -> bytes:
+    w = p.w
+    title, _ = xml_safe(p.title)
+    body: list[Any] = [E.HEADER(
+        E.H1(title),
+        E.P(f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
+            f"{sum(fi.item.points for fi in p.form.items):g} {w['points']}"),
+        *([E.P(E.STRONG(w["no_hand_out"]))] if p.key else
+          [E.UL(*(E.LI(t) for t in p.instructions())), E.P(w["scoring"]), _fields_html(w)]),
+    )]
+    if p.key:
+        body.append(_sheet_html(p, filled=True))
+        body.append(_key_list_html(p))
+    else:
+        body.append(E.OL(*(_item_html(p, fi) for fi in p.form.items), E.CLASS("items")))
+        body.append(_sheet_html(p, filled=False))
+    body.append(E.FOOTER(p.footer))
+    doc = E.HTML(E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS)), E.BODY(*body),
+                 lang=p.lang)
+    data: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",
+                                     pretty_print=True)
+    return data
+
+
+def _fields_html(w: dict[str, str]) -> HtmlElement:
+    return E.DIV(*(E.LABEL(w[k], E.SPAN()) for k in ("name", "number", "class", "date")),
+                 E.CLASS("fields"))
+
+
+def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
+    lang, it = p.lang, fi.item
+    parts: list[Any] = []
+    if fi.stimulus is not None:
+        st = p.bank.stimulus(fi.stimulus).text.get(lang)
+        if st is not None:
+            parts.append(E.DIV(E.P(E.EM(p.stimulus_note(fi))),
+                               *([E.H3(st.title)] if st.title else []), *fragments(st.text),
+                               E.CLASS("stimulus")))
+    head = [E.SPAN(f"{fi.position}.", E.CLASS("num"))]
+    if p.points(fi):
+        head.append(E.EM(p.points(fi)))
+    parts.append(E.DIV(*head, *fragments(it.text[lang].stem), E.CLASS("stem")))
+    match it:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            parts.append(E.OL(*(E.LI(*fragments(it.option_text(lang, o))) for o in it.option_ids),
+                              E.CLASS("options"), type="A"))
+        case Numerical():
+            parts.append(E.P(f"{p.w['answer']}: ", E.SPAN(E.CLASS("box"))))
+        case ShortAnswer():
+            parts.append(E.DIV(E.CLASS("line")))
+        case Essay():
+            limits = _word_limits(it, p.w)
+            if limits:
+                parts.append(E.P(E.EM(limits)))
+            parts += [E.DIV(E.CLASS("line")) for _ in range(it.lines)]
+        case Matching():
+            content = it.text[lang]
+            rows = []
+            for n, pid in enumerate(it.pairs):
+                right = fi.display[n] if n < len(fi.display) else None
+                rows.append(E.TR(
+                    E.TD(E.SPAN(E.CLASS("small")), f"{n + 1}. ", *fragments(content.premises[pid])),
+                    E.TD(*([f"{letter(n)}. ", *fragments(content.responses[right])] if right
+                           else [])),
+                ))
+            for n in range(len(it.pairs), len(fi.display)):
+                rows.append(E.TR(E.TD(), E.TD(f"{letter(n)}. ",
+                                              *fragments(content.responses[fi.display[n]]))))
+            parts.append(E.TABLE(*rows, E.CLASS("matching")))
+        case Ordering():
+            order = it.text[lang]
+            parts.append(E.UL(*(E.LI(E.SPAN(E.CLASS("small")), f"{letter(n)}. ",
+                                     *fragments(order.options[oid]))
+                                for n, oid in enumerate(fi.display)),
+                              style="list-style: none"))
+        case _:
+            assert_never(it)
+    return E.LI(*parts, id=f"q{fi.position}")
+
+
+def _word_limits(it: Essay, w: dict[str, str]) -> str:
+    if it.min_words and it.max_words:
+        return f"{it.min_words}–{it.max_words} {w['words']}"
+    if it.min_words:
+        return f"≥ {it.min_words} {w['words']}"
+    if it.max_words:
+        return f"≤ {it.max_words} {w['words']}"
+    return ""
+
+
+def _sheet_html(p: Paper, *, filled: bool) -> HtmlElement:
+    w = p.w
+    rows = []
+    for fi, a in p.answers():
+        marks = bubbles(fi)
+        if marks:
+            cells: list[Any] = [E.SPAN(x, E.CLASS("bubble filled" if filled and x in a.letters
+                                                  else "bubble")) for x in marks]
+        else:
+            cells = [a.words.get(p.lang, "") if filled else E.EM(w["on_form"])]
+        rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cells)))
+    head = f"{w['key'] if filled else w['sheet']} · {w['form']} {p.form.label}"
+    intro = [] if filled else [_fields_html(w), E.P(w["sheet_help"])]
+    return E.SECTION(E.H2(head), *intro, E.TABLE(*rows), E.CLASS("sheet" if not filled else "grid"))
+
+
+def _key_list_html(p: Paper) -> HtmlElement:
+    w = p.w
+    rows = [E.TR(E.TH(w["item"]), E.TH(w["answer"]), E.TH(w["points"]), E.TH("id"))]
+    for fi, a in p.answers():
+        cell: list[Any] = [a.words.get(p.lang, "")]
+        if isinstance(fi.item, Essay):
+            info = fi.item.text[p.lang].grader_info if p.lang in fi.item.text else None
+            if info:
+                cell += [E.BR(), E.EM(f"{w['grader']}: "), *fragments(info)]
+        rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cell), E.TD(f"{fi.item.points:g}"),
+                         E.TD(fi.item.id)))
+    return E.SECTION(E.TABLE(*rows), E.CLASS("answers"))
+
+
+# --- Typst (PDF) ----------------------------------------------------------------------------------
+
+
+def s(text: str) -> str:
+    """A Typst string literal holding `text` (as content: `#` + this)."""
+    clean, _ = xml_safe(text)
+    escaped = clean.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    return f'"{escaped}"'
+
+
+def t(text: str) -> str:
+    """`text` as Typst markup (a string literal in content)."""
+    return f"#{s(text)}" if text else ""
+
+
+PREAMBLE = """#set document(title: {title}, author: (), date: none)
+#set page(paper: "a4", margin: (x: 2cm, top: 2cm, bottom: 2.4cm),
+  footer: context [#set text(9pt); #{footer} #h(1fr) #{page} #counter(page).display() #{of} \
+#counter(page).final().first()])
+#set text(lang: {lang}, size: 10.5pt)
+#set par(justify: false, leading: 0.6em)
+#let bubble(l, f) = box(baseline: 25%, circle(radius: 6.5pt, stroke: 0.6pt,
+  fill: if f {{ black }} else {{ none }},
+  align(center + horizon, text(7pt, fill: if f {{ white }} else {{ black }}, l))))
+#let answerbox(w) = box(width: w, height: 1.1em, stroke: 0.6pt, baseline: 25%)
+"""
+
+
+def paper_typst(p: Paper, *, plain_maths: bool = False) -> str:
+    w = p.w
+    out = [PREAMBLE.format(title=s(p.title), footer=s(p.footer), page=s(w["page"]),
+                           of=s(w["of"]), lang=s(p.lang))]
+    conv = _Typst(p, plain_maths)
+    total = sum(fi.item.points for fi in p.form.items)
+    line = f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · {total:g} "
+    heading = (f"#text(16pt, weight: \"bold\")[{t(p.title)}]\n\n"
+               f"{t(line + w['points'])}\n\n")
+    if p.key:
+        # the filled grid first, on a page of its own laid out as the answer sheet's page, so
+        # that the key printed on a transparency lies over a student's sheet
+        out.append(_sheet_typst(p, filled=True))
+        out.append(f"#pagebreak()\n{heading}#strong[{t(w['no_hand_out'])}]\n\n")
+        out.append(_key_list_typst(p, conv))
+    else:
+        out.append(heading)
+        out += [f"- {t(x)}\n" for x in p.instructions()]
+        out.append(f"\n{t(w['scoring'])}\n\n")
+        out.append(_fields_typst(w))
+        out.append("#line(length: 100%)\n\n")
+        for fi in p.form.items:
+            out.append(_item_typst(p, fi, conv))
+        out.append("#pagebreak()\n")
+        out.append(_sheet_typst(p, filled=False))
+    p.warnings += conv.warnings
+    return "".join(out)
+
+
+def _fields_typst(w: dict[str, str]) -> str:
+    cells = ", ".join(f"[{t(w[k] + ':')} #box(width: 1fr, line(length: 100%))]"
+                      for k in ("name", "number", "class", "date"))
+    return f"#grid(columns: (1fr, 1fr), column-gutter: 2em, row-gutter: 1.2em, {cells})\n\n"
+
+
+def _item_typst(p: Paper, fi: FormItem, conv: _Typst) -> str:
+    lang, it = p.lang, fi.item
+    out: list[str] = []
+    if fi.stimulus is not None:
+        st = p.bank.stimulus(fi.stimulus).text.get(lang)
+        if st is not None:
+            title = f"#strong[{t(st.title)}]\n\n" if st.title else ""
+            out.append(f"#block(stroke: 0.5pt + gray, inset: 8pt, width: 100%)"
+                       f"[#emph[{t(p.stimulus_note(fi))}]\n\n{title}{conv.md(st.text)}]\n")
+    pts = f" #emph[{t(p.points(fi))}]" if p.points(fi) else ""
+    body = [f"#strong[{t(f'{fi.position}.')}]{pts} {conv.md(it.text[lang].stem)}\n"]
+    match it:
+        case SingleChoice() | MultipleResponse() | TrueFalse():
+            cells = ", ".join(f"[{t(letter(n) + '.')}], [{conv.md(it.option_text(lang, o))}]"
+                              for n, o in enumerate(it.option_ids))
+            body.append(f"#grid(columns: (auto, 1fr), column-gutter: 6pt, row-gutter: 6pt, "
+                        f"{cells})\n")
+        case Numerical():
+            body.append(f"{t(p.w['answer'] + ': ')}#answerbox(5cm)\n")
+        case ShortAnswer():
+            body.append("#v(0.8em)#line(length: 70%, stroke: 0.5pt)\n")
+        case Essay():
+            limits = _word_limits(it, p.w)
+            if limits:
+                body.append(f"#emph[{t(limits)}]\n")
+            body.append(f"#for _ in range({it.lines}) {{ v(1.4em); line(length: 100%, "
+                        f"stroke: 0.3pt) }}\n")
+        case Matching():
+            content = it.text[lang]
+            grid: list[str] = []
+            for n in range(max(len(it.pairs), len(fi.display))):
+                left = (f"[#answerbox(1.4em) {t(f'{n + 1}. ')}"
+                        f"{conv.md(content.premises[it.pairs[n]])}]") if n < len(it.pairs) else "[]"
+                right = (f"[{t(letter(n) + '. ')}{conv.md(content.responses[fi.display[n]])}]"
+                         if n < len(fi.display) else "[]")
+                grid += [left, right]
+            body.append(f"#grid(columns: (1fr, 1fr), column-gutter: 12pt, row-gutter: 8pt, "
+                        f"{', '.join(grid)})\n")
+        case Ordering():
+            order = it.text[lang]
+            cells = ", ".join(f"[#answerbox(1.4em) {t(letter(n) + '. ')}"
+                              f"{conv.md(order.options[oid])}]"
+                              for n, oid in enumerate(fi.display))
+            body.append(f"#grid(columns: 1, row-gutter: 8pt, {cells})\n")
+        case _:
+            assert_never(it)
+    out.append(f"#block(breakable: false, below: 1.4em)[{''.join(body)}]\n")
+    return "".join(out)
+
+
+def _sheet_typst(p: Paper, *, filled: bool) -> str:
+    w = p.w
+    head = f"{w['key'] if filled else w['sheet']} · {w['form']} {p.form.label}"
+    out = [f"#text(13pt, weight: \"bold\")[{t(head)}]\n\n", _fields_typst(w),
+           f"{t(w['sheet_help'])}\n\n"]
+    cells = []
+    for fi, a in p.answers():
+        marks = bubbles(fi)
+        if marks:
+            row = " #h(4pt) ".join(
+                f"#bubble({s(x)}, {'true' if filled and x in a.letters else 'false'})"
+                for x in marks)
+        else:
+            row = t(a.words.get(p.lang, "")) if filled else f"#emph[{t(w['on_form'])}]"
+        cells += [f"[{t(str(fi.position))}]", f"[{row}]"]
+    out.append(f"#table(columns: (2.5em, 1fr), inset: 5pt, stroke: 0.4pt, "
+               f"{', '.join(cells)})\n\n")
+    return "".join(out)
+
+
+def _key_list_typst(p: Paper, conv: _Typst) -> str:
+    w = p.w
+    cells = [f"[#strong[{t(x)}]]" for x in (w["item"], w["answer"], w["points"], "id")]
+    for fi, a in p.answers():
+        cell = t(a.words.get(p.lang, ""))
+        if isinstance(fi.item, Essay) and p.lang in fi.item.text:
+            info = fi.item.text[p.lang].grader_info
+            if info:
+                cell += f" #linebreak() #emph[{t(w['grader'] + ': ')}] {conv.md(info)}"
+        cells += [f"[{t(str(fi.position))}]", f"[{cell}]", f"[{t(f'{fi.item.points:g}')}]",
+                  f"[{t(fi.item.id)}]"]
+    return (f"#v(1em)#table(columns: (2.5em, 1fr, auto, auto), inset: 5pt, stroke: 0.4pt, "
+            f"{', '.join(cells)})\n")
+
+
+class _Typst:
+    """Markdown -> Typst markup (through the HTML the exports use)."""
+
+    def __init__(self, p: Paper, plain_maths: bool) -> None:
+        self.p = p
+        self.plain_maths = plain_maths
+        self.warnings: list[Diagnostic] = []
+
+    def md(self, markdown: str) -> str:
+        return "".join(self.node(n) for n in fragments(markdown)).strip()
+
+    def children(self, el: HtmlElement) -> str:
+        out = [self.text(el.text or "")]
+        for child in el:
+            out.append(self.node(child))
+        return "".join(out)
+
+    def node(self, n: Any) -> str:
+        if isinstance(n, str):
+            return self.text(n)
+        out = self.element(n)
+        return out + self.text(n.tail or "")
+
+    def element(self, el: HtmlElement) -> str:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        inner = self.children
+        match tag:
+            case "p" | "div":
+                return f"{inner(el)}\n\n"
+            case "strong" | "b":
+                return f"#strong[{inner(el)}]"
+            case "em" | "i":
+                return f"#emph[{inner(el)}]"
+            case "code":
+                return f"#raw({s(el.text_content())})"
+            case "pre":
+                return f"#raw(block: true, {s(el.text_content())})\n\n"
+            case "br":
+                return "#linebreak()"
+            case "sub":
+                return f"#sub[{inner(el)}]"
+            case "sup":
+                return f"#super[{inner(el)}]"
+            case "ul" | "ol":
+                items = ", ".join(f"[{inner(li)}]" for li in el if li.tag == "li")
+                fn = "list" if tag == "ul" else "enum"
+                return f"#{fn}({items})\n\n" if items else ""
+            case "table":
+                rows = [r for r in el.iter("tr")]
+                width = max((len(r) for r in rows), default=1)
+                cells = []
+                for r in rows:
+                    for c in r:
+                        body = inner(c)
+                        cells.append(f"[#strong[{body}]]" if c.tag == "th" else f"[{body}]")
+                    cells += ["[]"] * (width - len(r))
+                return (f"#table(columns: {width}, inset: 4pt, stroke: 0.4pt, "
+                        f"{', '.join(cells)})\n\n")
+            case "img":
+                alt = el.get("alt") or el.get("src") or ""
+                self.warnings.append(Diagnostic(
+                    "", 0, 0, "", f"form {self.p.form.id}: the PDF shows image "
+                    f"{el.get('src')!r} as its description (images are in the HTML form)",
+                    severity=Severity.warning))
+                shown = "[" + self.p.w["image"] + ": " + alt + "]"
+                return f"#box(stroke: 0.5pt, inset: 3pt)[{t(shown)}]"
+            case "math":
+                tex = el.xpath("string(.//*[local-name()='annotation'][@encoding="
+                               "'application/x-tex'])")
+                return self.maths(str(tex) or el.text_content(), block=el.get("display") == "block")
+            case _:
+                return inner(el)
+
+    def text(self, text: str) -> str:
+        out = []
+        for kind, chunk in _maths_split(text):
+            if kind == "text":
+                out.append(t(chunk))
+            else:
+                out.append(self.maths(chunk, block=kind == "block"))
+        return "".join(out)
+
+    def maths(self, tex: str, *, block: bool) -> str:
+        typ = None if self.plain_maths else tex_to_typst(tex)
+        if typ is None:
+            return f"#raw({s(tex)})"
+        return f"$ {typ} $" if block else f"${typ}$"
+
+
+_MATHS = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|\$([^$\s](?:[^$]*[^$\s])?)\$",
+                    re.S)
+
+
+def _maths_split(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, chunk) pieces of `text`: "text", "inline" maths or "block" maths (TeX)."""
+    at = 0
+    for m in _MATHS.finditer(text):
+        if m.start() > at:
+            yield "text", text[at:m.start()]
+        inline = m.group(1) or m.group(4)
+        yield ("inline", inline) if inline is not None else ("block", m.group(2) or m.group(3))
+        at = m.end()
+    if at < len(text):
+        yield "text", text[at:]
+
+
+# --- TeX -> Typst maths (a small common subset; anything else is printed as TeX) -----------------
+
+_SYMBOLS = {
+    **{g: g for g in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+                      "iota", "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau",
+                      "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta",
+                      "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega")},
+    **{f: f for f in ("log", "ln", "exp", "sin", "cos", "tan", "max", "min", "lim", "sum",
+                      "det", "gcd")},
+    "bmod": "mod", "mod": "mod", "times": "times", "cdot": "dot", "le": "<=", "leq": "<=",
+    "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "approx": "approx", "infty": "infinity",
+    "to": "->", "rightarrow": "->", "leftarrow": "<-", "pm": "plus.minus", "ldots": "dots",
+    "dots": "dots", "cdots": "dots.c", "prod": "product", "int": "integral", "in": "in",
+    "lfloor": "floor.l", "rfloor": "floor.r", "lceil": "ceil.l", "rceil": "ceil.r",
+    "mid": "divides", "div": "div", "equiv": "equiv", "sim": "tilde.op", "ell": "ell",
+    "partial": "diff", "forall": "forall", "exists": "exists", "emptyset": "emptyset",
+    "log_": "log", ",": "thin", ";": "med", "quad": "quad", "qquad": "wide", " ": "space",
+    "{": "{", "}": "}", "%": "%",
+}
+_TOKEN = re.compile(r"\\([A-Za-z]+|.)|([A-Za-z])|([0-9]+(?:\.[0-9]+)?)|(\s+)|(.)", re.S)
+_PLAIN = set("+-=<>()[],.|!':*")
+
+
+class _NoTypst(Exception):
+    pass
+
+
+def tex_to_typst(tex: str) -> str | None:
+    """Typst maths for the TeX `tex`, or None when it uses something outside the subset."""
+    tokens = [m for m in _TOKEN.finditer(tex)]
+    try:
+        out, at = _group(tokens, 0, None)
+    except _NoTypst:
+        return None
+    return out if at == len(tokens) else None
+
+
+def _group(tokens: Sequence[re.Match[str]], at: int, close: str | None) -> tuple[str, int]:
+    out: list[str] = []
+    while at < len(tokens):
+        m = tokens[at]
+        cmd, ch, num, space, other = m.groups()
+        at += 1
+        if other == close and close is not None:
+            return " ".join(x for x in out if x), at
+        if cmd is not None:
+            if cmd in ("left", "right", "displaystyle"):
+                continue
+            if cmd == "frac":
+                a, at = _argument(tokens, at)
+                b, at = _argument(tokens, at)
+                out.append(f"frac({a}, {b})")
+            elif cmd == "sqrt":
+                a, at = _argument(tokens, at)
+                out.append(f"sqrt({a})")
+            elif cmd in ("text", "mathrm", "operatorname"):
+                if at >= len(tokens) or tokens[at].group(5) != "{":
+                    raise _NoTypst
+                end = at + 1
+                while end < len(tokens) and tokens[end].group(5) != "}":
+                    if tokens[end].group(5) == "{":
+                        raise _NoTypst
+                    end += 1
+                text = "".join(x.group(0) for x in tokens[at + 1:end])
+                out.append(f"upright({s(text)})")
+                at = end + 1
+            elif cmd in _SYMBOLS:
+                out.append(_SYMBOLS[cmd])
+            else:
+                raise _NoTypst
+        elif ch is not None:
+            out.append(ch)
+        elif num is not None:
+            out.append(num)
+        elif space is not None:
+            continue
+        elif other in ("^", "_"):
+            a, at = _argument(tokens, at)
+            # Typst attaches a script to what precedes it without a space
+            base = out.pop() if out else '""'
+            out.append(f"{base}{other}({a})")
+        elif other == "{":
+            inner, at = _group(tokens, at, "}")
+            out.append(inner)
+        elif other == "/":
+            out.append("\\/")
+        elif other in _PLAIN:
+            out.append(other)
+        else:
+            raise _NoTypst
+    if close is not None:
+        raise _NoTypst
+    return " ".join(x for x in out if x), at
+
+
+def _argument(tokens: Sequence[re.Match[str]], at: int) -> tuple[str, int]:
+    while at < len(tokens) and tokens[at].group(4) is not None:
+        at += 1
+    if at >= len(tokens):
+        raise _NoTypst
+    m = tokens[at]
+    if m.group(5) == "{":
+        return _group(tokens, at + 1, "}")
+    one, _ = _group(tokens[at:at + 1], 0, None)
+    return one, at + 1
+
+
+def compile_pdf(p: Paper) -> bytes:
+    """The paper as PDF bytes. When Typst refuses the converted maths, the maths is printed as
+    its TeX source instead (with a warning); other errors are bugs and raise."""
+    import typst
+
+    source = paper_typst(p)
+    try:
+        data: bytes = typst.compile(source.encode("utf-8"), ignore_system_fonts=True)
+    except typst.TypstError:
+        p.warnings.append(Diagnostic(
+            "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
+            "source (Typst could not typeset it)", severity=Severity.warning))
+        data = typst.compile(paper_typst(p, plain_maths=True).encode("utf-8"),
+                             ignore_system_fonts=True)
+    return data
