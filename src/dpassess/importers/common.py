@@ -173,21 +173,29 @@ def slugify(text: str, *, prefix: str = "q", max_len: int = 48) -> str:
     return slug if len(slug) >= 2 else f"{prefix}-{slug}"
 
 
-def free_id(item_id: str, seen: set[str]) -> str:
-    """`item_id`, or `item_id-2`, `-3`... when `seen` has it (`seen` is not changed)."""
-    new, n = item_id, 1
+def free_id(item_id: str, seen: set[str], tried: dict[str, int] | None = None) -> str:
+    """`item_id`, or `item_id-2`, `-3`... when `seen` has it (`seen` is not changed).
+
+    `tried` (kept by the caller across calls, with `seen` only growing) remembers the last
+    suffix tried for each id, so that many items wanting one id cost linear time, not
+    quadratic."""
+    n = tried.get(item_id, 1) if tried is not None else 1
+    new = item_id if n == 1 else f"{item_id[:60]}-{n}"
     while new in seen:
         n += 1
         new = f"{item_id[:60]}-{n}"
+    if tried is not None:
+        tried[item_id] = n
     return new
 
 
 def unique_ids(items: list[Item]) -> list[Item]:
     """Make ids unique in input order (`x`, `x-2`, `x-3`), deterministically."""
     seen: set[str] = set()
+    tried: dict[str, int] = {}
     out = []
     for item in items:
-        new = free_id(item.id, seen)
+        new = free_id(item.id, seen, tried)
         seen.add(new)
         out.append(item if new == item.id else item.model_copy(update={"id": new}))
     return out

@@ -30,9 +30,45 @@ _POST = {v: k[1] if k != "\\n" else "\n" for k, v in _ESCAPED.items()}
 _POST_RE = re.compile("|".join(re.escape(k) for k in _POST))
 _FORMATS = {"moodle": "moodle", "html": "html", "plain": "plain", "markdown": "markdown"}
 _WEIGHT = re.compile(r"%-*([0-9]{1,2})\.?([0-9]*)%")
-_ID = re.compile(r"\[id:((?:\\]|[^\]\x00-\x1f\x7f])+)]")
-_TAGS = re.compile(r"\[tag:((?:\\]|[^\]<>`\x00-\x1f\x7f])*)]")
+#: Characters an `[id:…]` / `[tag:…]` comment cannot hold (besides an unescaped `]`).
+_NOT_IN_ID = frozenset(chr(c) for c in (*range(0x20), 0x7f))
+_NOT_IN_TAG = _NOT_IN_ID | frozenset("<>`")
+#: The content of such a comment up to its `]` (or a banned character): other characters,
+#: `\]` pairs and lone backslashes; the three never overlap, so nothing backtracks.
+_RUNS = {chars: re.compile(r"(?:[^" + re.escape("]\\" + "".join(sorted(chars)))
+                           + r"]+|\\]|\\(?!]))*")
+         for chars in (_NOT_IN_ID, _NOT_IN_TAG)}
 _TRUE_FALSE = ("T", "TRUE", "F", "FALSE")
+
+
+def _bracketed(text: str, opener: str, banned: frozenset[str], *, nonempty: bool = False
+               ) -> list[str]:
+    r"""What `re.findall(opener + r"((?:\]|[^\]<banned>])*)]")` finds (`+` for `*` if
+    `nonempty`: then only the first match), in linear time: that expression backtracks from
+    each opener to the end of the text when no `]` closes it (quadratic on a hostile comment).
+
+    From an opener the content runs to the first `]` not escaped as `\]`; where a banned
+    character (or the end) comes first, the expression backtracks to the last `\]` seen,
+    whose `\` then ends the content; with none, nothing starts before that point either."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find(opener, at)) != -1:
+        begin = start + len(opener)
+        m = _RUNS[banned].match(text, begin)
+        i = m.end() if m else begin
+        escape = text.rfind("\\]", begin, i)
+        last_escape = escape + 1 if escape != -1 else -1
+        if i < len(text) and text[i] == "]" and not (nonempty and i == start + len(opener)):
+            out.append(text[start + len(opener):i])
+            at = i + 1
+        elif last_escape != -1:
+            out.append(text[start + len(opener):last_escape])
+            at = last_escape + 1
+        else:
+            at = max(i, start + 1)
+        if nonempty and out:
+            break
+    return out
 
 
 def _pre(text: str) -> str:
@@ -144,7 +180,7 @@ class _Reader:
                 category = category.split("\n", 1)[0]
                 self.b.skip("text after $CATEGORY: in the same block (Moodle reads it as part of "
                             "the category name): put a blank line after it", line=start)
-            self.b.category(_post(php_trim(category)))
+            self.b.category(_post(php_trim(category)), line=start)
             return
         name, text = _name(text)
         try:
@@ -199,9 +235,10 @@ class _Reader:
     @staticmethod
     def id_and_tags(comments: str) -> tuple[str, list[str]]:
         """qformat_gift::extract_idnumber_and_tags_from_comment."""
-        m = _ID.search(comments)
-        idnumber = php_trim(m[1]).replace("\\]", "]") if m else ""
-        tags = [php_trim(t).replace("\\]", "]") for t in _TAGS.findall(comments)]
+        ids = _bracketed(comments, "[id:", _NOT_IN_ID, nonempty=True)
+        idnumber = php_trim(ids[0]).replace("\\]", "]") if ids else ""
+        tags = [php_trim(t).replace("\\]", "]")
+                for t in _bracketed(comments, "[tag:", _NOT_IN_TAG)]
         return idnumber, tags
 
     @staticmethod

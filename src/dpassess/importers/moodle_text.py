@@ -8,6 +8,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from bisect import bisect_left
+from collections.abc import Iterator
 
 from dpassess.importers.common import (
     DEFAULT_TOPIC,
@@ -20,8 +22,35 @@ from dpassess.importers.html_markdown import html_to_markdown, moodle_maths
 
 # --- Moodle's multilang filter (filter_multilang\text_filter, "new syntax") -------------------
 
-_SPAN = r'<span(?:\s+lang="[a-zA-Z0-9_-]+"|\s+class="multilang"){2}\s*>.*?</span>'
-_GROUP = re.compile(f"{_SPAN}(?:\\s*{_SPAN})+", re.I | re.S)
+_OPEN = re.compile(r'<span(?:\s+lang="[a-zA-Z0-9_-]+"|\s+class="multilang"){2}\s*>', re.I)
+_CLOSE = re.compile(r"</span>", re.I)
+_SPACE = re.compile(r"\s*")
+
+
+def _groups(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each group of adjacent multilang spans, as Moodle's filter regex
+    `(<span…>.*?</span>)(\\s*<span…>.*?</span>)+` finds them in well-formed text, in linear
+    time: each span ends at the first `</span>` after it (the regex would backtrack to a later
+    one only when the first is not followed by another span, in which case its `.*?` rescans
+    to the end of the text from every opening: quadratic on an open span)."""
+    if "multilang" not in text:
+        return
+    opens = {m.start(): m.end() for m in _OPEN.finditer(text)}
+    closes = [m.start() for m in _CLOSE.finditer(text)]
+    at = 0
+    for start in sorted(opens):
+        if start < at:
+            continue
+        end, spans, pos = start, 0, start
+        while pos in opens:
+            k = bisect_left(closes, opens[pos])
+            if k == len(closes):
+                break
+            end, spans = closes[k] + len("</span>"), spans + 1
+            pos = m.end() if (m := _SPACE.match(text, end)) else end
+        if spans >= 2:
+            yield start, end
+            at = end
 _SPLIT = re.compile(r'<(?:lang|span)[^>]+lang="([a-zA-Z0-9_-]+)"[^>]*>(.*?)</(?:lang|span)>',
                     re.I | re.S)
 # A block left with nothing but other languages' spans (the exporter's filler when the
@@ -37,8 +66,8 @@ def languages(text: str) -> list[str]:
     if "multilang" not in text:
         return []
     out: dict[str, None] = {}
-    for group in _GROUP.finditer(text):
-        for code, _ in _SPLIT.findall(group[0]):
+    for start, end in _groups(text):
+        for code, _ in _SPLIT.findall(text, start, end):
             out.setdefault(moodle_lang(code), None)
     return list(out)
 
@@ -49,18 +78,23 @@ def select(text: str, lang: str) -> str:
     if "multilang" not in text:
         return text
 
-    def pick(group: re.Match[str]) -> str:
+    def pick(group: str) -> str:
         found: dict[str, str] = {}
-        for code, content in _SPLIT.findall(group[0]):
+        for code, content in _SPLIT.findall(group):
             found[moodle_lang(code)] = content  # PHP: a repeated key keeps its first place
         if not found:
-            return group[0]
+            return group
         chosen = found.get(lang, next(iter(found.values())))
         if not chosen.strip() and any(v.strip() for v in found.values()):
             return _EMPTY
         return chosen
 
-    out = _GROUP.sub(pick, text)
+    parts: list[str] = []
+    at = 0
+    for start, end in _groups(text):
+        parts += [text[at:start], pick(text[start:end])]
+        at = end
+    out = "".join(parts) + text[at:]
     if _EMPTY in out:
         while True:
             shorter = _EMPTY_BLOCK.sub(_EMPTY, out)
@@ -94,7 +128,8 @@ def to_markdown(text: str, fmt: str, *, inline: bool) -> str:
     return html_to_markdown(body, inline=inline)
 
 
-_TAG = re.compile(r"<[A-Za-z/!?][^>]*>")
+#: A tag, as strip_tags removes it (a `<` inside ends the scan: linear on `<a<a<a…`).
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
 
 
 def plain_name(name: str) -> str:

@@ -158,7 +158,7 @@ class _Reader:
                 continue
             qtype = q.get("type", "")
             if qtype == "category":
-                self.b.category(self.text_of(q.find("category")))
+                self.b.category(self.text_of(q.find("category")), line=self.line)
                 self.b.note_languages(self.text_of(q.find("info")))
                 continue
             self.item = label(php_trim(q.findtext("name/text") or ""))

@@ -22,6 +22,7 @@ from urllib.parse import quote, unquote
 from pydantic import ValidationError
 
 from dpassess.importers.common import (
+    DEFAULT_TOPIC,
     MAX_FIELD,
     ImportResult,
     NoLanguage,
@@ -179,6 +180,10 @@ class Question:
         yield self.essay.template.text
 
 
+#: Longest category path read (characters): Moodle's names are at most 255 characters, and a
+#: path of a few dozen of them is already deep.
+MAX_CATEGORY = 4096
+
 # --- embedded files (a Moodle file area per text) -> image files beside the items ------------
 
 #: Folder, relative to the bank folder (and so to each item's file), of the files imported from
@@ -283,6 +288,7 @@ class Builder:
         self._tag_notes: dict[str, str] = {}
         self._topic = ""  # the category path in force
         self._ids: set[str] = set()  # ids of the items built so far
+        self._tried: dict[str, int] = {}  # the last suffix tried for each id wanted
         self._renamed: list[tuple[Question, str, str]] = []  # (question, id, id given)
 
     def warn(self, message: str, *, line: int = 0, field: str = "",
@@ -294,7 +300,12 @@ class Builder:
         self.result.skipped.append(note(self.code, self.path, reason, line=line, item=item))
 
     # questions arrive in file order; categories set the topic of those that follow
-    def category(self, path: str) -> None:
+    def category(self, path: str, *, line: int = 0) -> None:
+        if len(path) > MAX_CATEGORY:
+            self.warn(f"a category path of {len(path):,} characters (the limit is "
+                      f"{MAX_CATEGORY:,}); the questions after it go to topic "
+                      f"{DEFAULT_TOPIC!r}", line=line)
+            path = ""
         self._topic = path
 
     def question(self, q: Question) -> None:
@@ -696,7 +707,7 @@ class Builder:
         if not plain_first:  # images do not show in plain text: the links do not matter here
             plain_first = to_plain(_markdown(q.stem, langs[0][1], inline=False))
         wanted, id_note = self._id(q, plain_first)
-        item_id = free_id(wanted, self._ids)
+        item_id = free_id(wanted, self._ids, self._tried)
         return _Draft(item_id, wanted, id_note, names, _Files(item_id))
 
     def _built(self, q: Question, topic: str, draft: _Draft, text: Mapping[str, ContentBase],
