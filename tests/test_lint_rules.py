@@ -18,10 +18,28 @@ from dpassess.diagnostics import Diagnostic
 from dpassess.lint import RULES, LintConfig, lint_banks
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import HEADINGS
-from dpassess.model import Bank, BankConfig, LoadedItem, parse_item
+from dpassess.model import Bank, BankConfig, LoadedItem, LoadedStimulus, Stimulus, parse_item
 
 CASES = Path(__file__).parent / "lint_cases"
-BASE = yaml.safe_load((CASES / "_base.yaml").read_text(encoding="utf-8"))
+
+
+class CaseLoader(yaml.SafeLoader):
+    """YAML for case files: `!repeat [text, n]` is `text` written n times (a long field)."""
+
+
+def _repeat(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> str:
+    text, times = loader.construct_sequence(node)
+    return str(text) * int(times)
+
+
+CaseLoader.add_constructor("!repeat", _repeat)
+
+
+def load_cases(path: Path) -> Any:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=CaseLoader)  # noqa: S506
+
+
+BASE = load_cases(CASES / "_base.yaml")
 
 
 def merge(base: Any, patch: Any) -> Any:
@@ -50,13 +68,16 @@ def build(case: dict[str, Any]) -> Bank:
             after = {k: tuple(v) if isinstance(v, list) else v for k, v in case["after"].items()}
             item = item.model_copy(update=after)
         entries.append(LoadedItem(item, f"case/{i:02d}-{item.id}.yaml"))
-    return Bank(config=config, root="case", entries=entries, config_path="case/bank.yaml")
+    stimuli = [LoadedStimulus(Stimulus.model_validate({"type": "stimulus", **s}),
+                              f"case/stimuli/{s['id']}.yaml") for s in case.get("stimuli", [])]
+    return Bank(config=config, root="case", entries=entries, config_path="case/bank.yaml",
+                stimuli=stimuli)
 
 
 def _cases() -> list[Any]:
     out = []
     for path in sorted(CASES.glob("[A-Z]*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_cases(path)
         for kind in ("pass", "fail"):
             for case in data.get(kind, []):
                 out.append(pytest.param(path.stem, kind, case, id=f"{path.stem}-{kind}-{case['name']}"))
@@ -89,7 +110,7 @@ def test_every_rule_has_cases_and_docs() -> None:
     files = {p.stem for p in CASES.glob("[A-Z]*.yaml")}
     assert files == set(RULES), f"missing cases: {set(RULES) - files}; stray: {files - set(RULES)}"
     for code in RULES:
-        data = yaml.safe_load((CASES / f"{code}.yaml").read_text(encoding="utf-8"))
+        data = load_cases(CASES / f"{code}.yaml")
         assert data.get("pass") and data.get("fail"), f"{code} needs passing and failing cases"
         for case in data["fail"]:
             assert case.get("findings"), f"{code} {case['name']!r}: list the findings it reads"
@@ -128,6 +149,23 @@ def test_lm005_agrees_with_the_moodle_exporter(kind: str, case: dict[str, Any]) 
                  for lang in (*bank.config.languages, MULTI)
                  for w in EXPORTERS["moodle-xml"].export(collection, lang).warnings)
     assert warned == (kind == "fail")
+
+
+@pytest.mark.parametrize(("kind", "case"), [p.values[1:] for p in _cases() if p.values[0] == "LM007"])
+def test_lm007_agrees_with_the_qti_exporter(kind: str, case: dict[str, Any]) -> None:
+    """LM007 reports a language exactly when the QTI export of it warns that Canvas replaces
+    the question text (the export measures the HTML it writes)."""
+    from dpassess.export import EXPORTERS, Collection
+
+    bank = build(case)
+    collection = Collection.from_bank(bank)
+    languages = [lang for lang in bank.config.languages if any(lang in i.text for i in bank)]
+    warned = [lang for lang in languages
+              if any("Canvas replaces" in w.message
+                     for w in EXPORTERS["qti21"].export(collection, lang).warnings)]
+    found = [f.field.split(".")[1] for f in lint_banks([bank], LintConfig(select=("LM007",)))]
+    assert warned == found
+    assert bool(found) == (kind == "fail")
 
 
 def test_every_severity_answers_the_key_question() -> None:

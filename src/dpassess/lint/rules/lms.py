@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import suppress
 from functools import lru_cache
 from html.parser import HTMLParser
 
@@ -11,6 +12,7 @@ from markdown_it import MarkdownIt
 
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import Hit, rule
+from dpassess.lms.canvas import QUESTION_TEXT_LIMIT
 from dpassess.lms.moodle import (
     GRADE_TOLERANCE,
     MAX_NAME,
@@ -19,6 +21,7 @@ from dpassess.lms.moodle import (
     moodle_name,
 )
 from dpassess.markup import markdown as render
+from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, MultipleResponse
 
 _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
@@ -361,3 +364,47 @@ def name_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
         yield Hit(longest[1],
                   f"[Moodle multilang] the name with every language as spans is {size} characters; "
                   f"Moodle cuts it past {MOODLE_NAME}, breaking the spans")
+
+
+
+@rule(
+    "LM007", "canvas-question-too-long", "error", target="Canvas",
+    fix="Shorten the stem or its shared stimulus, or move a long table or text into a file the "
+    "item links to.",
+)
+def canvas_question_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    """## What it does
+    Measures the question text Canvas imports from the QTI export, in each language: the
+    item's shared stimulus (its title and text) and its stem as HTML, with its maths as MathML
+    (the QTI export's default) and every `&`, `<`, `>` and `"` counted as the entity it is
+    written as; reports a text over 16,384 characters.
+
+    ## Why is this bad?
+    Canvas's QTI importer keeps 16,384 characters of question HTML; one more and the whole
+    question text is replaced by "The imported question text for this question was too long."
+    Students get a question with no question (3,277 `&` in a stem are enough).
+
+    ## Example
+    A stimulus holding a 400-row table, shared by three items.
+
+    ## Use instead
+    A shorter table, or the table as an image or a linked file.
+    """
+    item = ctx.item
+    stimulus = None
+    if item.stimulus is not None:
+        with suppress(KeyError):  # an unknown stimulus is a load error
+            stimulus = ctx.bank.bank.stimulus(item.stimulus)
+    for lang, content in item.text.items():
+        # as the QTI export measures it: the HTML of the stimulus and of the stem, the title
+        # as written (Markdown is cheap to render again: to_html keeps what it rendered)
+        size = len(render.to_html(xml_safe(content.stem)[0], "mathml"))
+        shared = stimulus.text.get(lang) if stimulus is not None else None
+        if shared is not None:
+            size += len(render.to_html(xml_safe(shared.text)[0], "mathml"))
+            size += len(shared.title or "")
+        if size > QUESTION_TEXT_LIMIT:
+            yield Hit(("text", lang, "stem"),
+                      f"the question text is {size:,} characters of HTML in {lang!r}"
+                      f"{' with its stimulus' if shared is not None else ''}; Canvas replaces "
+                      f"a text over {QUESTION_TEXT_LIMIT:,}")
