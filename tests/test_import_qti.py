@@ -60,13 +60,13 @@ def test_a_plain_qti_item_file():
 
 
 def test_a_package_without_manifest_and_other_interactions():
-    text = ITEM.replace(b"choiceInteraction", b"textEntryInteraction")
+    text = ITEM.replace(b"choiceInteraction", b"hotspotInteraction")
     data = zip_bytes({"a.xml": ITEM, "b.xml": text, "notes.txt": b"x"})
     r = read(data, "pkg.zip", "en")
     assert [i.id for i in r.items] == ["choicemultiple"]
     assert [str(s) for s in r.skipped] == [
-        "pkg.zip:b.xml: qti21: choiceMultiple: textEntryInteraction items are not supported "
-        "yet"]
+        "pkg.zip:b.xml: qti21: choiceMultiple: hotspotInteraction items (response type "
+        "'identifier') are not supported"]
 
 
 def test_an_item_without_language_needs_lang():

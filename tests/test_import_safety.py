@@ -282,3 +282,76 @@ def test_moodle_xml_in_another_encoding_is_refused():
     data = b'<?xml version="1.0" encoding="ISO-8859-1"?><quiz/>'
     with pytest.raises(InputError, match="declares encoding 'ISO-8859-1'; Moodle XML is UTF-8"):
         reader("moodle-xml").read(data, "q.xml", "en")
+
+
+# --- 18.5: the declared encoding; 18.10: duplicate entries; 18.1: links in the bank ----------
+
+QTI_ITEM = ('<?xml version="1.0" encoding="{enc}"?>'
+            '<assessmentItem xmlns="http://www.imsglobal.org/xsd/imsqti_v2p1" identifier="q1" '
+            'title="{word}" adaptive="false" timeDependent="false" xml:lang="en">'
+            '<responseDeclaration identifier="R" cardinality="single" baseType="identifier">'
+            '<correctResponse><value>a</value></correctResponse></responseDeclaration>'
+            '<itemBody><p>{word}?</p><choiceInteraction responseIdentifier="R">'
+            '<simpleChoice identifier="a">ya</simpleChoice>'
+            '<simpleChoice identifier="b">tidak</simpleChoice></choiceInteraction></itemBody>'
+            '</assessmentItem>')
+
+
+@pytest.mark.parametrize("enc", ["ISO-8859-1", "windows-1252", "UTF-8", "UTF-16"])
+def test_qti_honours_the_declared_encoding(enc):
+    data = QTI_ITEM.format(enc=enc, word="Café").encode(enc)
+    [item] = reader("qti21").read(data, "q.xml", None).items
+    assert item.text["en"].stem == "Café?" and item.text["en"].title == "Café"
+    [item] = reader("qti21").read(zip_bytes({"q.xml": data}), "pkg.zip", None).items
+    assert item.text["en"].stem == "Café?"
+
+
+def test_utf8_errors_still_name_line_and_column():
+    data = QTI_ITEM.format(enc="UTF-8", word="Caf\udce9").encode("utf-8", "surrogateescape")
+    with pytest.raises(InputError, match=r"q.xml:1:\d+: not UTF-8: byte 0xe9"):
+        reader("qti21").read(data, "q.xml", None)
+
+
+def test_duplicate_zip_entry_names_are_refused():
+    data = raw_zip([("imsmanifest.xml", b"<manifest/>"), ("items/q.xml", b"<a/>"),
+                    ("items/q.xml", b"<b/>")])
+    with pytest.raises(InputError, match=r"'items/q\.xml' appears twice"):
+        reader("qti21").read(data, "pkg.zip", "en")
+
+
+def test_an_href_listed_many_times_is_read_once():
+    resource = ('<resource identifier="r{n}" type="imsqti_item_xmlv2p1" href="q.xml">'
+                '<file href="q.xml"/></resource>')
+    manifest = ('<manifest xmlns="http://www.imsglobal.org/xsd/imscp_v1p1"><resources>'
+                + "".join(resource.format(n=n) for n in range(5000)) + "</resources></manifest>")
+    data = zip_bytes({"imsmanifest.xml": manifest.encode(),
+                      "q.xml": QTI_ITEM.format(enc="UTF-8", word="x").encode()})
+    result = reader("qti21").read(data, "pkg.zip", None)
+    assert len(result.items) == 1
+    assert [w.message for w in result.warnings] == [
+        "4999 item resource(s) list a file listed before; each file is read once"]
+
+
+def test_import_never_writes_through_a_symlinked_folder(tmp_path):
+    from dpassess.diagnostics import UsageError
+    from dpassess.importers import ImportResult, write_items
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "img").symlink_to(outside, target_is_directory=True)
+    result = ImportResult(files={"img/q1/a.png": b"png"})
+    with pytest.raises(UsageError, match="is a symbolic link"):
+        write_items(result, bank)
+    assert list(outside.iterdir()) == []
+    (bank / "img").unlink()
+    (bank / "q1.yaml").symlink_to(outside / "q1.yaml")
+    xml = reader("moodle-xml").read(
+        b'<quiz><question type="truefalse"><name><text>n</text></name><idnumber>q1</idnumber>'
+        b'<questiontext><text>Q</text></questiontext><answer fraction="100"><text>true'
+        b'</text></answer><answer fraction="0"><text>false</text></answer></question></quiz>',
+        "b.xml", "en")
+    with pytest.raises(UsageError, match="is a symbolic link"):
+        write_items(xml, bank, overwrite=True)
+    assert list(outside.iterdir()) == []

@@ -74,12 +74,28 @@ def write_items(
     planned = [(root / rel, data) for rel, data in result.files.items()]
     planned += [(root / f"{item.id}.yaml", item_to_yaml(item).encode("utf-8"))
                 for item in result.items]
+    for path, _ in planned:
+        _inside(root, path)
     if not overwrite:
         clash = [p for p, _ in planned if p.exists()]
         if clash:
             raise WouldOverwrite(clash)
     write_all(planned)
     return [p for p, _ in planned]
+
+
+def _inside(root: Path, path: Path) -> None:
+    """Refuse to write `path` if a folder on the way from `root` to it (or the file itself) is a
+    symbolic link, or it leaves `root`: the file would land wherever the link points."""
+    rel = path.relative_to(root)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise UsageError(f"{path}: outside the bank folder {root}; not written")
+    at = root
+    for part in rel.parts:
+        at = at / part
+        if at.is_symlink():
+            raise UsageError(f"{at}: is a symbolic link; nothing is written through links in "
+                             f"the bank folder (remove the link, or import into another folder)")
 
 
 __all__ = [

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import assert_never
 from urllib.parse import quote
 
@@ -31,7 +30,7 @@ from dpassess.importers.questions import (
     Question,
     Text,
 )
-from dpassess.importers.safe import InputError, decode_utf8, line_of, parse_xml
+from dpassess.importers.safe import InputError, is_utf8, line_of, parse_xml, prolog
 from dpassess.model import ItemType
 from dpassess.model.items import OrderingGrading
 
@@ -68,7 +67,6 @@ _ORDERING_GRADING: dict[str, OrderingGrading] = {
     "LONGEST_CONTIGUOUS_SUBSET": "longest_contiguous_subset",
     "RELATIVE_TO_CORRECT": "relative_to_correct",
 }
-_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
 class _Reader:
@@ -364,11 +362,10 @@ class _Reader:
 def read(data: bytes, name: str, lang: str | None) -> ImportResult:
     """A Moodle XML file -> items (multichoice and truefalse); other questions are skipped."""
     check_size(data, name)
-    m = _ENCODING.match(data)
-    if m and m[1].lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
-        raise InputError(f"{name}:1: the file declares encoding {m[1].decode()!r}; Moodle XML "
-                         "is UTF-8")
-    decode_utf8(data, name)
+    encoding = prolog(data).encoding
+    if not is_utf8(encoding):
+        raise InputError(f"{name}:1: the file declares encoding {encoding!r}; Moodle XML is "
+                         "UTF-8")
     root = parse_xml(data, name)
     if root.tag != "quiz":
         raise InputError(f"{name}:{line_of(root) or 1}: not Moodle XML: the root element is "

@@ -43,7 +43,7 @@ from dpassess.importers.common import (
     with_titles,
 )
 from dpassess.importers.html_markdown import html_to_markdown
-from dpassess.importers.safe import InputError, decode_utf8, open_zip, parse_xml
+from dpassess.importers.safe import InputError, open_zip, parse_xml
 from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
@@ -204,20 +204,28 @@ def _meta(resource: etree._Element) -> _Meta:
     return m
 
 
-def _entries(data: bytes, name: str) -> list[tuple[str, bytes, _Meta]]:
-    """(entry name, bytes, manifest metadata) of each item file, in manifest order."""
+#: "assessmentItem" as an item file spells it, in UTF-8 (and ASCII-based encodings) or UTF-16.
+_ITEM_MARKS = tuple("assessmentItem".encode(e) for e in ("utf-8", "utf-16-le", "utf-16-be"))
+
+
+def _entries(data: bytes, name: str) -> tuple[list[tuple[str, bytes, _Meta]], int]:
+    """(entry name, bytes, manifest metadata) of each item file, in manifest order (a file
+    listed again is read once), and how many listings repeated an earlier one."""
     files = open_zip(data, name)
     if "imsmanifest.xml" not in files:
         found = []
         for path in sorted(files):
-            if path.lower().endswith(".xml") and b"assessmentItem" in files[path][:4096]:
+            head = files[path][:8192]
+            if path.lower().endswith(".xml") and any(m in head for m in _ITEM_MARKS):
                 found.append((path, files[path], _Meta()))
         if not found:
             raise InputError(f"{name}: no imsmanifest.xml and no assessmentItem files: not a "
                              "QTI 2.1 package")
-        return found
+        return found, 0
     manifest = parse_xml(files["imsmanifest.xml"], f"{name}:imsmanifest.xml")
     out = []
+    listed: set[str] = set()
+    repeats = 0
     for res in _descendants(manifest, "resource"):
         if not res.get("type", "").startswith("imsqti_item_xmlv2p1"):
             continue
@@ -229,8 +237,12 @@ def _entries(data: bytes, name: str) -> list[tuple[str, bytes, _Meta]]:
         if path not in files:
             raise InputError(f"{name}:imsmanifest.xml:{res.sourceline}: item {href!r} is not "
                              "in the package")
+        if path in listed:
+            repeats += 1
+            continue
+        listed.add(path)
         out.append((path, files[path], _meta(res)))
-    return out
+    return out, repeats
 
 
 # --- one item ---------------------------------------------------------------------------------
@@ -897,7 +909,6 @@ def _built_in_words(kind: _ChoiceKind, lang: str) -> dict[str, str]:
 
 def _read_item(data: bytes, where: str, meta: _Meta, lang: str | None,
                result: ImportResult) -> None:
-    decode_utf8(data, where)
     root = parse_xml(data, where)
     reader = _ItemReader(where, meta, lang, result.warnings)
     reader.item = root.get("identifier") or None
@@ -912,7 +923,12 @@ def read(data: bytes, name: str, lang: str | None) -> ImportResult:
     check_size(data, name)
     result = ImportResult()
     if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        for path, content, meta in _entries(data, name):
+        entries, repeats = _entries(data, name)
+        if repeats:
+            result.warnings.append(note(CODE, f"{name}:imsmanifest.xml", f"{repeats} item "
+                                        "resource(s) list a file listed before; each file is "
+                                        "read once"))
+        for path, content, meta in entries:
             _read_item(content, f"{name}:{path}", meta, lang, result)
     else:
         _read_item(data, name, _Meta(), lang, result)

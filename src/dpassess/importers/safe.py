@@ -6,6 +6,7 @@ import re
 import stat
 import zipfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from xml.parsers import expat
@@ -62,30 +63,50 @@ class _Prolog(Exception):
     """Raised by the prolog scan's handlers to stop at the document type or the root."""
 
 
-def _internal_subset(data: bytes) -> bool | None:
-    """Whether the document type declaration has an internal subset (`<!DOCTYPE x [ ... ]>`,
-    where entities are declared), read by expat, which stops at the declaration or the root
-    element: nothing is expanded or fetched. None when expat cannot read the prolog (an
-    encoding it does not know): lxml's own checks then decide."""
+@dataclass(frozen=True, slots=True)
+class Prolog:
+    """What an XML document says before its root element, as expat reads it (`readable`:
+    False when expat could not read that far, an encoding it does not know)."""
+
+    readable: bool
+    encoding: str | None = None
+    internal_subset: bool = False
+
+
+def prolog(data: bytes) -> Prolog:
+    """The document's declared encoding and whether its document type declaration has an
+    internal subset (`<!DOCTYPE x [ ... ]>`, where entities are declared), read by expat,
+    which stops at the declaration or the root element: nothing is expanded or fetched."""
     parser = expat.ParserCreate()
-    found: list[bool] = []
+    found: dict[str, object] = {}
+
+    def declaration(version: str, encoding: str | None, standalone: int) -> None:
+        found["encoding"] = encoding
 
     def doctype(name: str, system: str | None, public: str | None, internal: int) -> None:
-        found.append(bool(internal))
+        found["internal"] = bool(internal)
         raise _Prolog
 
     def start(name: str, attrs: object) -> None:
         raise _Prolog
 
+    parser.XmlDeclHandler = declaration
     parser.StartDoctypeDeclHandler = doctype
     parser.StartElementHandler = start
+    readable = True
     try:
         parser.Parse(data, True)
     except _Prolog:
         pass
     except expat.ExpatError:
-        return None
-    return bool(found and found[0])
+        readable = False
+    encoding = found.get("encoding")
+    return Prolog(readable, encoding if isinstance(encoding, str) else None,
+                  found.get("internal") is True)
+
+
+def is_utf8(encoding: str | None) -> bool:
+    return encoding is None or encoding.lower().replace("_", "-") in ("utf-8", "utf8")
 
 
 def parse_xml(data: bytes, name: str) -> etree._Element:
@@ -98,8 +119,11 @@ def parse_xml(data: bytes, name: str) -> etree._Element:
     would be lost, and so would the text after it."""
     refused = InputError(f"{name}: entity declarations are not accepted (the document type "
                          "declaration has an internal subset)")
-    if _internal_subset(data):
+    head = prolog(data)
+    if head.internal_subset:
         raise refused
+    if is_utf8(head.encoding) and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        decode_utf8(data, name)  # a bad byte named by line and column
     parser = etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -179,5 +203,8 @@ def open_zip(data: bytes, name: str) -> dict[str, bytes]:
                              ) from None
         if len(content) != info.file_size:
             raise InputError(f"{name}: zip entry {info.filename!r} is not the size it declares")
+        if info.filename in out:  # zipfile would give the last one, unzip tools the first
+            raise InputError(f"{name}: zip entry {info.filename!r} appears twice (which one "
+                             "is meant cannot be told)")
         out[info.filename] = content
     return out
