@@ -78,3 +78,22 @@ def test_a_file_that_appears_mid_run(bank: Path, tmp_path: Path, monkeypatch: py
     assert any(f.path.endswith("99-late.yaml") for f in got)
     monkeypatch.setattr(incremental, "load_bank", real)
     assert incremental.lint_paths([bank], LintConfig(), Cache(folder)) == _uncached(bank) == got
+
+
+def test_a_new_statistics_record_is_not_hidden_by_the_cache(bank: Path, tmp_path: Path) -> None:
+    """The item-analysis rules read `stats/`: a record written after a cached run gives its
+    findings (the cached bank result covers the records), as an uncached run does."""
+    folder = tmp_path / "cache"
+    before = incremental.lint_paths([bank], LintConfig(), Cache(folder))
+    assert not any(f.code.startswith("IA") for f in before)
+    (bank / "stats").mkdir()
+    record = bank / "stats" / "2026-05-01-a.json"
+    record.write_text('{"schema": 1, "administration": {"id": "m", "date": "2026-05-01"}, '
+                      '"items": {"dp-gpu-holds": {"n": 200, "p": 0.4, "d": -0.2}}}',
+                      encoding="utf-8")
+    after = incremental.lint_paths([bank], LintConfig(), Cache(folder))
+    assert "IA001" in {f.code for f in after}
+    assert after == _uncached(bank)
+    record.write_text("{", encoding="utf-8")  # the same name, now broken
+    broken = incremental.lint_paths([bank], LintConfig(), Cache(folder))
+    assert [f.code for f in broken if f.code.startswith("IA")] == ["IA004"]

@@ -7,6 +7,7 @@ changed message shows in the case file's diff."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def merge(base: Any, patch: Any) -> Any:
     return out
 
 
-def build(case: dict[str, Any]) -> Bank:
+def build(case: dict[str, Any], root: Path = Path("case")) -> Bank:
     config = BankConfig.model_validate(merge(BASE["bank"], case.get("bank", {})))
     patches = case.get("items") or [case.get("item", {})]
     entries = []
@@ -70,7 +71,11 @@ def build(case: dict[str, Any]) -> Bank:
         entries.append(LoadedItem(item, f"case/{i:02d}-{item.id}.yaml"))
     stimuli = [LoadedStimulus(Stimulus.model_validate({"type": "stimulus", **s}),
                               f"case/stimuli/{s['id']}.yaml") for s in case.get("stimuli", [])]
-    return Bank(config=config, root="case", entries=entries, config_path="case/bank.yaml",
+    for name, record in case.get("records", {}).items():  # the bank's recorded statistics
+        (root / "stats").mkdir(parents=True, exist_ok=True)
+        (root / "stats" / name).write_text(
+            record if isinstance(record, str) else json.dumps(record), encoding="utf-8")
+    return Bank(config=config, root=root, entries=entries, config_path="case/bank.yaml",
                 stimuli=stimuli)
 
 
@@ -96,7 +101,9 @@ def as_stated(f: Diagnostic, several_items: bool) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("code", "kind", "case"), _cases())
-def test_rule_case(code: str, kind: str, case: dict[str, Any]) -> None:
+def test_rule_case(code: str, kind: str, case: dict[str, Any], tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a case's records are written to case/stats/
     bank = build(case)
     select = tuple(case.get("select", [code]))
     found = [f for f in lint_banks([bank], LintConfig(select=select)) if f.code == code]

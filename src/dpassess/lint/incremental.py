@@ -21,6 +21,7 @@ from dpassess.lint.config import LintConfig
 from dpassess.lint.engine import ItemResult, lint_banks
 from dpassess.model import Bank, Item
 from dpassess.runtime.cache import Cache, digest, salt
+from dpassess.stats.history import record_files
 
 #: The layout of what is stored (3: each value sealed with its hash; item results hold the
 #: indices of the suppressions used).
@@ -129,6 +130,10 @@ def _run(
         whole = hashlib.blake2b(digest_size=16)
         for f in files:
             whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
+        for stats in record_files(root):  # the IA rules read the recorded statistics
+            data = _read(str(stats))
+            whole.update(b"stats\0" + str(stats).encode("utf-8", "surrogateescape") + b"\0"
+                         + (digest(data) if data is not None else b"unreadable"))
         full = whole.digest()
         hit = cache.load(key_root, "lint", s)
         found_before = (_unseal(hit[1]) if isinstance(hit, tuple) and len(hit) == 2

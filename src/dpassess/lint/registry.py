@@ -41,6 +41,7 @@ FAMILIES: dict[str, str] = {
     "TR": "Translation",
     "MT": "Mathematics",
     "BK": "Bank",
+    "IA": "Item analysis",
     "LM": "Target LMS",
     "SP": "Suppressions",
 }

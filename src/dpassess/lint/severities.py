@@ -60,6 +60,13 @@ KEY_RISK: dict[str, str] = {
     "BK006": "No: a long key is a cue across items.",
     "BK007": "No: a test-wise strategy scores above chance.",
     "BK008": "No: it says which checks did not run.",
+    "IA001": "Yes, but the figures only point at it: a wrong key is the usual cause, a trap in "
+             "the wording or a topic apart from the rest of the test others; someone must read "
+             "the item, so it warns.",
+    "IA002": "No: an option nobody chooses makes guessing easier; the key stays right.",
+    "IA003": "No: forms are balanced on a wrong difficulty; every answer is graded as before.",
+    "IA004": "No, but what the record says is lost: the other IA rules and the assembler's "
+             "observed p-values go on without it, so it is an error.",
     "LM001": "No: some Moodle databases refuse the character (the question is not saved); "
              "nothing is graded differently.",
     "LM002": "Yes: Moodle snaps the grade to its list, and a partly right answer earns "

@@ -1,5 +1,14 @@
 """The rule modules; importing this package registers every rule, family by family."""
 
-from dpassess.lint.rules import bank, lms, maths, structure, suppression, translation, writing
+from dpassess.lint.rules import (
+    bank,
+    lms,
+    maths,
+    stats,
+    structure,
+    suppression,
+    translation,
+    writing,
+)
 
-__all__ = ["bank", "lms", "maths", "structure", "suppression", "translation", "writing"]
+__all__ = ["bank", "lms", "maths", "stats", "structure", "suppression", "translation", "writing"]
