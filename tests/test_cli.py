@@ -79,10 +79,14 @@ def test_usage_errors_exit_2(args, fragment):
 
 
 def test_export_names_the_bank_of_a_bank_level_warning(tmp_path: Path) -> None:
-    """With several banks, a warning about a whole bank says which (as `dpassess build` does)."""
-    r = run("export", "items", "-f", "gift", "-l", "en", "-o", str(tmp_path))
+    """With several banks, a warning about a whole bank says which (as `dpassess build` does):
+    GIFT cannot keep an item's authored order, and says so once for the bank."""
+    assert run("init", "items/ordered", cwd=tmp_path).returncode == 0
+    item = tmp_path / "items" / "ordered" / "01-middle-value.yaml"
+    item.write_text(item.read_text().replace("key: median\n", "key: median\nshuffle: false\n"))
+    r = run("export", "items", "-f", "gift", "-l", "en", "-o", "out", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "warning: items/data-parallelism: gift: shuffle:" in r.stderr.splitlines()[0]
+    assert "warning: items/ordered: gift: shuffle:" in r.stderr.splitlines()[0]
 
 
 def test_build_prints_every_blueprint_error_at_its_line_and_exits_2(tmp_path: Path) -> None:

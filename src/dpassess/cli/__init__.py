@@ -29,7 +29,8 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
     `finally` and every staged write removes its temporary files on the way out."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
-    os.write(2, b"interrupted, cleaning up\n")
+    clear = b"\r\x1b[2K" if os.isatty(2) else b""  # over a progress line, if one is drawn
+    os.write(2, clear + b"interrupted, cleaning up\n")
     raise KeyboardInterrupt
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from dpassess.cli._app import app, report_warnings
-from dpassess.diagnostics import UsageError
+from dpassess.diagnostics import Diagnostic, UsageError
+
+if TYPE_CHECKING:
+    from dpassess.model import Bank
 
 #: The export formats (dpassess.export.EXPORTERS; a test keeps the two the same).
 EXPORT_FORMATS = ("qti21", "moodle-xml", "gift")
@@ -31,10 +35,9 @@ def export(
     ),
 ) -> None:
     """Export banks to QTI 2.1 (zip), Moodle XML or GIFT. Warnings name what a format cannot carry."""
-    from dpassess.app.export import write_bank_exports
     from dpassess.bank.load import load_banks
-    from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+    from dpassess.cli.progress import progress
+    from dpassess.export import EXPORTERS
 
     if fmt not in EXPORTERS:
         raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
@@ -48,17 +51,32 @@ def export(
             "or give --lang for one file"
         )
     for bank in banks:
-        collection = Collection.from_bank(bank)
-        langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
-        if single_file:
-            dests = [out]
-        else:
-            target_dir = out if out is not None else Path("exports") / FORMAT_DIRS[fmt]
-            dests = [target_dir / file_name(collection, fmt, x) for x in langs]
-        exports = [ExportFile(collection, fmt, x, p) for x, p in zip(langs, dests, strict=True)]
-        report_warnings(write_bank_exports(bank, exports))
+        with progress() as show:
+            show(f"exporting {bank.id}")
+            dests, warnings = _export(bank, fmt, lang, out if single_file else None,
+                                      out if not single_file else None)
+        report_warnings(warnings)
         for path in dests:
             typer.echo(f"wrote {path}")
+
+
+def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None
+            ) -> tuple[list[Path], list[Diagnostic]]:
+    """Write the bank's files in `fmt` (one `file`, or one per language into `folder`, default
+    exports/<format>/); returns their paths and the warnings."""
+    from dpassess.app.export import write_bank_exports
+    from dpassess.export import EXPORTERS, MULTI, Collection
+    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+
+    collection = Collection.from_bank(bank)
+    langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
+    if file is not None:
+        dests = [file]
+    else:
+        target_dir = folder if folder is not None else Path("exports") / FORMAT_DIRS[fmt]
+        dests = [target_dir / file_name(collection, fmt, x) for x in langs]
+    exports = [ExportFile(collection, fmt, x, p) for x, p in zip(langs, dests, strict=True)]
+    return dests, write_bank_exports(bank, exports)
 
 
 def _looks_like_a_file(out: Path) -> bool:

@@ -66,7 +66,10 @@ def lint(
         targets = paths or [Path("items")]
         settings = load_config(targets[0], config).override(select, ignore, fail_on)
         cache = None if no_cache else Cache(default_cache_dir(cache_dir))
-        with model_cache_notice():
+        from dpassess.cli.progress import progress
+
+        with progress() as show, model_cache_notice():
+            show("linting")
             findings = lint_paths(targets, settings, cache)
         report = format_findings(findings, fmt)
         if output is not None:
