@@ -145,8 +145,8 @@ def test_same_names_in_two_items_do_not_collide_and_one_item_writes_a_file_once(
     assert one.text["en"].options["a"] == "![a](img/one/x-2.png)"
     assert two.text["en"].options["a"] == "![a](img/two/x.png)"
     written = write_items(result, tmp_path / "bank")
-    assert files(tmp_path / "bank") == {**result.files, "one.yaml": written[-2].read_bytes(),
-                                       "two.yaml": written[-1].read_bytes()}
+    assert files(tmp_path / "bank") == {**result.files, "01-one.yaml": written[-2].read_bytes(),
+                                       "02-two.yaml": written[-1].read_bytes()}
 
 
 def test_an_id_given_twice_gets_its_own_image_folder():
@@ -216,7 +216,7 @@ def test_images_are_not_overwritten_without_force(tmp_path):
     assert isinstance(exc.value, UsageError) and "--force" not in str(exc.value)
     assert files(bank) == {"img/q1/x.png": b"mine"}  # nothing written, not even the item
     write_items(result, bank, overwrite=True)
-    assert files(bank)["img/q1/x.png"] == PNG and "q1.yaml" in files(bank)
+    assert files(bank)["img/q1/x.png"] == PNG and "01-q1.yaml" in files(bank)
 
 
 def test_a_path_in_the_way_writes_nothing(tmp_path):

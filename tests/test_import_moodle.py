@@ -226,17 +226,65 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
                                   "multiple-answer questions))\n")
     assert (f"{XML}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not "
             "supported yet") in result.stderr
+    # numbered in the file's order, which the bank loads them in (19.5)
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
-        "collectives.yaml", "dp-gpu-holds.yaml", "name-the-operation.yaml", "q-1-3.yaml"]
-    first = (bank / "dp-gpu-holds.yaml").read_text(encoding="utf-8")
-    assert first.startswith("# yaml-language-server: $schema=")
-    (bank / "bank.yaml").write_text("schema: 1\nid: cs101\ntitle: {en: CS101}\n"
-                                    "languages: [en]\ndefault_language: en\n", encoding="utf-8")
+        "01-dp-gpu-holds.yaml", "02-collectives.yaml", "03-q-1-3.yaml",
+        "04-name-the-operation.yaml", "bank.yaml"]
+    first = (bank / "01-dp-gpu-holds.yaml").read_text(encoding="utf-8")
+    assert first.startswith("# yaml-language-server: $schema=schema/item.schema.json\n")
+    assert (bank / "schema" / "item.schema.json").is_file()
+    # a bank.yaml skeleton is written (19.9): the bank loads as it is
+    assert "note: wrote" in result.stderr and "bank.yaml" in result.stderr
     loaded = load_banks([bank])[0]
-    assert sorted(i.id for i in loaded) == ["collectives", "dp-gpu-holds", "name-the-operation",
-                                            "q-1-3"]
+    assert loaded.config.id == "cs101" and list(loaded.config.languages) == ["en"]
+    assert [i.id for i in loaded] == ["dp-gpu-holds", "collectives", "q-1-3",
+                                      "name-the-operation"]
     again = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank))
     assert again.returncode == 2 and "already exists" in again.stderr  # nothing overwritten
+    forced = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
+                      "--force")
+    assert forced.returncode == 0, forced.stderr  # the same files, not new numbers
+    assert len(list(bank.glob("*.yaml"))) == 5
+
+
+def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):
+    result = dpassess("import", str(XML), "--from", "qti21", "--bank", str(tmp_path / "b"))
+    assert result.returncode == 1 and "looks like moodle-xml, not qti21" in result.stderr
+    empty = tmp_path / "empty.gift"
+    empty.write_text("// only a comment\n\n::d::A description.\n", encoding="utf-8")
+    result = dpassess("import", str(empty), "--from", "gift", "--bank", str(tmp_path / "b"),
+                      "--lang", "en")
+    assert result.returncode == 1, result.stderr
+    assert "nothing was imported" in result.stderr and not (tmp_path / "b").exists()
+    result = dpassess("import", str(XML), "--from", "gift", "--bank", str(tmp_path / "c"),
+                      "--lang", "en")
+    assert "the file looks like moodle-xml, not gift" in result.stderr
+
+
+def test_cli_true_false_words_for_other_languages(tmp_path):
+    src = tmp_path / "ru.gift"
+    src.write_text("::Земля::Земля круглая.{T}\n", encoding="utf-8")
+    bank = tmp_path / "ru"
+    result = dpassess("import", str(src), "--from", "gift", "--bank", str(bank), "--lang", "ru",
+                      "--true-false-words", "ru=Верно,Неверно")
+    assert result.returncode == 0, result.stderr
+    [item] = load_banks([bank])[0]
+    assert item.id == "zemlya" and item.text["ru"].title == "Земля"
+    assert item.text["ru"].options == {"true": "Верно", "false": "Неверно"}
+    assert "transliterated" in result.stderr
+    bad = dpassess("import", str(src), "--from", "gift", "--bank", str(tmp_path / "x"),
+                   "--lang", "ru", "--true-false-words", "ru=Верно")
+    assert bad.returncode == 2 and "LANG=TRUE,FALSE" in bad.stderr
+    plain = dpassess("import", str(src), "--from", "gift", "--bank", str(tmp_path / "y"),
+                     "--lang", "ru")
+    assert plain.returncode == 0 and "show the English words True and False" in plain.stderr
+
+
+def test_gift_without_blank_lines_between_questions_is_warned():
+    r = read_gift(b"::a::One?{T}\n::b::Two?{F}\n", "q.txt", "en")
+    assert len(r.items) == 1  # as Moodle reads it: one question holding the rest
+    assert [(w.line, w.item) for w in r.warnings] == [(1, "a")]
+    assert "is a blank line missing" in r.warnings[0].message
 
 
 def test_cli_bad_input_exits_2_without_traceback(tmp_path):

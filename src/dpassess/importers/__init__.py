@@ -13,6 +13,7 @@ been read and every item built; then every file is written, or none.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -21,6 +22,7 @@ from dpassess.importers.common import (
     ImportResult,
     NoLanguage,
     free_id,
+    note,
     slugify,
     unique_ids,
 )
@@ -36,7 +38,9 @@ READERS = {
 
 
 class _Reader(Protocol):
-    def read(self, data: bytes, name: str, lang: str | None) -> ImportResult: ...
+    def read(self, data: bytes, name: str, lang: str | None, *,
+             true_false_words: Mapping[str, tuple[str, str]] | None = None
+             ) -> ImportResult: ...
 
 
 class WouldOverwrite(UsageError):
@@ -48,22 +52,81 @@ class WouldOverwrite(UsageError):
                          "overwritten)")
 
 
-def import_file(path: str | Path, fmt: str, *, lang: str | None = None) -> ImportResult:
+def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
+                true_false_words: Mapping[str, tuple[str, str]] | None = None) -> ImportResult:
     """Read one file (a .zip for qti21) into items. Raises InputError (a UsageError) on input
-    that cannot be read, NoLanguage when text does not say its language and `lang` is None."""
+    that cannot be read, NoLanguage when text does not say its language and `lang` is None.
+
+    `true_false_words` gives the words true/false items show in languages the bank has no
+    words for (`{"ru": ("Верно", "Неверно")}`). When nothing is imported from a file that
+    looks like another format, a warning says which."""
     if fmt not in READERS:
         raise UsageError(f"format {fmt!r}: choose one of {', '.join(READERS)}")
     data = read_input(path)
     reader = cast(_Reader, importlib.import_module(READERS[fmt]))
-    return reader.read(data, str(path), lang)
+    guess = guess_format(data)
+    try:
+        result = reader.read(data, str(path), lang, true_false_words=true_false_words)
+    except InputError as exc:
+        if guess is None or guess == fmt or isinstance(exc, NoLanguage):
+            raise
+        raise InputError(f"{exc} (the file looks like {guess}, not {fmt})") from None
+    if guess is not None and guess != fmt and (guess != "gift" or not result.items):
+        what = "nothing was imported, and " if not result.items else ""
+        result.warnings.insert(0, note(fmt, str(path), f"{what}the file looks like {guess}, not "
+                                       f"{fmt} (read it as {guess})"))
+    return result
+
+
+def guess_format(data: bytes) -> str | None:
+    """The format `data` looks like, from its first bytes: a zip is a QTI package, XML whose
+    first element is `<quiz>` Moodle XML, `<assessmentItem>` QTI, other text GIFT."""
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "qti21"
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"<"):
+        if b"<quiz" in head:
+            return "moodle-xml"
+        if b"assessmentItem" in head:
+            return "qti21"
+        return None
+    return "gift" if head else None
+
+
+def item_paths(root: Path, ids: list[str]) -> list[Path]:
+    """The file of each item id in `root`, numbered in input order after the files there
+    (`01-first.yaml`, `02-second.yaml`, as the bundled bank names them), so that the bank,
+    which loads in file-name order, keeps the source's order. An id that already has a file
+    (`NN-id.yaml` or `id.yaml`) keeps it."""
+    existing: dict[str, Path] = {}
+    top = 0
+    if root.is_dir():
+        for p in sorted(root.glob("*.yaml")):
+            number, dash, rest = p.stem.partition("-")
+            if number.isdigit() and dash:
+                top = max(top, int(number))
+                existing.setdefault(rest, p)
+            else:
+                existing.setdefault(p.stem, p)
+    width = max(2, len(str(top + len(ids))))
+    out = []
+    for item_id in ids:
+        if item_id not in existing:
+            top += 1
+            existing[item_id] = root / f"{top:0{width}d}-{item_id}.yaml"
+        out.append(existing[item_id])
+    return out
 
 
 def write_items(
-    result: ImportResult, bank_dir: str | Path, *, overwrite: bool = False
+    result: ImportResult, bank_dir: str | Path, *, overwrite: bool = False,
+    header: str | None = None, extra: Sequence[tuple[Path, bytes]] = (),
 ) -> list[Path]:
-    """Write each item as `<bank_dir>/<id>.yaml`, and the files its text refers to (`files`,
-    images first, so an item never refers to a file not yet written). Raises WouldOverwrite if
-    any of them exists, unless `overwrite`.
+    """Write each item as `<bank_dir>/<NN>-<id>.yaml` (`item_paths`), and the files its text
+    refers to (`files`, images first, so an item never refers to a file not yet written), and
+    `extra` files (a bank.yaml, schemas); `header` is the items' first line. Raises
+    WouldOverwrite if any of them exists, unless `overwrite`, and UsageError for a file that
+    would be written through a symbolic link.
 
     All texts are produced before the first write, and every file is written or none is
     (`runtime.files.write_all`).
@@ -72,8 +135,10 @@ def write_items(
 
     root = Path(bank_dir)
     planned = [(root / rel, data) for rel, data in result.files.items()]
-    planned += [(root / f"{item.id}.yaml", item_to_yaml(item).encode("utf-8"))
-                for item in result.items]
+    names = item_paths(root, [item.id for item in result.items])
+    planned += [(path, item_to_yaml(item, **({"header": header} if header else {}))
+                 .encode("utf-8")) for path, item in zip(names, result.items, strict=True)]
+    planned += list(extra)
     for path, _ in planned:
         _inside(root, path)
     if not overwrite:
@@ -105,7 +170,9 @@ __all__ = [
     "NoLanguage",
     "WouldOverwrite",
     "free_id",
+    "guess_format",
     "import_file",
+    "item_paths",
     "slugify",
     "unique_ids",
     "write_items",

@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from anyascii import anyascii
 from pydantic import ValidationError
 
 from dpassess.diagnostics import Diagnostic, Severity
@@ -160,14 +161,24 @@ def default_weights(option_ids: list[str], key: list[str]) -> dict[str, float]:
 _ID = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
 
+def to_ascii(text: str) -> str:
+    """`text` transliterated to ASCII (`物理` -> `WuLi`, `Руководство` -> `Rukovodstvo`, `é` ->
+    `e`), by anyascii's tables."""
+    return anyascii(unicodedata.normalize("NFC", text))
+
+
+def transliterated(text: str) -> bool:
+    """Whether `text` has letters or digits that only transliteration keeps in an id."""
+    return any(ord(c) > 127 and (c.isalnum()) for c in text)
+
+
 def valid_id(text: str) -> bool:
     return 2 <= len(text) <= 64 and bool(_ID.match(text))
 
 
 def slugify(text: str, *, prefix: str = "q", max_len: int = 48) -> str:
     """A stable id slug from text (ASCII, lower case, hyphens); `prefix` when nothing is left."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:max_len].strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", to_ascii(text).lower()).strip("-")[:max_len].strip("-")
     if not slug or not slug[0].isalpha():
         slug = f"{prefix}-{slug}" if slug else prefix
     return slug if len(slug) >= 2 else f"{prefix}-{slug}"
@@ -222,8 +233,7 @@ _LANG = re.compile(r"([a-z]{2,3})(?:_([a-z]{2}))?")
 
 def clean_tag(tag: str) -> str:
     """A tag as the model accepts it (lower case; runs of other characters become `-`)."""
-    ascii_text = unicodedata.normalize("NFKD", tag).encode("ascii", "ignore").decode()
-    out = _TAG_BAD.sub("-", ascii_text.strip().lower())
+    out = _TAG_BAD.sub("-", to_ascii(tag).strip().lower())
     return out.lstrip("._-")[:64]
 
 

@@ -12,7 +12,7 @@ type is skipped with its line and the reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from dpassess.importers.common import ImportResult, Skip, check_size, php_trim
 from dpassess.importers.moodle_text import label
@@ -199,6 +199,11 @@ class _Reader:
         if finish < start:
             raise Skip("} comes before { (escape a literal brace as \\} )")
         answers = php_trim(text[start + 1:finish])
+        after = text[finish + 1:]
+        if "::" in after or "{" in after:
+            self.b.warn("text after the answers holds '::' or '{': is a blank line missing "
+                        "before the next question? (Moodle reads the rest as part of this one)",
+                        line=line, item=label(name))
         if text.endswith("}"):
             stem_text = text[:start] + text[finish + 1:]
         else:  # the missing-word format: a blank where the answers were
@@ -328,11 +333,12 @@ class _Reader:
         return [Answer(Text("true"), 0.0, wrong), Answer(Text("false"), 1.0, right)]
 
 
-def read(data: bytes, name: str, lang: str | None) -> ImportResult:
+def read(data: bytes, name: str, lang: str | None, *,
+         true_false_words: Mapping[str, tuple[str, str]] | None = None) -> ImportResult:
     """A GIFT file -> items (multiple choice and true/false); other questions are skipped."""
     check_size(data, name)
     text = decode_utf8(data, name)
-    builder = Builder(CODE, name, lang)
+    builder = Builder(CODE, name, lang, true_false_words)
     reader = _Reader(builder)
     for start, lines in _blocks(_lines(text)):
         reader.block(start, lines)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator
 
@@ -17,6 +16,7 @@ from dpassess.importers.common import (
     inline_html,
     moodle_lang,
     php_trim,
+    to_ascii,
 )
 from dpassess.importers.html_markdown import html_to_markdown, moodle_maths
 
@@ -150,8 +150,7 @@ def label(name: str) -> str | None:
 
 
 def _ascii_slug(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", to_ascii(text).lower()).strip("-")
 
 
 def category_topic(path: str) -> str:

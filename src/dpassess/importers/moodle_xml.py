@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import assert_never
 from urllib.parse import quote
 
@@ -359,7 +360,8 @@ class _Reader:
                 Answer(Text("false"), 0.0 if correct_true else 1.0, feedback["false"])]
 
 
-def read(data: bytes, name: str, lang: str | None) -> ImportResult:
+def read(data: bytes, name: str, lang: str | None, *,
+         true_false_words: Mapping[str, tuple[str, str]] | None = None) -> ImportResult:
     """A Moodle XML file -> items (multichoice and truefalse); other questions are skipped."""
     check_size(data, name)
     encoding = prolog(data).encoding
@@ -370,7 +372,7 @@ def read(data: bytes, name: str, lang: str | None) -> ImportResult:
     if root.tag != "quiz":
         raise InputError(f"{name}:{line_of(root) or 1}: not Moodle XML: the root element is "
                          f"<{root.tag}>, not <quiz>")
-    builder = Builder(CODE, name, lang)
+    builder = Builder(CODE, name, lang, true_false_words)
     _Reader(builder).read(root)
     return builder.finish()
 

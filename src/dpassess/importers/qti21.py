@@ -12,7 +12,7 @@ import copy
 import html
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, assert_never
@@ -253,7 +253,9 @@ class _ItemReader:
     go to `warnings`, naming the item by its identifier."""
 
     def __init__(self, where: str, meta: _Meta, lang: str | None,
-                 warnings: list[Diagnostic]) -> None:
+                 warnings: list[Diagnostic],
+                 words: Mapping[str, tuple[str, str]] | None = None) -> None:
+        self.words = dict(words or {})
         self.where = where
         self.meta = meta
         self.lang = lang
@@ -335,6 +337,9 @@ class _ItemReader:
             md = _markdown(choice.text, list(choice), inline=True)
             if md != built_in.get(oid):
                 options[oid] = md
+        if kind is ItemType.true_false and not options and lang not in TRUE_FALSE_WORDS:
+            options = dict(zip(TRUE_FALSE_IDS, self.words.get(lang, ("True", "False")),
+                               strict=True))
         feedback, explanation = self._feedback(root, to_ours)
         item_id = self._id(root)
         topic, tags = self._topic_and_tags()
@@ -900,7 +905,7 @@ def _built_in_words(kind: _ChoiceKind, lang: str) -> dict[str, str]:
     that reads the same is left to them)."""
     match kind:
         case ItemType.true_false:
-            return TRUE_FALSE_WORDS.get(lang, TRUE_FALSE_WORDS["en"])
+            return TRUE_FALSE_WORDS.get(lang, {})
         case ItemType.single_choice | ItemType.multiple_response:
             return {}
         case _:
@@ -908,9 +913,9 @@ def _built_in_words(kind: _ChoiceKind, lang: str) -> dict[str, str]:
 
 
 def _read_item(data: bytes, where: str, meta: _Meta, lang: str | None,
-               result: ImportResult) -> None:
+               result: ImportResult, words: Mapping[str, tuple[str, str]] | None) -> None:
     root = parse_xml(data, where)
-    reader = _ItemReader(where, meta, lang, result.warnings)
+    reader = _ItemReader(where, meta, lang, result.warnings, words)
     reader.item = root.get("identifier") or None
     try:
         result.items.append(reader.read(root))
@@ -918,7 +923,8 @@ def _read_item(data: bytes, where: str, meta: _Meta, lang: str | None,
         result.skipped.append(note(CODE, where, str(exc), item=reader.item))
 
 
-def read(data: bytes, name: str, lang: str | None) -> ImportResult:
+def read(data: bytes, name: str, lang: str | None, *,
+         true_false_words: Mapping[str, tuple[str, str]] | None = None) -> ImportResult:
     """A QTI 2.1 package (zip) or a single assessmentItem file -> items."""
     check_size(data, name)
     result = ImportResult()
@@ -929,9 +935,9 @@ def read(data: bytes, name: str, lang: str | None) -> ImportResult:
                                         "resource(s) list a file listed before; each file is "
                                         "read once"))
         for path, content, meta in entries:
-            _read_item(content, f"{name}:{path}", meta, lang, result)
+            _read_item(content, f"{name}:{path}", meta, lang, result, true_false_words)
     else:
-        _read_item(data, name, _Meta(), lang, result)
+        _read_item(data, name, _Meta(), lang, result, true_false_words)
     result.items = unique_ids(result.items)
     return result
 

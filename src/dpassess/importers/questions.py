@@ -38,6 +38,7 @@ from dpassess.importers.common import (
     php_trim,
     slugify,
     title_markdown,
+    transliterated,
     valid_id,
     validation_reason,
     with_titles,
@@ -54,6 +55,7 @@ from dpassess.lms.moodle import GRADE_TOLERANCE, percent, snap
 from dpassess.markup.markdown import to_plain
 from dpassess.model import (
     TRUE_FALSE_IDS,
+    TRUE_FALSE_WORDS,
     AnswerContent,
     Content,
     ContentBase,
@@ -278,10 +280,13 @@ class Builder:
     file's spans use (as Moodle shows it), else it is an error.
     """
 
-    def __init__(self, code: str, path: str, lang: str | None) -> None:
+    def __init__(self, code: str, path: str, lang: str | None,
+                 true_false_words: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.code = code
         self.path = path
         self.lang = lang
+        self.words = dict(true_false_words or {})
+        self._wordless: dict[str, None] = {}  # languages given English true/false words
         self.result = ImportResult()
         self._pending: list[tuple[Question, str]] = []  # (question, topic)
         self._file_langs: dict[str, None] = {}
@@ -289,6 +294,7 @@ class Builder:
         self._topic = ""  # the category path in force
         self._ids: set[str] = set()  # ids of the items built so far
         self._tried: dict[str, int] = {}  # the last suffix tried for each id wanted
+        self._transliterated: list[tuple[str, str]] = []  # (name, id) of ids transliterated
         self._renamed: list[tuple[Question, str, str]] = []  # (question, id, id given)
 
     def warn(self, message: str, *, line: int = 0, field: str = "",
@@ -333,10 +339,18 @@ class Builder:
             for code in langs:
                 self._file_langs.setdefault(code, None)
         topics: dict[str, str] = {}
+        sources: dict[str, str] = {}  # topic -> the first category path giving it
         first = next(iter(self._file_langs), "")
         for (q, path), found in zip(self._pending, langs_by_q, strict=True):
             if path not in topics:
-                topics[path] = category_topic(select(path, first))
+                shown = select(path, first)
+                topic = topics[path] = category_topic(shown)
+                if sources.setdefault(topic, path) != path:
+                    self.warn(f"categories {sources[topic]!r} and {path!r} both become topic "
+                              f"{topic!r}: their questions share it", line=q.line)
+                elif transliterated(shown):
+                    self.warn(f"category {shown!r} is topic {topic!r} (transliterated)",
+                              line=q.line)
             try:
                 self.result.items.append(self._item(q, topics[path], found))
             except Skip as exc:
@@ -344,6 +358,14 @@ class Builder:
         for original, tag in sorted(self._tag_notes.items()):
             self.warn(f"tag {original!r} written as {tag!r}" if tag
                       else f"tag {original!r} has no letters or digits; left out")
+        for lang in self._wordless:
+            self.warn(f"true/false items in {lang!r} show the English words True and False "
+                      f"(the bank has no words for {lang!r}): give them (for example "
+                      f"{lang}=yes,no), or edit the items' options")
+        if self._transliterated:
+            name, new = self._transliterated[0]
+            self.warn(f"{len(self._transliterated)} id(s) transliterated from names in other "
+                      f"scripts (the first: {name!r} is {new!r}); the names are kept as titles")
         for q, old, new in self._renamed:
             self.warn(f"id {old!r} is used by an earlier question; this one is {new!r}",
                       line=q.line, item=q.label)
@@ -449,7 +471,7 @@ class Builder:
         for model, code in langs:
             options = {oid: _markdown(a.text, code, inline=True)
                        for oid, a in zip(choices.ids, answers, strict=True)
-                       } if choices.option_texts else {}
+                       } if choices.option_texts else self._true_false_words(model)
             feedback = {oid: fb for oid, a in zip(choices.ids, answers, strict=True)
                         if (fb := _markdown(a.feedback, code, inline=False))}
             try:
@@ -657,6 +679,16 @@ class Builder:
         make = partial(Ordering, type=ItemType.ordering, options=tuple(ids), grading=q.grading)
         return self._built(q, topic, draft, text, make)
 
+    def _true_false_words(self, lang: str) -> dict[str, str]:
+        """The words a true/false item shows in `lang`: none in a language with built-in words
+        (Moodle shows its own anyway), else those given for it, else English ones (warned)."""
+        if lang in TRUE_FALSE_WORDS:
+            return {}
+        if lang in self.words:
+            return dict(zip(TRUE_FALSE_IDS, self.words[lang], strict=True))
+        self._wordless.setdefault(lang, None)
+        return dict(TRUE_FALSE_WORDS["en"])
+
     def _stem(self, q: Question, draft: _Draft, code: str) -> str:
         return _markdown(self._link(q, q.stem, draft.files), code, inline=False)
 
@@ -739,7 +771,10 @@ class Builder:
                 return idnumber, ""
             new = slugify(idnumber)
             return new, f"idnumber {idnumber!r} is not an item id; using {new!r}"
-        return slugify(fallback), ""
+        new = slugify(fallback)
+        if transliterated(fallback):
+            self._transliterated.append((fallback, new))
+        return new, ""
 
     def _link(self, q: Question, t: Text, files: _Files) -> Text:
         """`t` with each `@@PLUGINFILE@@/<name>` that names a file of its area pointing at
