@@ -92,10 +92,16 @@ def keep_as_html(feedback: etree._Element) -> None:
 _P = "{http://www.imsglobal.org/xsd/imsqti_v2p1}p"
 _SPAN = "{http://www.imsglobal.org/xsd/imsqti_v2p1}span"
 
-#: The manifest's `interactionType` is how Canvas picks its converter
-#: (`AssessmentItemConverter.create_instructure_question`): `choiceInteraction`,
-#: `matchInteraction`, `extendedTextInteraction` and `orderInteraction` reach the converter of
-#: their kind, but `textEntryInteraction` reaches `FillInTheBlank` without the `custom_type`
-#: `text_entry_interaction` that only `QuestionTypeEducatedGuesser` sets (when the manifest
-#: names no interaction), and so imports no answer. Text-entry items leave it out.
-UNLISTED_INTERACTIONS = frozenset({"textEntryInteraction"})
+#: How Canvas picks the converter of an item (`AssessmentItemConverter.create_instructure_question`):
+#: from an `interactionType` in the resource's metadata that it finds only in the manifest's
+#: default namespace or a QTI *item* namespace (`imsqti_v2p1`), never in the QTI metadata
+#: namespace a valid manifest uses (so the export writes none), else by
+#: `QuestionTypeEducatedGuesser` from the item: these interactions, in this order. An
+#: `orderInteraction` is not among them: Canvas imports an ordering item as an error question.
+INTERACTION_TYPES = {
+    "choiceInteraction": "multiple_choice_question / multiple_answers_question",
+    "associateInteraction": "matching_question",
+    "extendedTextInteraction": "essay_question",
+    "textEntryInteraction": "fill_in_multiple_blanks_question (the correctResponse value)",
+    "matchInteraction": "matching_question",
+}

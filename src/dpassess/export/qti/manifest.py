@@ -1,11 +1,11 @@
 """A collection's items in one language -> the package's `imsmanifest.xml` (IMS CP 1.1 with IEEE
-LOM and QTI metadata): the test's resource, then one resource per item with its files, written
+LOM metadata): the test's resource, then one resource per item with its files, written
 one resource at a time."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import IO, assert_never
+from typing import IO
 from urllib.parse import quote
 
 from lxml import etree
@@ -19,10 +19,7 @@ from dpassess.export.qti.names import (
     LOM,
     LOM_NS,
     QTI_NS,
-    QTIM,
-    QTIM_NS,
     SCHEMA_LOCATION,
-    TOOL,
     XSI_NS,
     item_identifier,
     item_path,
@@ -32,22 +29,10 @@ from dpassess.export.qti.names import (
 from dpassess.export.xmlfast import ChildStream, copied, nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import item_title
-from dpassess.model import (
-    AnswerContent,
-    Content,
-    Essay,
-    Item,
-    Matching,
-    MultipleResponse,
-    Numerical,
-    Ordering,
-    ShortAnswer,
-    SingleChoice,
-    TrueFalse,
-)
+from dpassess.model import Item
 
 NSMAP = nsmap({None: CP_NS, canvas.QTI2_NAMESPACE_PREFIX: QTI_NS, "lom": LOM_NS,
-               "qtim": QTIM_NS, "xsi": XSI_NS})
+               "xsi": XSI_NS})
 LOM_STATUS = {"draft": "draft", "reviewed": "final", "retired": "unavailable"}
 LOM_DIFFICULTY = {"easy": "easy", "medium": "medium", "hard": "difficult"}
 
@@ -88,12 +73,9 @@ def item_resource(resources: etree._Element, collection: Collection, lang: str, 
     """The item's resource in `resources`: its QTI and LOM metadata, its file and the images it
     shows (Canvas imports every listed file)."""
     href = item_path(item)
-    content = item.text[lang]
-    feedback = content.feedback if isinstance(content, Content | AnswerContent) else {}
-    has_feedback = bool(content.explanation) or any(feedback.values())
     resource = SubElement(resources, CP + "resource", identifier=item_identifier(item, lang, collection.id),
                           type="imsqti_item_xmlv2p1", href=href)
-    meta = _metadata(interaction_type(item), has_feedback)
+    meta = _metadata()
     resource.append(meta)
     lom = SubElement(meta, LOM + "lom")
     _lom_general(lom, collection.category, item.id, item_title(item, lang) or item.id, lang,
@@ -120,37 +102,12 @@ def _lom_general(lom: etree._Element, catalog: str, entry: str, title: str, lang
         SubElement(SubElement(general, LOM + "keyword"), LOM + "string", language=lang).text = word
 
 
-def interaction_type(item: Item) -> str:
-    """The interaction the item's assessmentItem holds."""
-    match item:
-        case SingleChoice() | MultipleResponse() | TrueFalse():
-            return "choiceInteraction"
-        case Numerical() | ShortAnswer():
-            return "textEntryInteraction"
-        case Matching():
-            return "matchInteraction"
-        case Essay():
-            return "extendedTextInteraction"
-        case Ordering():
-            return "orderInteraction"
-        case _:
-            assert_never(item)
-
-
 @copied
-def _metadata(interaction: str, has_feedback: bool) -> etree._Element:
-    """An item resource's metadata, up to its LOM: the QTI metadata (before the LOM, as the
-    QTI 2.1 CP profile orders them): its interaction (unless Canvas would misread it:
-    `canvas.UNLISTED_INTERACTIONS`), not timed, with a solution."""
-    meta = etree.Element(CP + "metadata", nsmap=NSMAP)
-    qti = SubElement(meta, QTIM + "qtiMetadata")
-    SubElement(qti, QTIM + "timeDependent").text = "false"
-    if interaction not in canvas.UNLISTED_INTERACTIONS:
-        SubElement(qti, QTIM + "interactionType").text = interaction
-    SubElement(qti, QTIM + "feedbackType").text = "nonadaptive" if has_feedback else "none"
-    SubElement(qti, QTIM + "solutionAvailable").text = "true"
-    SubElement(qti, QTIM + "toolName").text = TOOL
-    return meta
+def _metadata() -> etree._Element:
+    """An item resource's metadata, holding its LOM only: no QTI metadata (`qtiMetadata`), which
+    the QTI 3.0 upgrade (citolab-qti-convert) copies unchanged into the 3.0 manifest, where its
+    QTI 2.1 namespace is invalid; and Canvas reads none of it (`canvas.INTERACTION_TYPES`)."""
+    return etree.Element(CP + "metadata", nsmap=NSMAP)
 
 
 @copied

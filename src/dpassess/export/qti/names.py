@@ -23,14 +23,12 @@ TOOL = "dpassess"
 
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 LOM_NS = "http://ltsc.ieee.org/xsd/LOM"
-QTIM_NS = "http://www.imsglobal.org/xsd/imsqti_metadata_v2p1"
 XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
 SCHEMA_LOCATION = f"{{{XSI_NS}}}schemaLocation"
 QTI_LOCATION = f"{QTI_NS} http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p2.xsd"
 CP_LOCATION = " ".join([
     CP_NS, "http://www.imsglobal.org/xsd/imscp_v1p1.xsd",
     LOM_NS, "http://www.imsglobal.org/xsd/imsmd_loose_v1p3p2.xsd",
-    QTIM_NS, "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_metadata_v2p1.xsd",
 ])
 
 #: The namespaces of the package's item and test files.
@@ -40,7 +38,6 @@ QTI_NSMAP = nsmap({None: QTI_NS, "xsi": XSI_NS})
 Q = f"{{{QTI_NS}}}"
 CP = f"{{{CP_NS}}}"
 LOM = f"{{{LOM_NS}}}"
-QTIM = f"{{{QTIM_NS}}}"
 
 
 def item_identifier(item: ItemBase, lang: str, collection_id: str = "") -> str:
