@@ -206,3 +206,41 @@ def test_help_imports_no_part_of_the_pipeline():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "[]"
+
+
+def _stderr_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
+    """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "dpassess", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminal")
+def test_progress_is_drawn_on_a_terminal_only_and_never_in_ci(tmp_path: Path):
+    import os
+
+    run("init", "items/b", cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["TERM"] = "xterm"
+    shown = _stderr_on_a_terminal(["build", "--no-cache"], env, tmp_path)
+    assert "dpassess: linting" in shown and "\x1b[2K" in shown
+    assert "dpassess: linting" not in _stderr_on_a_terminal(
+        ["build", "--no-cache"], {**env, "CI": "true"}, tmp_path)
+    piped = run("build", "--no-cache", cwd=tmp_path, env=env)
+    assert "dpassess:" not in piped.stderr and "\x1b" not in piped.stderr + piped.stdout
