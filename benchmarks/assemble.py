@@ -6,13 +6,16 @@
     time to the first feasible selection and to the proven-best mean-difficulty balance;
 (b) 10,000 items, 20 forms × 60, 20 cells, enemies, overlap ≤ 10 % (6 items);
 (c) infeasible variants: a cell shortage (found before search) and a points/cell conflict
-    (found by the solver, then named by the deletion filter): time to the explanation.
+    (found by the solver, then named by the deletion filter): time to the explanation;
+(d) case (b) with `balance: {minimize: true}` and a 30 deterministic-second budget: wall time
+    and the process's peak memory (the solver is bounded by WALL_FACTOR and MEMORY_MB).
 Banks are generated in memory from a fixed seed (loading YAML is measured by benchmarks/load.py).
 """
 
 from __future__ import annotations
 
 import random
+import resource
 import sys
 import time
 
@@ -53,6 +56,7 @@ def make_bank(n: int, topics: int, *, enemies: int, seed: int = 7) -> Bank:
 
 
 def problem(bank: Bank, data: dict[str, object]) -> Problem:
+    data = {"statuses": ["draft", "reviewed"], **data}  # the generated items are drafts
     return resolve(Blueprint.model_validate({"id": "bench", "bank": ".", **data}), "<bench>", bank)
 
 
@@ -103,6 +107,13 @@ def main() -> None:
     cells = [c.cell.model_dump() for c in short.cells]
     report("(c2) infeasible: points vs hard cells", problem(bank_a, {
         "forms": 5, "items": 40, "cells": cells, "max_overlap": 0, "points": 41}), 10)
+    heavy = case_b(bank_b)
+    heavy.blueprint = heavy.blueprint.model_copy(update={"balance": Blueprint.model_validate({
+        "id": "bench", "bank": ".", "forms": 1, "items": 1,
+        "balance": {"tolerance": 0.02, "minimize": True}}).balance})
+    report("(d) (b) + minimize spread, budget 30 det. s", heavy, 30)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"    peak memory of this process so far: {peak:.0f} MB")
     if "--highs" in sys.argv:
         highs(case_a(bank_a, True), 30)
 

@@ -11,14 +11,17 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, files
 from dpassess.assemble import Infeasible, assemble, assemble_problem, write_assembly
 from dpassess.assemble.forms import key_patterns
-from dpassess.assemble.paper import tex_to_typst
+from dpassess.assemble.paper import t, tex_to_typst
 from dpassess.assemble.problem import resolve
 from dpassess.assemble.solve import _solve
 from dpassess.bank.load import load_bank
+from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Essay, Matching, Numerical, Ordering, SingleChoice, TrueFalse
 from dpassess.model.blueprint import Blueprint, check_seed, check_time_limit
 
@@ -290,3 +293,16 @@ def test_tex_subset_becomes_typst_maths_and_the_rest_stays_tex():
         assert maths is not None, tex
         typst.compile(f"${maths}$".encode(), ignore_system_fonts=True)
     assert tex_to_typst(r"\begin{matrix} a \end{matrix}") is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x24F,  # Latin, as id and en
+                             exclude_categories=("Cc", "Cf", "Cn")), min_size=1, max_size=40))
+def test_any_text_prints_as_itself(text):
+    """Every text goes into the PDF as a Typst string: nothing in it is read as markup (the
+    oracle: PDFium's text of the page)."""
+    import typst
+    pdf = typst.compile(f"#set page(width: 30cm, height: auto)\n{t(text)}".encode(),
+                        ignore_system_fonts=True)
+    shown = "".join(page_texts(pdf)).split()
+    assert "".join(shown) == "".join(xml_safe(text)[0].split())

@@ -309,10 +309,12 @@ def _key_list_html(p: Paper) -> HtmlElement:
 # --- Typst (PDF) ----------------------------------------------------------------------------------
 
 
-def s(text: str) -> str:
-    """A Typst string literal holding `text` (as content: `#` + this)."""
+def s(text: str, *, lines: bool = False) -> str:
+    """A Typst string literal holding `text` (as content: `#` + this); line breaks become
+    spaces unless `lines` (code blocks)."""
     clean, _ = xml_safe(text)
-    escaped = clean.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    escaped = clean.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escaped.replace("\n", "\\n" if lines else " ")
     return f'"{escaped}"'
 
 
@@ -490,7 +492,7 @@ class _Typst:
             case "code":
                 return f"#raw({s(el.text_content())})"
             case "pre":
-                return f"#raw(block: true, {s(el.text_content())})\n\n"
+                return f"#raw(block: true, {s(el.text_content().rstrip(), lines=True)})\n\n"
             case "br":
                 return "#linebreak()"
             case "sub":
