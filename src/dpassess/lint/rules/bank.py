@@ -4,7 +4,7 @@ key length, a test-wise strategy), each tested against chance."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
@@ -363,33 +363,49 @@ def key_longest_rate(bctx: BankContext) -> Iterator[Hit]:
             )
 
 
+#: The options a test-wise student picks once absolute terms are dropped: the longest, and
+#: the shortest (keys trimmed against the length cue teach the reverse cue).
+_PICKS: tuple[tuple[str, Callable[[Iterable[int]], int]], ...] = (("longest", max),
+                                                                  ("shortest", min))
+#: One-sided z for p < 0.005: each of the two strategies at half of 1%, so the rule as a whole
+#: flags a bank without cues about once in a hundred (Bonferroni).
+_TESTWISE_Z = 2.576
+
+
 @bank_rule(
     "BK007", "testwise-strategy", "warning",
-    fix="Remove the cues the strategy uses: absolute terms in distractors and long keys.",
+    fix="Remove the cues the strategy uses: absolute terms in distractors, and keys that are "
+    "the longest (or the shortest) option more often than chance.",
 )
 def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
     """## What it does
     Plays a test-wise student who knows nothing: drop options with absolute terms (unless all
-    have them), then pick the longest remaining option (ties split). Flags a language where
-    this strategy's expected score is well above chance (z >= 2.33, about p < 0.01, and at
-    least 1.5 times chance) over five or more items.
+    have them), then pick the longest remaining option (ties split); and, as a second
+    student, the shortest. Flags a language where either strategy's expected score is well
+    above chance (z >= 2.58, p < 0.005 for each of the two, about p < 0.01 for the pair, and
+    at least 1.5 times chance) over five or more items.
 
     ## Why is this bad?
     The bank then measures test-wiseness, not knowledge: a student who never studied scores
-    like one who did on exactly the items that carry the cues.
+    like one who did on exactly the items that carry the cues. Trimming every key so that it
+    is never the longest option only moves the cue: "pick the shortest" then wins.
 
     ## Example
-    On the original seed wording the strategy answers 6 of 8 items correctly; chance is 2.
+    On the original seed wording "pick the longest" answers 6 of 8 items correctly; chance is
+    2. A bank whose keys were all shortened until each is the shortest option is flagged for
+    "pick the shortest".
 
     ## Use instead
-    Fix the cues that `absolute-term-cue` and `key-is-longest` report until the strategy
-    scores near chance.
+    Fix the cues that `absolute-term-cue` and `key-is-longest` report, and vary the key's
+    length (lengthen some keys rather than pad distractors), until both strategies score near
+    chance.
     """
     items = _choice_items(bctx)
     if len(items) < 5:
         return
     for lang in bctx.languages:
-        score = chance = var = 0.0
+        scores = dict.fromkeys((name for name, _ in _PICKS), 0.0)
+        chance = var = 0.0
         n = 0
         for ctx in items:
             if lang not in ctx.item.text:
@@ -397,21 +413,25 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
             v = ctx.view(lang)
             opts = list(ctx.option_ids)
             kept = [o for o in opts if not absolute_terms(v, o)] or opts
-            longest = max(len(v.options[o]) for o in kept)
-            top = [o for o in kept if len(v.options[o]) == longest]
             k = len(opts)
             n += 1
             chance += 1 / k
             var += (1 / k) * (1 - 1 / k)
-            if ctx.item.key[0] in top:
-                score += 1 / len(top)
+            for name, pick in _PICKS:
+                chosen = pick(len(v.options[o]) for o in kept)
+                top = [o for o in kept if len(v.options[o]) == chosen]
+                if ctx.item.key[0] in top:
+                    scores[name] += 1 / len(top)
         if n < 5:
             continue
+        # the better strategy only (when the absolute terms leave one option, both win)
+        name = max(scores, key=scores.__getitem__)  # "longest" on a tie
+        score = scores[name]
         z = z_score(score, chance, var)
-        if z >= 2.33 and score >= 1.5 * chance:
+        if z >= _TESTWISE_Z and score >= 1.5 * chance:
             yield Hit(
                 ("languages",),
-                f"in {lang!r} a test-wise strategy (drop absolute terms, pick the longest) "
+                f"in {lang!r} a test-wise strategy (drop absolute terms, pick the {name}) "
                 f"scores {score:.1f} of {n} items; chance is {chance:.1f} (z={z:.1f})",
             )
 
