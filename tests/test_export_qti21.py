@@ -36,7 +36,7 @@ from dpassess.markup.markdown import to_html, to_plain
 from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Content, Item, ItemType, Option, parse_item
-from strategies import HOSTILE, bank_config, items, write_bank
+from strategies import HOSTILE, any_items, bank_config, items, write_bank
 
 SCHEMAS = Path(__file__).parent / "schemas"
 GOLDEN = Path(__file__).parent / "golden" / "qti21"
@@ -516,3 +516,14 @@ def test_non_xml_screen_agrees_with_the_xml_char_production(text):
     clean, removed = _xmlchars.xml_safe(text)
     assert clean == _xmlchars._NOT_XML.sub("", text)
     assert bool(removed) == (clean != text)
+
+
+@given(st.lists(any_items(), min_size=1, max_size=4, unique_by=lambda i: i.id),
+       st.sampled_from(["id", "en"]))
+def test_items_of_every_type_export_to_a_valid_package(its, lang):
+    result = export(collection_of(*its), lang)
+    docs = check_package(result.data)
+    for it in its:
+        doc = docs[f"items/{it.id}.xml"]
+        assert doc.get("identifier") == f"test-bank.{it.id}-{lang}"
+        assert _text(doc.find(f"{Q}itemBody/{Q}div")) == _expected(it.text[lang].stem)

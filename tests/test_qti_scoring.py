@@ -151,7 +151,10 @@ def test_numerical_kitchen_sink_hand_worked():
     assert [score(it, x) for x in (0.75, 0.7549, 0.756, 75, 76, 76.01, -0.75)] == [
         2, 2, 0, 1, 1, 0, 0]
     root, _ = assessment_item(it, "en")
-    assert Engine(root).run({"RESPONSE": 75.0})["FEEDBACK"] == ("FB2",)
+    outcomes = Engine(root).run({"RESPONSE": 75.0})
+    assert (outcomes["FEEDBACK"], outcomes["ANSWER"]) == (("FB2",), "slip")
+    assert Engine(root).run({"RESPONSE": 0.75})["ANSWER"] == "exact"
+    assert Engine(root).run({"RESPONSE": 3.0})["ANSWER"] is None
 
 
 def test_graded_units_warn_once_that_qti_has_none():
@@ -229,7 +232,8 @@ def test_short_answer_hand_worked_first_answer_wins_and_feedback():
     assert [score(it, r) for r in ("Queue", "fifo QUEUE", "listing", "list", "a list", "")] == [
         1, 1, 0.5, 0.5, 0, 0]
     root, _ = assessment_item(it, "en")
-    assert Engine(root).run({"RESPONSE": "lists"})["FEEDBACK"] == ("FB2",)
+    outcomes = Engine(root).run({"RESPONSE": "lists"})
+    assert (outcomes["FEEDBACK"], outcomes["ANSWER"]) == (("FB2",), "list")
 
 
 # --- matching: an equal share per right pair ------------------------------------------------------

@@ -49,6 +49,7 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
     sub(sub(declaration, "correctResponse"), "value",
         number(best.value if best.value is not None else (lo + hi) / 2))
     build.declare_scores(root, item.points)
+    _answer_declaration(root)
     body = build.body(root)
     width = max(len(number(x)) for a in item.answers for x in a.bounds)
     sub(keep_as_is(sub(body, "p")), "textEntryInteraction", responseIdentifier=RESPONSE,
@@ -74,6 +75,7 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
                 sub(test, "variable", identifier=RESPONSE)
                 sub(test, "baseValue", number(float(bound or 0)), baseType="float")
         set_score(branch, number(answer.fraction * item.points))
+        _set_answer(branch, answer.id)
         if feedback.get(answer.id):
             add_feedback(branch, canvas.answer_feedback_id(n))
     set_score(sub(rule, "responseElse"), "0")
@@ -112,6 +114,7 @@ def short_answer(build: Builder, item: ShortAnswer) -> etree._Element:
     if not len(mapping):
         declaration.remove(mapping)
     build.declare_scores(root, item.points)
+    _answer_declaration(root)
     body = build.body(root)
     width = max(len(w) for ws in content.answers.values() for w in ws)
     sub(keep_as_is(sub(body, "p")), "textEntryInteraction", responseIdentifier=RESPONSE,
@@ -139,6 +142,7 @@ def short_answer(build: Builder, item: ShortAnswer) -> etree._Element:
                 sub(test, "variable", identifier=RESPONSE)
                 sub(test, "baseValue", _literal(clean), baseType="string")
         set_score(branch, number(answer.fraction * item.points))
+        _set_answer(branch, answer.id)
         if content.feedback.get(answer.id):
             add_feedback(branch, canvas.answer_feedback_id(n))
     set_score(sub(rule, "responseElse"), "0")
@@ -482,6 +486,20 @@ def _when_below(processing: etree._Element, name: str, value: int, do: Callable[
 
 
 # --- shared ------------------------------------------------------------------------------------
+
+#: The outcome naming the answer a typed response matched (by its id), as Moodle's question
+#: engine records it: the answers' ids travel in the package, for feedback and for import.
+ANSWER = "ANSWER"
+
+
+def _answer_declaration(root: etree._Element) -> None:
+    sub(root, "outcomeDeclaration", identifier=ANSWER, cardinality="single",
+        baseType="identifier")
+
+
+def _set_answer(branch: etree._Element, answer_id: str) -> None:
+    sub(sub(branch, "setOutcomeValue", identifier=ANSWER), "baseValue", answer_id,
+        baseType="identifier")
 
 
 def _processing(root: etree._Element, build: Builder) -> etree._Element:
