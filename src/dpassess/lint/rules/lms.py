@@ -326,8 +326,8 @@ def name_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
     language as Moodle stores it (plain text, with `&`, `<` and `>` written as `&amp;`, `&lt;`,
     `&gt;`), and, in the multilang export (`-l multi`), the titles of all the bank's languages
     together as `<span lang=".." class="multilang">` spans. An item without a title is named by
-    the first line of its stem, shortened to 80 characters (which `&`, `<` and `>` can still
-    take past 255 as entities, or several languages as spans): then the stem is named.
+    the first line of its stem, which the export cuts at a word to fit, so only titles are
+    reported.
 
     ## Why is this bad?
     Moodle's question name column holds 255 characters: its importer cuts a longer name

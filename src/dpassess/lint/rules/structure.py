@@ -13,6 +13,7 @@ from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS, STOPWORDS
+from dpassess.lms.moodle import MAX_IDNUMBER
 from dpassess.model import (
     ChoiceBase,
     ChoiceItem,
@@ -335,13 +336,12 @@ def _name(loc: FieldPath) -> str:
 
 
 _NCNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]*$")
-MOODLE_IDNUMBER = 100
 
 
 @rule(
     "ST008", "invalid-identifier", "error",
     fix="Use a lower-case slug (letters, digits, - or _), starting with a letter and not with "
-    "'xml', at most 100 characters.",
+    f"'xml', at most {MAX_IDNUMBER} characters.",
 )
 def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
@@ -364,19 +364,19 @@ def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
     ```
     """
     item = ctx.item
-    ids: list[tuple[FieldPath, str, int]] = [(("id",), item.id, MOODLE_IDNUMBER)]
+    ids: list[tuple[FieldPath, str, int]] = [(("id",), item.id, MAX_IDNUMBER)]
     match item:
         case ChoiceBase():
-            ids += [(("options", i), o.id, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+            ids += [(("options", i), o.id, MAX_IDNUMBER) for i, o in enumerate(item.options)]
         case Numerical():
-            ids += [(("answers", i, "id"), a.id, MOODLE_IDNUMBER) for i, a in enumerate(item.answers)]
+            ids += [(("answers", i, "id"), a.id, MAX_IDNUMBER) for i, a in enumerate(item.answers)]
         case ShortAnswer():
-            ids += [(("answers", i, "id"), a.id, MOODLE_IDNUMBER) for i, a in enumerate(item.answers)]
+            ids += [(("answers", i, "id"), a.id, MAX_IDNUMBER) for i, a in enumerate(item.answers)]
         case Matching():
-            ids += [(("pairs", i), p, MOODLE_IDNUMBER) for i, p in enumerate(item.pairs)]
-            ids += [(("distractors", i), p, MOODLE_IDNUMBER) for i, p in enumerate(item.distractors)]
+            ids += [(("pairs", i), p, MAX_IDNUMBER) for i, p in enumerate(item.pairs)]
+            ids += [(("distractors", i), p, MAX_IDNUMBER) for i, p in enumerate(item.distractors)]
         case Ordering():
-            ids += [(("options", i), o, MOODLE_IDNUMBER) for i, o in enumerate(item.options)]
+            ids += [(("options", i), o, MAX_IDNUMBER) for i, o in enumerate(item.options)]
         case Essay():
             pass
         case _:
