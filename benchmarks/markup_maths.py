@@ -18,7 +18,7 @@ from collections.abc import Callable
 from markdown_it import MarkdownIt
 
 from dpassess.markup.markdown import _md
-from dpassess.markup.maths import _scan
+from dpassess.markup.maths import _parse_scan
 
 CASES = {
     "unclosed \\(": "\\(a ",
@@ -44,7 +44,7 @@ def main() -> None:
     plain = MarkdownIt("commonmark", {"html": True})
     columns: dict[str, Callable[[str], object]] = {
         "markdown-it": plain.render,
-        "with maths": lambda t: (_md.render(t), _scan.__wrapped__(t)),
+        "with maths": lambda t: (_md.render(t), _parse_scan.__wrapped__(t)),
     }
     if "--no-texmath" not in sys.argv:
         from mdit_py_plugins.texmath import texmath_plugin

@@ -341,8 +341,19 @@ def _line_starts(source: str) -> list[int]:
     return starts
 
 
-@lru_cache(maxsize=4096)
+_NOTHING: tuple[tuple[Maths, ...], tuple[Unbalanced, ...]] = ((), ())
+
+
 def _scan(source: str) -> tuple[tuple[Maths, ...], tuple[Unbalanced, ...]]:
+    """Maths spans and unpaired delimiters of `source`. Text without `$` or `\\` holds neither
+    and is not parsed (most text: lint asks for every field)."""
+    if "$" not in source and "\\" not in source:
+        return _NOTHING
+    return _parse_scan(source)
+
+
+@lru_cache(maxsize=4096)
+def _parse_scan(source: str) -> tuple[tuple[Maths, ...], tuple[Unbalanced, ...]]:
     maths: list[Maths] = []
     loose: list[Unbalanced] = []
     starts = _line_starts(source)
