@@ -87,6 +87,8 @@ def to_html(source: str, maths: MathsMode = "tex") -> str:
     fast = _fast_paragraph(source)
     if fast is not None:
         return fast
+    if maths == "mathml" and "$" not in source and "\\" not in source:
+        return to_html(source)  # no maths: the same HTML, rendered once
     html: str = (_md_mathml if maths == "mathml" else _md).render(source)
     return html.strip()
 
