@@ -15,8 +15,11 @@ or "refused" (an input error: a documented limit).
 The cases (n is the size in characters of the hostile part):
 - gift-id-comment / gift-tag-comment: a comment line of n characters of "[id:" or "[tag:" with
   no closing bracket, before a question;
+- gift-escaped-comment: "[id:" then n characters of escaped brackets "\\]", ending in a control
+  character (backtracking over the escapes);
 - gift-same-name: n/24 questions all named "Q" (id allocation);
-- gift-long-category: a $CATEGORY: path of n characters;
+- gift-long-category: a $CATEGORY: path of n characters; gift-tag-category: one of "<a" repeated
+  (tag stripping);
 - gift-open-multilang: a question text of n characters of open multilang spans;
 - mxml-same-name, mxml-long-category, mxml-open-multilang: the same in Moodle XML;
 - mxml-deep-nesting: n/6 nested elements inside a question's text;
@@ -43,7 +46,8 @@ SIZES = (1_000, 10_000, 100_000, 1_000_000)
 #: Growth is computed from runs of at least this many seconds (below, timer noise dominates).
 MIN_TIMED = 0.005
 CASES = (
-    "gift-id-comment", "gift-tag-comment", "gift-same-name", "gift-long-category",
+    "gift-id-comment", "gift-tag-comment", "gift-escaped-comment", "gift-same-name",
+    "gift-long-category", "gift-tag-category",
     "gift-open-multilang", "mxml-same-name", "mxml-long-category", "mxml-open-multilang",
     "mxml-deep-nesting", "mxml-long-line", "qti-deep-nesting", "qti-long-line",
     "qti-many-choices", "yaml-long-line", "yaml-deep-nesting", "yaml-many-options",
@@ -115,6 +119,10 @@ def build(n, sub):
         fmt, data = "gift", ("// " + rep("[id:", n) + "\n::Q::What is 2+2?{=4 ~5}\n").encode()
     elif case == "gift-tag-comment":
         fmt, data = "gift", ("// " + rep("[tag:", n) + "\n::Q::What is 2+2?{=4 ~5}\n").encode()
+    elif case == "gift-escaped-comment":
+        fmt, data = "gift", ("// [id:" + rep("\\]", n) + "\x01\n::Q::What is 2+2?{=4 ~5}\n").encode()
+    elif case == "gift-tag-category":
+        fmt, data = "gift", ("$CATEGORY: " + rep("<a", n) + "\n\n::Q::What is 2+2?{=4 ~5}\n").encode()
     elif case == "gift-same-name":
         fmt, data = "gift", rep("::Q::What is 2+2?{=4 ~5}\n\n", n).encode()
     elif case == "gift-long-category":
