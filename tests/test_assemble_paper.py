@@ -123,7 +123,12 @@ def test_keys_of_every_type_in_the_key_files_and_papers():
         data = json.loads(out[f"{form.id}/{form.id}-key.json"])
         rows = {r["item"]: r for r in data["items"]}
         html = lxml.html.fromstring(out[f"{form.id}/{form.id}-id.html"])
+        key = lxml.html.fromstring(out[f"{form.id}/{form.id}-key-id.html"])
+        points = {tr.xpath("string(td[4])"): tr.xpath("string(td[3])")
+                  for tr in key.xpath("//section[@class='answers']//tr[td]")}
         for fi in form.items:
+            want = f"{fi.item.points:g}".replace(".", ",")  # Indonesian decimal comma
+            assert points[fi.item.id] == want
             row = rows[fi.item.id]
             src = fi.source
             if isinstance(src, Essay):

@@ -20,7 +20,7 @@ from lxml.html import HtmlElement
 from lxml.html import builder as E
 
 from dpassess.assemble.forms import Form, FormItem, letter
-from dpassess.assemble.keys import Answer, answer
+from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.markup.markdown import to_html
 from dpassess.markup.xmlchars import xml_safe
@@ -152,7 +152,7 @@ class Paper:
 
     def points(self, fi: FormItem) -> str:
         p = fi.item.points
-        return "" if p == 1 else f"({p:g} {self.w['points']})"
+        return "" if p == 1 else f"({number(p, self.lang)} {self.w['points']})"
 
     def stimulus_note(self, fi: FormItem) -> str:
         members = [x.position for x in self.form.items if x.source.stimulus == fi.stimulus]
@@ -192,7 +192,7 @@ def paper_html(p: Paper) -> bytes:
     body: list[Any] = [E.HEADER(
         E.H1(title),
         E.P(f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
-            f"{sum(fi.item.points for fi in p.form.items):g} {w['points']}"),
+            f"{number(sum(fi.item.points for fi in p.form.items), p.lang)} {w['points']}"),
         *([E.P(E.STRONG(w["no_hand_out"]))] if p.key else
           [E.UL(*(E.LI(t) for t in p.instructions())), E.P(w["scoring"]), _fields_html(w)]),
     )]
@@ -301,7 +301,7 @@ def _key_list_html(p: Paper) -> HtmlElement:
             info = fi.item.text[p.lang].grader_info if p.lang in fi.item.text else None
             if info:
                 cell += [E.BR(), E.EM(f"{w['grader']}: "), *fragments(info)]
-        rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cell), E.TD(f"{fi.item.points:g}"),
+        rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cell), E.TD(number(fi.item.points, p.lang)),
                          E.TD(fi.item.id)))
     return E.SECTION(E.TABLE(*rows), E.CLASS("answers"))
 
@@ -342,7 +342,8 @@ def paper_typst(p: Paper, *, plain_maths: bool = False) -> str:
                            of=s(w["of"]), lang=s(p.lang))]
     conv = _Typst(p, plain_maths)
     total = sum(fi.item.points for fi in p.form.items)
-    line = f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · {total:g} "
+    line = (f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
+            f"{number(total, p.lang)} ")
     heading = (f"#text(16pt, weight: \"bold\")[{t(p.title)}]\n\n"
                f"{t(line + w['points'])}\n\n")
     if p.key:
@@ -450,7 +451,7 @@ def _key_list_typst(p: Paper, conv: _Typst) -> str:
             info = fi.item.text[p.lang].grader_info
             if info:
                 cell += f" #linebreak() #emph[{t(w['grader'] + ': ')}] {conv.md(info)}"
-        cells += [f"[{t(str(fi.position))}]", f"[{cell}]", f"[{t(f'{fi.item.points:g}')}]",
+        cells += [f"[{t(str(fi.position))}]", f"[{cell}]", f"[{t(number(fi.item.points, p.lang))}]",
                   f"[{t(fi.item.id)}]"]
     return (f"#v(1em)#table(columns: (2.5em, 1fr, auto, auto), inset: 5pt, stroke: 0.4pt, "
             f"{', '.join(cells)})\n")
