@@ -219,3 +219,31 @@ def test_names_cut_at_a_word_within_255_characters() -> None:
     assert len(multi.name) <= 255
     assert multi.name == moodle_name(item, ("id", "en"))
     assert not [w for w in warnings if "name" in w]
+
+
+def test_each_languages_file_imports_into_categories_of_its_own() -> None:
+    """Moodle drops an idnumber already used in the category (qformat_default::importprocess):
+    the -id and -en files imported into one course must not share a category."""
+    item = parse_item({"id": "qq", "topic": "a/b", "options": ["a", "b"], "key": "a",
+                       "text": {la: {"stem": "S", "options": {"a": "A", "b": "B"}}
+                                for la in ("id", "en")}})
+    titled = Collection(id="b", title={"id": "Kuis / Ujian", "en": "Quiz"},
+                        languages=("id", "en"), items=[item], category="b",
+                        default_language="id")
+    same = Collection(id="b", title={"id": "Quiz", "en": "Quiz"}, languages=("id", "en"),
+                      items=[item], category="b", default_language="id")
+    for c, roots in ((titled, {"id": "Kuis // Ujian", "en": "Quiz"}),
+                     (same, {"id": "Quiz (id)", "en": "Quiz (en)"})):
+        placed = []
+        for fmt, read in ((moodle_xml, read_xml), (gift, lambda d: read_gift(d.decode()))):
+            for lang in ("id", "en"):
+                category = ""
+                for q in read(fmt.export(c, lang).data):
+                    if q.qtype == "category":
+                        category = q.category
+                    else:
+                        placed.append((fmt.FORMAT, category, q.idnumber))
+                assert category == f"$course$/top/{roots[lang]}/a/b"
+        for fmt in (moodle_xml.FORMAT, gift.FORMAT):
+            pairs = [(cat, idn) for f, cat, idn in placed if f == fmt]
+            assert len(set(pairs)) == len(pairs) == 2

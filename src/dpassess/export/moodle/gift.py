@@ -106,7 +106,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
         if not langs or isinstance(item, Ordering):
             continue
         if item.topic != topic:
-            _write_block(out, [f"$CATEGORY: {category_path(collection, item.topic)}"],
+            _write_block(out, [f"$CATEGORY: {category_path(collection, lang, item.topic)}"],
                          first=topic is None)
             topic = item.topic
         t = ItemTexts(FORMAT, collection, item, lang, langs)

@@ -86,7 +86,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
         return ExportResult(buf.getvalue(), warnings)
     writer = _Writer(collection, lang)
     stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
-    stream.write(writer.category(category_path(collection), writer.bank_title()))
+    stream.write(writer.category(category_path(collection, lang), writer.bank_title()))
     seen: set[tuple[str, str]] = set()
     topic = None
     for item in collection.items:
@@ -96,7 +96,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if item.topic != topic:
             topic = item.topic
-            stream.write(writer.category(category_path(collection, topic)))
+            stream.write(writer.category(category_path(collection, lang, topic)))
         stream.write(writer.question(item, langs, duplicate=(item.topic, item.id) in seen))
         seen.add((item.topic, item.id))
     stream.close()

@@ -129,13 +129,27 @@ def midpoint(lo: float, hi: float) -> tuple[str, str, bool]:
 # --- paths, names ---------------------------------------------------------------------------
 
 
-def category_path(collection: Collection, topic: str | None = None) -> str:
-    """`$course$/top/<bank>/<topic path>`: the category Moodle creates ("Get category from file")."""
-    parts = ["$course$", "top", collection.category, *(topic.split("/") if topic else [])]
+def category_path(collection: Collection, lang: str, topic: str | None = None) -> str:
+    """`$course$/top/<bank title>/<topic path>`: the category Moodle creates ("Get category from
+    file"). The root is the collection's title in the file's language (the default language's
+    in a `multi` file), a `/` in it doubled as Moodle's `split_category_path` reads a literal
+    slash; when two languages have the same title, the language follows in brackets, so the
+    files of two languages always import into categories of their own (question ID numbers
+    are unique per category)."""
+    root = category_name(collection, lang)
+    parts = ["$course$", "top", root, *(topic.split("/") if topic else [])]
     return "/".join(parts)
 
 
-
+def category_name(collection: Collection, lang: str) -> str:
+    """The root category's name for a file in `lang` (see `category_path`)."""
+    if lang == MULTI:
+        lang = collection.default_language or collection.languages[0]
+    title = " ".join(collection.title_in(lang).split()) or collection.category
+    same = [la for la in collection.languages if " ".join(collection.title_in(la).split()) == title]
+    if len(same) > 1:
+        title = f"{title} ({lang})"
+    return title.replace("/", "//")
 
 
 # --- Moodle's multilang filter form ---------------------------------------------------------
