@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -199,7 +200,7 @@ def test_every_rule_runs_on_every_item_type(item: Item) -> None:
     """No rule fails (an internal error is reported as the rule's own finding) on an item of
     any type."""
     config = BankConfig.model_validate(BASE["bank"])
-    bank = Bank(config=config, root="p", entries=[LoadedItem(item, "p/x.yaml")],
+    bank = Bank(config=config, root=Path("p"), entries=[LoadedItem(item, "p/x.yaml")],
                 config_path="p/bank.yaml")
     found = lint_banks([bank], LintConfig(), jobs=1)
     assert not [f for f in found if "internal error" in f.message]

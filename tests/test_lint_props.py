@@ -27,7 +27,7 @@ GLOSSARY = BankConfig.model_validate({
 def test_no_rule_crashes_on_valid_items(bank_items, with_glossary) -> None:
     config = GLOSSARY if with_glossary else bank_config()
     entries = [LoadedItem(item, f"mem/{n}-{item.id}.yaml") for n, item in enumerate(bank_items)]
-    bank = Bank(config=config, root="mem", entries=entries, config_path="mem/bank.yaml")
+    bank = Bank(config=config, root=Path("mem"), entries=entries, config_path="mem/bank.yaml")
     findings = lint_banks([bank], LintConfig())
     for f in findings:
         assert "internal error" not in f.message, f
