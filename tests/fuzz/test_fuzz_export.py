@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from dpassess.diagnostics import DpassessError
 from dpassess.export import EXPORTERS, Collection
 from dpassess.model import parse_item
-from hostile import hostile_text
+from fuzz.hostile import hostile_text
 from strategies import LANGS, any_items
 
 TEXT_KEYS = {"title", "stem", "explanation", "options", "feedback", "premises", "responses",

@@ -17,7 +17,7 @@ from lxml import etree
 from dpassess.diagnostics import DpassessError
 from dpassess.export import EXPORTERS, Collection
 from dpassess.importers import READERS
-from hostile import hostile_text, mutated, seed_files
+from fuzz.hostile import hostile_text, mutated, seed_files
 
 GIFT_SEEDS = seed_files("tests/golden/*/gift/*.txt", "tests/fixtures/moodle/*.gift.txt",
                         "exports/gift/*.txt", "tests/fuzz/corpus/seeds/*.gift.txt")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from dpassess.bank.load import load_bank
 from dpassess.diagnostics import DpassessError
-from hostile import TOKENS, hostile_text
+from fuzz.hostile import TOKENS, hostile_text
 from strategies import any_items, bank_config, item_to_yaml, write_bank
 
 YAML_TOKENS = [*TOKENS, "[" * 3000 + "]" * 3000, "{a: " * 500 + "}" * 500,
