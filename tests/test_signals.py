@@ -74,7 +74,7 @@ from dpassess.cli import _interrupted
 import signal
 signal.signal(signal.SIGINT, _interrupted)
 def work(shared, task):
-    print("worker", os.getpid(), flush=True)
+    os.write(1, f"worker {os.getpid()}\n".encode())  # one write: the two workers' lines never mix
     time.sleep(120)
     return task
 try:
