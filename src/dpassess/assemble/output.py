@@ -1,5 +1,5 @@
-"""Assembled forms -> the files of an assembly: answer keys (CSV, JSON), printable HTML, every
-export of every form, a summary; written all together or not at all.
+"""Assembled forms -> the files of an assembly: answer keys (CSV, JSON), the student and key
+papers (HTML, PDF), every export of every form, a summary; written all together or not at all.
 
 `layout` says what goes where: the exports (streamed by `dpassess.export.runner`, as `dpassess
 export` writes them) and the other files' bytes. `write` checks every destination, then hands

@@ -110,9 +110,18 @@ section.sheet { break-before: page; page-break-before: always; }
 .bubble.filled { background: #000; color: #fff; }
 table { border-collapse: collapse; }
 td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
-@page { @bottom-center { content: string(form) " · " counter(page) " / " counter(pages); } }
-footer { string-set: form content(); display: none; }
 """
+
+#: The printed page's footer (browsers that print CSS page margin boxes show it on every page).
+PAGE_CSS = """
+@page {{ margin: 2cm 2cm 2.4cm; @bottom-left {{ content: "{footer}"; font-size: 9pt; }}
+        @bottom-right {{ content: "{page} " counter(page) " {of} " counter(pages);
+                         font-size: 9pt; }} }}
+"""
+
+
+def _css_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
 def words(lang: str) -> dict[str, str]:
@@ -202,9 +211,10 @@ def paper_html(p: Paper) -> bytes:
     else:
         body.append(E.OL(*(_item_html(p, fi) for fi in p.form.items), E.CLASS("items")))
         body.append(_sheet_html(p, filled=False))
-    body.append(E.FOOTER(p.footer))
-    doc = E.HTML(E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS)), E.BODY(*body),
-                 lang=p.lang)
+    page = PAGE_CSS.format(footer=_css_string(p.footer), page=_css_string(w["page"]),
+                           of=_css_string(w["of"]))
+    doc = E.HTML(E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS + page)),
+                 E.BODY(*body), lang=p.lang)
     data: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",
                                      pretty_print=True)
     return data
