@@ -200,16 +200,28 @@ class Glossary:
         """Whether an Indonesian `text` renders term `index` in an inflected form the patterns
         do not list: each word of a rendering matched by a word with the same root, in order
         (`dibakukan` for `membakukan`, `merata-ratakan` for `rata-rata`)."""
+        return self.inflected_count(text, lang, index) > 0
+
+    def inflected_count(self, text: str, lang: str, index: int) -> int:
+        """How many times an Indonesian `text` renders term `index` in any form with the
+        roots of a rendering (listed or inflected: `antarnode` and `node` are two); 0 in
+        other languages."""
         if lang.split("-")[0] != "id":
-            return False
+            return 0
         ws = words(text.lower())
+        best = 0
         for form in self.terms[index].accepted(lang):
             fw = form.lower().split()
             n = len(fw)
-            for k in range(len(ws) - n + 1):
+            k = found = 0
+            while k <= len(ws) - n:
                 if all(same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
-                    return True
-        return False
+                    found += 1
+                    k += n
+                else:
+                    k += 1
+            best = max(best, found)
+        return best
 
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
         """(term index, matched text) for each declared wrong rendering in `text`."""

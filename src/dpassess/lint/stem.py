@@ -5,7 +5,8 @@ Indonesian builds words by affixes around a root and by reduplication: `rata-rat
 and `meN-...-kan`; `men-shard` is the loanword `shard` with a hyphenated prefix. `roots` strips,
 in the order of Nazief and Adriani's algorithm (the one PySastrawi implements), particles
 (`-lah -kah -tah -pun`), possessive clitics (`-ku -mu -nya`), at most one derivational suffix
-(`-kan -an -i`) and up to two prefixes (`di- ke- se- meN- peN- ber- ter- per-`). Without a
+(`-kan -an -i`) and up to two prefixes (`di- ke- se- meN- peN- ber- ter- per-`), after a bound
+form written onto the word (`antar- pasca- pra- non- ...`: `antarnode`). Without a
 dictionary the algorithm cannot tell `menilai` (me- + nilai) from `menulis` (meN- + tulis), so
 it keeps every reading: a word has a small set of possible roots, and two words are forms of
 one word when their sets meet (`same_word`). A reduplicated word (`rata-rata`,
@@ -32,8 +33,11 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("mem", "p"), ("pem", "p"), ("men", "t"), ("pen", "t"), ("ber", ""), ("ter", ""),
     ("per", ""), ("me", ""), ("pe", ""), ("be", ""), ("di", ""), ("ke", ""), ("se", ""),
 )
-#: Prefixes written with a hyphen before a loanword (men-shard, di-shard).
-_HYPHEN_PREFIXES = frozenset(p for p, _ in _PREFIXES) | {"meng", "peng"}
+#: Bound forms (PUEBI's *bentuk terikat*), written onto the word they qualify, outside its
+#: affixes: antarnode (between nodes), pascapelatihan, prapemrosesan, nonlinier, multi-GPU.
+BOUND_FORMS = ("antar", "pasca", "multi", "semi", "anti", "pra", "non", "sub")
+#: Prefixes written with a hyphen before a loanword (men-shard, di-shard, antar-node).
+_HYPHEN_PREFIXES = frozenset(p for p, _ in _PREFIXES) | {"meng", "peng", *BOUND_FORMS}
 
 
 def _ends(word: str, endings: tuple[str, ...]) -> list[str]:
@@ -76,6 +80,9 @@ def roots(word: str) -> frozenset[str]:
         for b in _ends(a, POSSESSIVES):
             for c in _ends(b, SUFFIXES):
                 out |= _unprefix(c)
+    for bound in BOUND_FORMS:
+        if w.startswith(bound) and len(w) - len(bound) >= MIN_ROOT:
+            out |= roots(w[len(bound):])
     return frozenset(out)
 
 

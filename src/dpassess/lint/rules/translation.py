@@ -289,7 +289,8 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
             missing = used - have
             if missing and ctx.may_be_wrong(lang):
                 missing -= {i for i, _ in g.wrong(text, lang)}
-            missing = frozenset(i for i in missing if not g.inflected(text, lang, i))
+            inflected = frozenset(i for i in missing if g.inflected(text, lang, i))
+            missing -= inflected
             for i in sorted(missing):
                 term = g.terms[i]
                 forms = term.accepted(lang)
@@ -301,9 +302,12 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     f"(expected {' or '.join(repr(f) for f in forms)})",
                     term=term.term,
                 )
-            twice = [i for i in sorted(used & have) if g.counts(source, g.language)[i] > 1]
+            twice = [i for i in sorted(used & (have | inflected))
+                     if g.counts(source, g.language)[i] > 1]
             for i in twice:
                 n, m = g.counts(source, g.language)[i], g.counts(text, lang)[i]
+                if m < n:  # inflected renderings count too (`antarnode`, `dibakukan`)
+                    m = max(m, g.inflected_count(text, lang, i))
                 if m < n:
                     term = g.terms[i]
                     yield Hit(
