@@ -12,7 +12,7 @@ import math
 import tempfile
 import zipfile
 from collections import Counter
-from itertools import combinations
+from itertools import combinations, pairwise
 from pathlib import Path
 
 import lxml.etree as ET
@@ -385,9 +385,20 @@ def test_key_positions_are_balanced_on_every_form(n_options, n_items, seed, data
         "id": f"q{k}", "topic": "t", "options": opts, "key": data.draw(st.sampled_from(opts)),
         "text": {"en": {"stem": "s", "options": {o: o for o in opts}}}}) for k in range(n_items)]
     out = _arrange(its, random.Random(seed), shuffle=True, balance=True)
-    counts = Counter(it.option_ids.index(it.key[0]) for it in out)
+    seq = [it.option_ids.index(it.key[0]) for it in out]
+    counts = Counter(seq)
     per = [counts.get(p, 0) for p in range(n_options)]
     assert max(per) - min(per) <= 1
+    if n_options >= 3:  # and no pattern, checked by brute force over every window
+        for i in range(len(seq)):
+            assert len(seq[i:i + 3]) < 3 or len(set(seq[i:i + 3])) > 1, seq
+            w = seq[i:i + 4]
+            if len(w) == 4:
+                assert {b - a for a, b in pairwise(w)} not in ({1}, {-1}), seq
+            for per_ in (2, 3, 4):
+                w = seq[i:i + 2 * per_]
+                if len(w) == 2 * per_ and len(set(w)) > 1:
+                    assert w[:per_] != w[per_:], seq
 
 
 def test_seed_blueprint_meets_its_constraints():

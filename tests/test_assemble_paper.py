@@ -311,3 +311,20 @@ def test_any_text_prints_as_itself(text):
                         ignore_system_fonts=True)
     shown = "".join(page_texts(pdf)).split()
     assert "".join(shown) == "".join(xml_safe(text)[0].split())
+
+
+def test_each_item_of_a_set_counts_in_the_cells_it_matches():
+    bank = load_bank(KS)
+    base = {"id": "ks", "bank": ".", "forms": 1, "items": 3, "anchors": ["ks-probe-count"]}
+    pr = resolve(Blueprint.model_validate(
+        {**base, "cells": [{"topic": "kitchen-sink/hashing", "count": 3}]}), "<bp>", bank)
+    ids = [fi.source.id for fi in assemble_problem(pr).forms[0].items]
+    assert {"ks-probe-count", "ks-probe-next"} <= set(ids)
+    assert sum(1 for i in ids if bank.get(i).topic == "kitchen-sink/hashing") == 3
+    # one hashing item per form cannot hold a set of two: the set is named in the conflict
+    pr = resolve(Blueprint.model_validate(
+        {**base, "cells": [{"topic": "kitchen-sink/hashing", "count": 1}]}), "<bp>", bank)
+    with pytest.raises(Infeasible) as exc:
+        assemble_problem(pr)
+    assert "item sets on a form whole or not at all: ks-probe-table (2 items)" in \
+        "\n".join(exc.value.lines)
