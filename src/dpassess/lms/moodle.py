@@ -120,14 +120,24 @@ def _name_parts(item: Item, langs: Sequence[str]) -> list[tuple[str, str, bool]]
     parts = []
     for la in langs:
         content = item.text[la]
-        title = plain_title(content.title) if content.title else ""
+        title = _title_name(content.title) if content.title else ""
         if title:
-            parts.append((la, name_html(title), False))
-            continue
-        lines = content.stem.strip().splitlines()
-        plain = name_html(to_plain(lines[0])) if lines else ""
-        parts.append((la, shorten_text(plain, DERIVED_NAME) if plain else item.id, True))
+            parts.append((la, title, False))
+        else:
+            parts.append((la, _derived_name(content.stem) or item.id, True))
     return parts
+
+
+@lru_cache(maxsize=65536)
+def _title_name(title: str) -> str:
+    return name_html(plain_title(title))
+
+
+@lru_cache(maxsize=65536)
+def _derived_name(stem: str) -> str:
+    lines = stem.strip().splitlines()
+    plain = name_html(to_plain(lines[0])) if lines else ""
+    return shorten_text(plain, DERIVED_NAME) if plain else ""
 
 
 def _joined(parts: list[tuple[str, str, bool]]) -> str:
@@ -160,7 +170,10 @@ def moodle_name(item: Item, langs: Sequence[str]) -> str:
     be too long."""
     if not langs:
         return item.id
-    return _joined(_fitted(_name_parts(item, langs), titles=False))
+    parts = _name_parts(item, langs)
+    if len(parts) == 1 and len(parts[0][1]) <= MAX_NAME:
+        return parts[0][1]
+    return _joined(_fitted(parts, titles=False))
 
 
 def exported_name(item: Item, langs: Sequence[str]) -> tuple[str, str]:

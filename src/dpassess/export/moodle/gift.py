@@ -33,6 +33,7 @@ from dpassess.export.moodle.texts import (
     ItemTexts,
     accepted_wordings,
     answer_grades,
+    category_name,
     category_path,
     check_match,
     grades,
@@ -100,13 +101,13 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
-    topic = None
+    topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes
         if not langs or isinstance(item, Ordering):
             continue
         if item.topic != topic:
-            _write_block(out, [f"$CATEGORY: {category_path(collection, lang, item.topic)}"],
+            _write_block(out, [f"$CATEGORY: {category_path(root, item.topic)}"],
                          first=topic is None)
             topic = item.topic
         t = ItemTexts(FORMAT, collection, item, lang, langs)

@@ -35,6 +35,7 @@ from dpassess.export.moodle.texts import (
     ItemTexts,
     accepted_wordings,
     answer_grades,
+    category_name,
     category_path,
     check_match,
     grades,
@@ -86,7 +87,8 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
         return ExportResult(buf.getvalue(), warnings)
     writer = _Writer(collection, lang)
     stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
-    stream.write(writer.category(category_path(collection, lang), writer.bank_title()))
+    root = category_name(collection, lang)
+    stream.write(writer.category(category_path(root), writer.bank_title()))
     seen: set[tuple[str, str]] = set()
     topic = None
     for item in collection.items:
@@ -96,7 +98,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if item.topic != topic:
             topic = item.topic
-            stream.write(writer.category(category_path(collection, lang, topic)))
+            stream.write(writer.category(category_path(root, topic)))
         stream.write(writer.question(item, langs, duplicate=(item.topic, item.id) in seen))
         seen.add((item.topic, item.id))
     stream.close()

@@ -129,20 +129,20 @@ def midpoint(lo: float, hi: float) -> tuple[str, str, bool]:
 # --- paths, names ---------------------------------------------------------------------------
 
 
-def category_path(collection: Collection, lang: str, topic: str | None = None) -> str:
-    """`$course$/top/<bank title>/<topic path>`: the category Moodle creates ("Get category from
-    file"). The root is the collection's title in the file's language (the default language's
-    in a `multi` file), a `/` in it doubled as Moodle's `split_category_path` reads a literal
-    slash; when two languages have the same title, the language follows in brackets, so the
-    files of two languages always import into categories of their own (question ID numbers
-    are unique per category)."""
-    root = category_name(collection, lang)
+@lru_cache(maxsize=4096)
+def category_path(root: str, topic: str | None = None) -> str:
+    """`$course$/top/<root>/<topic path>`: the category Moodle creates ("Get category from
+    file"); `root` is `category_name` of the file."""
     parts = ["$course$", "top", root, *(topic.split("/") if topic else [])]
     return "/".join(parts)
 
 
 def category_name(collection: Collection, lang: str) -> str:
-    """The root category's name for a file in `lang` (see `category_path`)."""
+    """The root category's name for a file in `lang`: the collection's title in the file's
+    language (the default language's in a `multi` file), a `/` in it doubled as Moodle's
+    `split_category_path` reads a literal slash; when two languages have the same title, the
+    language follows in brackets, so the files of two languages always import into categories
+    of their own (question ID numbers are unique per category)."""
     if lang == MULTI:
         lang = collection.default_language or collection.languages[0]
     title = " ".join(collection.title_in(lang).split()) or collection.category
