@@ -328,3 +328,34 @@ def test_each_item_of_a_set_counts_in_the_cells_it_matches():
         assemble_problem(pr)
     assert "item sets on a form whole or not at all: ks-probe-table (2 items)" in \
         "\n".join(exc.value.lines)
+
+
+def test_images_from_the_bank_are_in_the_pdf_and_links_are_not_followed(tmp_path):
+    import shutil
+
+    from dpassess.assemble.output import collection
+    from dpassess.assemble.paper import Paper, compile_pdf
+
+    def images_on(pdf: bytes) -> int:
+        doc = pdfium.PdfDocument(pdf)
+        return sum(len(list(doc[i].get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE])))
+                   for i in range(len(doc)))
+
+    def paper_of(bank_dir: Path):
+        bank = load_bank(bank_dir)
+        data = {"id": "ks", "bank": ".", "forms": 1, "items": 1, "anchors": ["ks-hash-lookup"]}
+        a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+        form = a.forms[0]
+        return Paper(form, "en", collection(a.problem, form).title_in("en"), False, bank)
+
+    paper = paper_of(KS)
+    assert images_on(compile_pdf(paper)) >= 1 and not paper.warnings
+    copy = tmp_path / "ks"
+    shutil.copytree(KS, copy)
+    target = copy / "img" / "hash-table.png"
+    (tmp_path / "outside.png").write_bytes(target.read_bytes())
+    target.unlink()
+    target.symlink_to(tmp_path / "outside.png")
+    paper = paper_of(copy)
+    assert images_on(compile_pdf(paper)) == 0
+    assert any("symbolic link" in w.message for w in paper.warnings)

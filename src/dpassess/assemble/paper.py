@@ -23,6 +23,7 @@ from dpassess.assemble.forms import Form, FormItem, letter
 from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.markup.markdown import to_html
+from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
@@ -343,14 +344,16 @@ PREAMBLE = """#set document(title: {title}, author: (), date: none)
   fill: if f {{ black }} else {{ none }},
   align(center + horizon, text(7pt, fill: if f {{ white }} else {{ black }}, l))))
 #let answerbox(w) = box(width: w, height: 1.1em, stroke: 0.6pt, baseline: 25%)
+#let pic(b, alt) = context {{ let w = measure(image(b)).width
+  if w > 16cm {{ image(b, width: 16cm, alt: alt) }} else {{ image(b, alt: alt) }} }}
 """
 
 
-def paper_typst(p: Paper, *, plain_maths: bool = False) -> str:
+def paper_typst(p: Paper, *, plain: bool = False) -> str:
     w = p.w
     out = [PREAMBLE.format(title=s(p.title), footer=s(p.footer), page=s(w["page"]),
                            of=s(w["of"]), lang=s(p.lang))]
-    conv = _Typst(p, plain_maths)
+    conv = _Typst(p, plain)
     total = sum(fi.item.points for fi in p.form.items)
     line = (f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
             f"{number(total, p.lang)} ")
@@ -387,10 +390,13 @@ def _item_typst(p: Paper, fi: FormItem, conv: _Typst) -> str:
     out: list[str] = []
     if fi.stimulus is not None:
         st = p.bank.stimulus(fi.stimulus).text.get(lang)
+        conv.source = next((e.path for e in p.bank.stimuli if e.stimulus.id == fi.stimulus),
+                           None)
         if st is not None:
             title = f"#strong[{t(st.title)}]\n\n" if st.title else ""
             out.append(f"#block(stroke: 0.5pt + gray, inset: 8pt, width: 100%)"
                        f"[#emph[{t(p.stimulus_note(fi))}]\n\n{title}{conv.md(st.text)}]\n")
+    conv.source = p.bank.path_of(it.id)
     pts = f" #emph[{t(p.points(fi))}]" if p.points(fi) else ""
     body = [f"#strong[{t(f'{fi.position}.')}]{pts} {conv.md(it.text[lang].stem)}\n"]
     match it:
@@ -459,6 +465,7 @@ def _key_list_typst(p: Paper, conv: _Typst) -> str:
         cell = t(a.words.get(p.lang, ""))
         if isinstance(fi.item, Essay) and p.lang in fi.item.text:
             info = fi.item.text[p.lang].grader_info
+            conv.source = p.bank.path_of(fi.item.id)
             if info:
                 cell += f" #linebreak() #emph[{t(w['grader'] + ': ')}] {conv.md(info)}"
         cells += [f"[{t(str(fi.position))}]", f"[{cell}]", f"[{t(number(fi.item.points, p.lang))}]",
@@ -470,9 +477,10 @@ def _key_list_typst(p: Paper, conv: _Typst) -> str:
 class _Typst:
     """Markdown -> Typst markup (through the HTML the exports use)."""
 
-    def __init__(self, p: Paper, plain_maths: bool) -> None:
+    def __init__(self, p: Paper, plain: bool) -> None:
         self.p = p
-        self.plain_maths = plain_maths
+        self.plain = plain  # maths as TeX, images as their description
+        self.source: str | None = None  # the file of the item (or stimulus) being converted
         self.warnings: list[Diagnostic] = []
 
     def md(self, markdown: str) -> str:
@@ -526,19 +534,36 @@ class _Typst:
                 return (f"#table(columns: {width}, inset: 4pt, stroke: 0.4pt, "
                         f"{', '.join(cells)})\n\n")
             case "img":
-                alt = el.get("alt") or el.get("src") or ""
-                self.warnings.append(Diagnostic(
-                    "", 0, 0, "", f"form {self.p.form.id}: the PDF shows image "
-                    f"{el.get('src')!r} as its description (images are in the HTML form)",
-                    severity=Severity.warning))
-                shown = "[" + self.p.w["image"] + ": " + alt + "]"
-                return f"#box(stroke: 0.5pt, inset: 3pt)[{t(shown)}]"
+                return self.image(el.get("src") or "", el.get("alt") or "")
             case "math":
                 tex = el.xpath("string(.//*[local-name()='annotation'][@encoding="
                                "'application/x-tex'])")
                 return self.maths(str(tex) or el.text_content(), block=el.get("display") == "block")
             case _:
                 return inner(el)
+
+    def image(self, src: str, alt: str) -> str:
+        """The image from the bank (a regular file beside the item, never through a link: see
+        `markup.media`), or its description with a warning saying why not."""
+        why = "is not a file in the bank"
+        if self.plain:
+            why = "could not be typeset"
+        elif is_local_image(src):
+            found = locate_image(src, self.source)
+            if isinstance(found, str):
+                why = found
+            else:
+                try:
+                    data = read_media(found[1])
+                except OSError as exc:
+                    why = str(exc)
+                else:
+                    return f"#box(pic(bytes(({','.join(map(str, data))},)), {s(alt)}))"
+        self.warnings.append(Diagnostic(
+            self.source or "", 0, 0, "", f"form {self.p.form.id}: the PDF shows image {src!r} "
+            f"as its description: it {why}", severity=Severity.warning))
+        shown = "[" + self.p.w["image"] + ": " + (alt or src) + "]"
+        return f"#box(stroke: 0.5pt, inset: 3pt)[{t(shown)}]"
 
     def text(self, text: str) -> str:
         out = []
@@ -550,7 +575,7 @@ class _Typst:
         return "".join(out)
 
     def maths(self, tex: str, *, block: bool) -> str:
-        typ = None if self.plain_maths else tex_to_typst(tex)
+        typ = None if self.plain else tex_to_typst(tex)
         if typ is None:
             return f"#raw({s(tex)})"
         return f"$ {typ} $" if block else f"${typ}$"
@@ -681,8 +706,9 @@ def _argument(tokens: Sequence[re.Match[str]], at: int) -> tuple[str, int]:
 
 
 def compile_pdf(p: Paper) -> bytes:
-    """The paper as PDF bytes. When Typst refuses the converted maths, the maths is printed as
-    its TeX source instead (with a warning); other errors are bugs and raise."""
+    """The paper as PDF bytes. When Typst refuses the converted maths or an image, the maths
+    is printed as its TeX source and images as their description instead (with a warning);
+    other errors are bugs and raise."""
     import typst
 
     source = paper_typst(p)
@@ -691,7 +717,8 @@ def compile_pdf(p: Paper) -> bytes:
     except typst.TypstError:
         p.warnings.append(Diagnostic(
             "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
-            "source (Typst could not typeset it)", severity=Severity.warning))
-        data = typst.compile(paper_typst(p, plain_maths=True).encode("utf-8"),
+            "source and images as their description (Typst could not typeset them)",
+            severity=Severity.warning))
+        data = typst.compile(paper_typst(p, plain=True).encode("utf-8"),
                              ignore_system_fonts=True)
     return data
