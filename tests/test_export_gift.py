@@ -20,10 +20,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import ROOT
-from dpassess.export import EXPORTERS
+from dpassess.export import EXPORTERS, Collection
 from dpassess.export.moodle.gift import escape
 from dpassess.markup.markdown import to_html, to_inline_html
-from dpassess.model import Content, Item, ItemType
+from dpassess.model import Content, Item, ItemType, parse_item
 from strategies import LANGS
 from test_export_moodle import (
     GOLDEN,
@@ -306,3 +306,20 @@ def test_empty_stem_keeps_answers_html_in_both_readers(pegjs):
     [_, p] = pegjs.parse(gift)
     assert q.questiontext == "" and q.feedbacktrue == "<p><em>a</em></p>"
     assert p["trueFeedback"] == {"format": "html", "text": "<p><em>a</em></p>"}
+
+
+def test_an_option_with_a_control_character_and_an_image_is_written_and_reported(tmp_path):
+    """GIFT text may hold a control character; finding the option's image must not crash."""
+    item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+                       "text": {"en": {"stem": "S", "options": {"a": "x\x01 ![i](img/x.png)",
+                                                                "b": "B"}}}})
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    collection = Collection(id="b", title={"en": "B"}, languages=("en",), items=[item],
+                            category="b", default_language="en",
+                            paths={"qq": str(tmp_path / "q.yaml")})
+    result = export(collection, "en")
+    [q] = [q for q in read_gift(result.data.decode()) if q.qtype != "category"]
+    assert q.answers[0] == 'x\x01 <img src="img/x.png" alt="i" />'
+    assert any("cannot embed image files: upload img/x.png" in w.message
+               for w in result.warnings)

@@ -29,6 +29,7 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.moodle.images import local_images
+from dpassess.markup.xmlchars import xml_safe
 from dpassess.export.moodle.texts import (
     ItemTexts,
     accepted_wordings,
@@ -213,7 +214,8 @@ class _Question:
         if "&&0" in html:
             self.t.warn(field, "the text contains '&&0', which Moodle's GIFT reader decodes as "
                                "an escaped character")
-        for src in local_images(html) if self.t.may_show_images else ():
+        # lxml, which finds the images, cannot hold what XML cannot (GIFT text can)
+        for src in local_images(xml_safe(html)[0]) if self.t.may_show_images else ():
             self.t.warn(field, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
                                "the link, or use Moodle XML")
         return html
