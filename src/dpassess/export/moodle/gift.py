@@ -29,7 +29,6 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.moodle.images import local_images
-from dpassess.markup.xmlchars import xml_safe
 from dpassess.export.moodle.texts import (
     ItemTexts,
     accepted_wordings,
@@ -42,6 +41,7 @@ from dpassess.export.moodle.texts import (
     premise_html,
     response_text,
 )
+from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     ChoiceBase,
     Essay,
