@@ -236,3 +236,29 @@ def test_import_brings_embedded_files_back_beside_the_items(tmp_path):
     (back,) = result.items
     assert back.text["en"].stem == f"See ![d](img/{back.id}/x.png)"
     assert result.files == {f"img/{back.id}/x.png": PNG}
+
+
+PDF = b"%PDF-1.4 fake"
+MP3 = b"ID3 fake audio"
+
+
+def test_linked_local_files_are_embedded_as_moodle_does_and_missing_ones_warned(tmp_path):
+    it = item("Read [the notes](docs/notes.pdf), hear <a href=\"a.mp3\">this</a>, see "
+              "[gone](gone.pdf) and [the site](https://example.org/x.pdf).",
+              feedback={"a": "Again: [notes](docs/notes.pdf)."})
+    coll = bank_of(tmp_path, [it], files={"docs/notes.pdf": PDF, "a.mp3": MP3})
+    result = moodle_xml.export(coll, "en")
+    [q] = [q for q in read_xml(result.data) if q.qtype != "category"]
+    assert 'href="@@PLUGINFILE@@/notes.pdf"' in q.questiontext
+    assert 'href="@@PLUGINFILE@@/a.mp3"' in q.questiontext
+    assert 'href="gone.pdf"' in q.questiontext and 'href="https://example.org/x.pdf"' in (
+        q.questiontext)
+    assert q.files["questiontext"] == {"/notes.pdf": PDF, "/a.mp3": MP3}
+    assert q.files["feedback.0"] == {"/notes.pdf": PDF}  # each text area has its own files
+    [missing] = [w.message for w in result.warnings if "linked file" in w.message]
+    assert missing.startswith("linked file 'gone.pdf' not found")
+    assert missing.endswith("shows a broken link in Moodle")
+    messages = [w.message for w in gift.export(coll, "en").warnings]
+    assert sum("cannot embed linked files: upload docs/notes.pdf" in m for m in messages) == 2
+    assert any("upload a.mp3" in m for m in messages)
+    assert not any("example.org" in m for m in messages)

@@ -28,7 +28,7 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.moodle.images import local_images
+from dpassess.export.moodle.images import local_files
 from dpassess.export.moodle.texts import (
     ItemTexts,
     accepted_wordings,
@@ -215,9 +215,9 @@ class _Question:
             self.t.warn(field, "the text contains '&&0', which Moodle's GIFT reader decodes as "
                                "an escaped character")
         # lxml, which finds the images, cannot hold what XML cannot (GIFT text can)
-        for src in local_images(xml_safe(html)[0]) if self.t.may_show_images else ():
-            self.t.warn(field, f"GIFT cannot embed image files: upload {src} to Moodle and fix "
-                               "the link, or use Moodle XML")
+        for image, src in local_files(xml_safe(html)[0]) if self.t.may_show_images else ():
+            self.t.warn(field, f"GIFT cannot embed {'image ' if image else 'linked '}files: "
+                               f"upload {src} to Moodle and fix the link, or use Moodle XML")
         return html
 
 

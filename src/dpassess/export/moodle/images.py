@@ -1,10 +1,12 @@
-"""Local images in a Moodle text -> the files Moodle XML embeds beside it (as Moodle's own
-exporter, `qformat_xml::write_files`, does), or the list GIFT warns about (it cannot carry files).
+"""Local files in a Moodle text (images, and linked files such as a PDF or a recording) -> the
+files Moodle XML embeds beside it (as Moodle's own exporter, `qformat_xml::write_files`, does),
+or the list GIFT warns about (it cannot carry files).
 
-A local image (`![d](img/x.png)`, a file beside the item) is embedded in the file area of the
-element holding the text: the text refers to `@@PLUGINFILE@@/<name>` and the element gets a
-`<file name path="/" encoding="base64">` after its `<text>`. An image that cannot be embedded
-keeps its `src`, with a warning.
+A local image (`![d](img/x.png)`) or linked file (`[notes](notes.pdf)`, `<a href="a.mp3">`), a
+file beside the item, is embedded in the file area of the element holding the text: the text
+refers to `@@PLUGINFILE@@/<name>` and the element gets a `<file name path="/"
+encoding="base64">` after its `<text>`. A file that cannot be embedded keeps its `src` or
+`href`, with a warning.
 """
 
 from __future__ import annotations
@@ -21,21 +23,42 @@ from lxml import html as lxml_html
 
 from dpassess.markup.media import has_img_tag, is_local_image, locate_image, read_media
 
+_LINK_TAG = re.compile(r"<a\s", re.IGNORECASE)
+#: The attribute of each element that refers to a file.
+_REFERS = {"img": "src", "a": "href"}
+
+
+def may_link_files(texts: str) -> bool:
+    """False when Markdown or HTML `texts` can link no file (True may be a false alarm)."""
+    return "](" in texts or "]:" in texts or (
+        "<" in texts and _LINK_TAG.search(texts) is not None)
+
 
 def image_fragment(html: str) -> etree._Element | None:
-    """`html` parsed as a fragment under a `<div>` when it has an `<img>`, else None."""
-    if not has_img_tag(html):
+    """`html` parsed as a fragment under a `<div>` when it has an `<img>` or a link, else
+    None."""
+    if not has_img_tag(html) and _LINK_TAG.search(html) is None:
         return None
     root: etree._Element = lxml_html.fragment_fromstring(html, create_parent="div")
     return root
 
 
-def local_images(html: str) -> list[str]:
-    """The `src` of each local image `html` shows, in document order."""
+def _refs(root: etree._Element) -> list[tuple[etree._Element, str, str]]:
+    """(element, attribute, value) of each local image and linked file, in document order."""
+    out = []
+    for el in root.iter("img", "a"):
+        attr = _REFERS[str(el.tag)]
+        value = el.get(attr)
+        if value and is_local_image(value):
+            out.append((el, attr, value))
+    return out
+
+
+def local_files(html: str) -> list[tuple[bool, str]]:
+    """(is an image, `src` or `href`) of each local image `html` shows and each local file it
+    links, in document order."""
     root = image_fragment(html)
-    if root is None:
-        return []
-    return [src for img in root.iter("img") if is_local_image(src := img.get("src", ""))]
+    return [] if root is None else [(attr == "src", value) for _, attr, value in _refs(root)]
 
 
 #: What Moodle's `clean_param($name, PARAM_FILE)` removes from a file name (lib/moodlelib.php:
@@ -84,10 +107,8 @@ class Embedder:
         if root is None:
             return html, {}
         area = _Area()
-        for img in root.iter("img"):
-            src = img.get("src", "")
-            if not is_local_image(src):
-                continue  # a URL or data: URI travels as written
+        for el, attr, src in _refs(root):
+            what = "image" if attr == "src" else "linked file"
             found = locate_image(src, source)
             if isinstance(found, str):
                 problem = found
@@ -98,10 +119,11 @@ class Embedder:
                 except OSError as exc:
                     problem = f"cannot be read: {local}: {exc.strerror or exc}"
                 else:
-                    img.set("src", "@@PLUGINFILE@@/" + quote(name, safe=""))
+                    el.set(attr, "@@PLUGINFILE@@/" + quote(name, safe=""))
                     continue
-            warn(f"image {src!r} {problem}; not embedded, the link is written as it is and "
-                 "shows a broken image in Moodle")
+            shows = "a broken image" if what == "image" else "a broken link"
+            warn(f"{what} {src!r} {problem}; not embedded, the link is written as it is and "
+                 f"shows {shows} in Moodle")
         if not area.files:
             return html, {}
         return etree.tostring(root, method="html", encoding="unicode")[5:-6], area.files

@@ -21,6 +21,7 @@ from lxml import html as lxml_html
 
 from dpassess.diagnostics import Diagnostic
 from dpassess.export import MULTI, Collection
+from dpassess.export.moodle.images import may_link_files
 from dpassess.lms.moodle import (
     MAX_NAME,
     exported_name,
@@ -29,6 +30,7 @@ from dpassess.lms.moodle import (
     percent,
     snap,
 )
+from dpassess.markup.fields import markdown_texts
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.media import may_show_images
 from dpassess.markup.xmlchars import xml_safe
@@ -384,8 +386,11 @@ class ItemTexts:
         # One language (every export but multi): each field is that language's HTML as it is.
         self._one = item.text[langs[0]] if len(langs) == 1 else None
         self.stimulus = self._stimulus()
-        #: False when no text of the item can show an image (no field needs looking at)
-        self.may_show_images = may_show_images(item, langs) or self.stimulus is not None
+        #: False when no text of the item can show an image or link a file (no field needs
+        #: looking at)
+        self.may_show_images = (
+            may_show_images(item, langs) or self.stimulus is not None
+            or may_link_files(" ".join(t for la in langs for _, t in markdown_texts(item.text[la]))))
 
     def warn(self, field_: str, message: str) -> None:
         self.warnings.append(self.collection.warning(self.fmt, self.item.id, field_, message))
