@@ -70,9 +70,6 @@ QUESTION_TEXT_LIMIT = 16_384
 #: one text node; otherwise it stores the *escaped* text as plain text (`Fish &amp; chips`).
 KEEP_HTML_CLASS = "feedback"
 
-_ESCAPED = ("&", "<", ">", "\xa0")
-
-
 def keep_as_html(feedback: etree._Element) -> None:
     """Make Canvas keep the feedback held in `feedback` (the div inside a modalFeedback) as
     HTML when it is one paragraph of plain text that Canvas would store escaped (it has `&`,
@@ -83,7 +80,7 @@ def keep_as_html(feedback: etree._Element) -> None:
     para = feedback[0]
     text = para.text
     if (len(para) or not text or para.tag != _P or (para.tail or "").strip()
-            or not any(c in text for c in _ESCAPED)):
+            or not ("&" in text or "<" in text or ">" in text or "\xa0" in text)):
         return
     span = etree.SubElement(para, _SPAN, {"class": KEEP_HTML_CLASS})
     span.text, para.text = text, None

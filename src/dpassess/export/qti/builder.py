@@ -56,12 +56,12 @@ class Builder:
         """`source` (Markdown) rendered as HTML, its maths as `self.maths` says (a warning for
         each formula MathML cannot say, which stays TeX)."""
         clean = self.text(field, source)
-        if self.maths == "mathml" and ("$" in clean or "\\" in clean):
+        html = (to_inline_html if inline else to_html)(clean, self.maths)
+        if self.maths == "mathml" and ("$" in clean or "\\" in clean):  # may hold maths
             for problem in mathml_problems(clean):
                 self.warn(field, problem)
-        html = (to_inline_html if inline else to_html)(clean, self.maths)
-        if "<m:math" in html:
-            self.has_mathml = True
+            if "<m:math" in html:
+                self.has_mathml = True
         return html
 
     def flow(self, parent: etree._Element, field: str, html: str) -> bool:
@@ -127,9 +127,10 @@ class Builder:
         paragraph of plain text wrapped as Canvas keeps it (`canvas.keep_as_html`); warns if
         Canvas keeps only part of an answer's feedback."""
         div = SubElement(modal_feedback(root, identifier), Q + "div")
-        markup = self.flow(div, field, self.html(field, source))
+        if not self.flow(div, field, self.html(field, source)):
+            return  # plain text, or a paragraph without & < >: Canvas shows it as written
         canvas.keep_as_html(div)
-        if (markup and identifier != canvas.GENERAL_FEEDBACK_ID
+        if (identifier != canvas.GENERAL_FEEDBACK_ID
                 and canvas.keeps_part_of_answer_feedback(div)):
             self.warn(field, "Canvas keeps only the first paragraph of option feedback; "
                              "the package carries all of it")

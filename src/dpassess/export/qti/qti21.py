@@ -30,7 +30,8 @@ from dpassess.export.qti.names import FORMAT, Q, item_identifier, item_path, tes
 from dpassess.export.qti.package import ZipStream
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.maths import MathsMode
-from dpassess.markup.media import is_local_image, locate_image, may_show_images, read_media
+from dpassess.markup.media import is_local_image, locate_image, read_media
+from dpassess.markup.xmlchars import has_non_xml
 from dpassess.model import Item
 
 SUFFIX = ".zip"
@@ -113,13 +114,13 @@ def _may_name_files(item: Item, lang: str) -> bool:
     """False when no text of the item can link a file or show an image (True may be a false
     alarm): Markdown links and images, HTML `<a`, `<img`, `<object`, and characters XML cannot
     carry (removed before rendering, they can join the parts of one)."""
-    if may_show_images(item, (lang,), non_xml=True):
-        return True
     text = " ".join(t for _, t in markdown_texts(item.text[lang]))
-    return "](" in text or "]:" in text or ("<" in text and _LINK_TAG.search(text) is not None)
+    return ("![" in text or "](" in text or "]:" in text
+            or ("<" in text and _FILE_TAG.search(text) is not None) or has_non_xml(text))
 
 
-_LINK_TAG = re.compile(r"<(?:a|object)[\s>/]", re.IGNORECASE)
+#: What `may_show_images` looks for, and links: one scan of the texts joined.
+_FILE_TAG = re.compile(r"<(?:img|object|a[\s>/])", re.IGNORECASE)
 
 
 def _pack_files(collection: Collection, item: Item, lang: str, root: etree._Element,
