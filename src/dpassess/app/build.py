@@ -18,6 +18,7 @@ item) is built as from cold, so the files are the same bytes either way (tests/t
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,10 +49,11 @@ class BuildReport:
 @dataclass
 class _Outputs:
     """What the cache holds about one group of outputs (a bank's exports, a blueprint's
-    forms): their key, each file's content hash, and the warnings of the run that wrote them."""
+    forms): their key, each file's stat and content hash, and the warnings of the run that
+    wrote them."""
 
     key: bytes
-    files: dict[str, bytes]
+    files: dict[str, Stat]
     warnings: list[Diagnostic]
 
 
@@ -89,12 +91,14 @@ def build(
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
     roots = _unique(find_banks(items))
     settings = repr((config, dpassess.__version__))
-    keys = {root: _content_key(root, settings) for root in roots}
     stored: dict[str, Any] = {}
     build_salt = salt(b"", ("build", str(items), str(out), settings))
     if cache is not None:
         hit = cache.load(str(out), "build", build_salt)
         stored = hit if isinstance(hit, dict) else {}
+    index: dict[str, Stat] = stored.get("index", {}) if isinstance(stored.get("index"), dict) else {}
+    seen: dict[str, Stat] = {}
+    keys = {root: _content_key(root, settings, index, seen) for root in roots}
 
     # a bank is loaded (and linted, through the lint cache) when it or one of its exports changed
     say("linting")
@@ -104,7 +108,7 @@ def build(
     by_root: dict[Path, Bank] = {}
     errors: list[Diagnostic] = []
     for root in roots:
-        entry = stored.get(str(root))
+        entry = stored.get(f"bank:{root}")
         if (keys[root] is not None and isinstance(entry, tuple) and len(entry) == 4
                 and entry[0] == keys[root] and _intact(entry[3])):
             own[root] = (entry[1], entry[2])
@@ -132,7 +136,7 @@ def build(
         return report
     report.lines.append(_lint_summary(findings))
 
-    new_store: dict[str, Any] = {}
+    new_store: dict[str, Any] = {"index": seen}
     for root in roots:
         if root in fresh:
             outputs = fresh[root]
@@ -143,11 +147,11 @@ def build(
             outputs = _export_bank(by_root[root], out, report)
         key = keys[root]
         if key is not None:
-            new_store[str(root)] = (key, *own[root], outputs)
+            new_store[f"bank:{root}"] = (key, *own[root], outputs)
 
     bp_dir = blueprints if blueprints is not None else items.parent / "blueprints"
     for bp in sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []:
-        form_key = _forms_key(bp, keys)
+        form_key = _forms_key(bp, keys, index, seen)
         entry = stored.get(f"forms:{bp}")
         if (form_key is not None and isinstance(entry, _Outputs) and entry.key == form_key
                 and _intact(entry)):
@@ -193,23 +197,43 @@ def _load_and_lint(root: Path, config: Any, cache: Cache | None) -> tuple[Bank, 
     return banks[0], findings
 
 
-def _content_key(root: Path, settings: str) -> bytes | None:
-    """One hash over the bank file, every item file's path and content, `settings` and the
-    dpassess sources; None when a file cannot be read (the bank is then always rebuilt)."""
+#: What is known of a file: its size, mtime (ns), inode and content hash.
+Stat = tuple[int, int, int, bytes]
+
+
+def _file_digest(path: str, index: dict[str, Stat], seen: dict[str, Stat]) -> bytes:
+    """The content hash of `path`; read again only when its size, mtime or inode differ from
+    what `index` recorded (as git's index does). Records it in `seen`. Raises OSError."""
+    st = os.stat(path)
+    known = index.get(path)
+    if (isinstance(known, tuple) and len(known) == 4
+            and known[:3] == (st.st_size, st.st_mtime_ns, st.st_ino)):
+        seen[path] = known
+        return known[3]
+    with open(path, "rb") as fh:
+        value = digest(fh.read())
+    seen[path] = (st.st_size, st.st_mtime_ns, st.st_ino, value)
+    return value
+
+
+def _content_key(root: Path, settings: str, index: dict[str, Stat], seen: dict[str, Stat]
+                 ) -> bytes | None:
+    """One hash over the bank file, every item file's path and content hash, `settings` and
+    the dpassess sources; None when a file cannot be read (the bank is then always rebuilt)."""
     from dpassess.bank.load import BANK_FILE, item_files
 
     try:
         bank_bytes = (root / BANK_FILE).read_bytes()
         h = hashlib.blake2b(salt(bank_bytes, (str(root), settings)), digest_size=16)
         for f in item_files(root):
-            with open(f, "rb") as fh:
-                h.update(f.encode("utf-8", "surrogateescape") + b"\0" + digest(fh.read()))
+            h.update(f.encode("utf-8", "surrogateescape") + b"\0" + _file_digest(f, index, seen))
     except (OSError, ValueError):
         return None
     return h.digest()
 
 
-def _forms_key(blueprint: Path, keys: dict[Path, bytes | None]) -> bytes | None:
+def _forms_key(blueprint: Path, keys: dict[Path, bytes | None], index: dict[str, Stat],
+               seen: dict[str, Stat]) -> bytes | None:
     """The blueprint file's bytes and the content key of the bank it names; None when either
     cannot be read (the forms are then assembled again)."""
     import yaml
@@ -224,30 +248,29 @@ def _forms_key(blueprint: Path, keys: dict[Path, bytes | None]) -> bytes | None:
         return None
     bank_key = next((k for r, k in keys.items() if r.resolve() == root), None)
     if bank_key is None:
-        bank_key = _content_key(root, "")
+        bank_key = _content_key(root, "", index, seen)
     return None if bank_key is None else digest(data + b"\0" + bank_key)
 
 
 def _intact(outputs: object) -> bool:
-    """Every file of `outputs` is there with the bytes last written."""
+    """Every file of `outputs` is there with the bytes last written: the same size, mtime and
+    inode as then, else (a copy, a touch) the same content hash."""
     if not isinstance(outputs, _Outputs) or not outputs.files:
         return False
-    for path, expected in outputs.files.items():
+    for path, known in outputs.files.items():
         try:
-            with open(path, "rb") as fh:
-                if digest(fh.read()) != expected:
-                    return False
-        except OSError:
+            if _file_digest(path, {path: known}, {}) != known[3]:
+                return False
+        except (OSError, TypeError, IndexError):
             return False
     return True
 
 
-def _hashes(paths: list[Path]) -> dict[str, bytes]:
-    out = {}
+def _hashes(paths: list[Path]) -> dict[str, Stat]:
+    seen: dict[str, Stat] = {}
     for p in paths:
-        with open(p, "rb") as fh:
-            out[str(p)] = digest(fh.read())
-    return out
+        _file_digest(str(p), {}, seen)
+    return seen
 
 
 def _export_bank(bank: Bank, out: Path, report: BuildReport) -> _Outputs:
