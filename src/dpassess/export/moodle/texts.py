@@ -32,7 +32,7 @@ from dpassess.lms.moodle import (
 )
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
-from dpassess.markup.media import may_show_images
+from dpassess.markup.media import has_img_tag
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     ChoiceBase,
@@ -373,6 +373,18 @@ def _feedback_of(content: ContentBase) -> Mapping[str, str]:
     return content.feedback if isinstance(content, Content | AnswerContent) else {}
 
 
+def _joined_texts(item: Item, langs: tuple[str, ...]) -> str:
+    """Every Markdown text of `item` in `langs`, joined by spaces (a choice item's read
+    directly: the common case, several times faster than walking `markdown_texts`)."""
+    if isinstance(item, ChoiceBase):
+        parts: list[str] = []
+        for la in langs:
+            c = item.text[la]
+            parts += (c.stem, c.explanation or "", *c.options.values(), *c.feedback.values())
+        return " ".join(parts)
+    return " ".join([t for la in langs for _, t in markdown_texts(item.text[la])])
+
+
 class ItemTexts:
     """The HTML Moodle will store for each field of one item, in the languages `langs` (one, or
     several merged into the multilang form: `multi`), for a file in `lang`. Warnings about texts
@@ -388,9 +400,9 @@ class ItemTexts:
         self.stimulus = self._stimulus()
         #: False when no text of the item can show an image or link a file (no field needs
         #: looking at)
-        self.may_show_images = (
-            may_show_images(item, langs) or self.stimulus is not None
-            or may_link_files(" ".join(t for la in langs for _, t in markdown_texts(item.text[la]))))
+        texts = _joined_texts(item, langs)
+        self.may_show_images = (self.stimulus is not None or may_link_files(texts)
+                                or has_img_tag(texts))
 
     def warn(self, field_: str, message: str) -> None:
         self.warnings.append(self.collection.warning(self.fmt, self.item.id, field_, message))
