@@ -247,3 +247,19 @@ def test_each_languages_file_imports_into_categories_of_its_own() -> None:
         for fmt in (moodle_xml.FORMAT, gift.FORMAT):
             pairs = [(cat, idn) for f, cat, idn in placed if f == fmt]
             assert len(set(pairs)) == len(pairs) == 2
+
+
+def test_a_field_missing_in_one_language_is_shown_from_the_other_and_named() -> None:
+    item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+                       "text": {"id": {"stem": "Soal", "options": {"a": "A", "b": "B"},
+                                       "explanation": "Karena *itu*.",
+                                       "feedback": {"a": "Ya"}},
+                                "en": {"stem": "Item", "options": {"a": "A", "b": "B"},
+                                       "feedback": {"a": "Yes"}}}})
+    result = moodle_xml.export(collection(item), "multi")
+    [q] = [q for q in read_xml(result.data) if q.qtype != "category"]
+    for lang in ("id", "en"):  # every reader sees the explanation, in the language it has
+        assert multilang(q.generalfeedback, lang) == "<p>Karena <em>itu</em>.</p>"
+    assert multilang(q.feedback[0], "en") == "<p>Yes</p>"
+    [w] = [w for w in result.warnings if w.field == "text.en.explanation"]
+    assert w.message == "no 'en' text for this field: readers in 'en' see the 'id' text"
