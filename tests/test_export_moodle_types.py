@@ -263,3 +263,25 @@ def test_a_field_missing_in_one_language_is_shown_from_the_other_and_named() -> 
     assert multilang(q.feedback[0], "en") == "<p>Yes</p>"
     [w] = [w for w in result.warnings if w.field == "text.en.explanation"]
     assert w.message == "no 'en' text for this field: readers in 'en' see the 'id' text"
+
+
+def test_titles_are_plain_text_byte_exact_in_both_formats() -> None:
+    title = "Use `dict[k]` with *args and __init__ & 2*3*4 <b>"
+    item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+                       "text": {"en": {"title": title, "stem": "S",
+                                       "options": {"a": "A", "b": "B"}}}})
+    want = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert xml_question(item)[0].name == want
+    assert gift_question(item)[0].name == want
+
+
+def test_grades_not_adding_up_are_imported_as_they_are_and_the_warning_says_so() -> None:
+    item = parse_item({"id": "qq", "topic": "t", "type": "multiple_response",
+                       "options": ["a", "b", "c"], "key": ["a", "b"],
+                       "weights": {"a": 1, "b": 1, "c": 0},
+                       "text": {"en": {"stem": "S", "options": {"a": "A", "b": "B", "c": "C"}}}})
+    q, warnings = xml_question(item)
+    assert q.fractions == [1.0, 1.0, 0.0]  # Moodle's importer keeps them (no total check)
+    [w] = [w for w in warnings if "add up" in w]
+    assert "Moodle 4.5 imports the question as it is" in w and "gets 100%" in w
+    assert "fewer right options already earn full marks" in w
