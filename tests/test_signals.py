@@ -74,7 +74,7 @@ from dpassess.cli import _interrupted
 import signal
 signal.signal(signal.SIGINT, _interrupted)
 def work(shared, task):
-    os.write(1, f"worker {os.getpid()}\n".encode())  # one write: the two workers' lines never mix
+    os.write(1, f"worker {os.getpid()}\\n".encode())  # one write: the two workers' lines never mix
     time.sleep(120)
     return task
 try:
@@ -105,7 +105,7 @@ def test_ctrl_c_to_the_process_group_stops_the_workers_without_tracebacks():
     proc, workers = _start_pool()
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: every process of the group
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "unwound" in stdout
+    assert proc.returncode == 130 and "unwound" in stdout, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert stderr.count("interrupted, cleaning up") == 1
     deadline = time.monotonic() + 10

@@ -78,6 +78,11 @@ _PR_SET_PDEATHSIG = 1
 _PARENT: int | None = None
 
 
+def _die() -> None:
+    """End this worker as PR_SET_PDEATHSIG would: its parent is gone, nobody wants its work."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _worker_init(parent: int) -> None:
     """In each worker, before any task: leave Ctrl-C to the parent, restore SIGTERM's default
     (the parent's handler is inherited through fork) and die with the parent."""
@@ -89,13 +94,13 @@ def _worker_init(parent: int) -> None:
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
+        _die()
 
 
 def _call(index: int) -> Any:
     assert _WORK is not None, "a worker runs only inside a forked pool"
     if _PARENT is not None and os.getppid() != _PARENT:
-        os._exit(1)
+        _die()
     fn, shared, tasks = _WORK
     return fn(shared, tasks[index])
 
