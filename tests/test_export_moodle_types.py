@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import html
 import math
+import shutil
 
+import pytest
 from hypothesis import given, settings
 
 from dpassess.export import Collection
@@ -31,6 +33,7 @@ from strategies import (
     ordering_items,
     short_answer_items,
 )
+from test_export_gift import GiftPegjs
 from test_export_moodle_oracle import Question, multilang, read_gift, read_xml
 
 
@@ -285,3 +288,58 @@ def test_grades_not_adding_up_are_imported_as_they_are_and_the_warning_says_so()
     [w] = [w for w in warnings if "add up" in w]
     assert "Moodle 4.5 imports the question as it is" in w and "gets 100%" in w
     assert "fewer right options already earn full marks" in w
+
+
+# --- gift-pegjs, an independent GIFT grammar --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pegjs():
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    p = GiftPegjs()
+    yield p
+    p.close()
+
+
+def pegjs_question(pegjs, item: Item) -> dict:
+    return pegjs.parse(gift.export(collection(item), "en").data.decode())[-1]
+
+
+@settings(max_examples=40)
+@given(item=numerical_items())
+def test_numerical_through_gift_pegjs(pegjs, item: Numerical) -> None:
+    q = pegjs_question(pegjs, item)
+    assert q["type"] == "Numerical"
+    for a, choice in zip(item.answers, q["choices"], strict=True):
+        assert choice["weight"] == pytest.approx(grade(a.fraction) * 100)
+        number = choice["text"]
+        if a.value is not None:
+            assert number["number"] == pytest.approx(a.value)
+            assert number.get("range", 0) == pytest.approx(a.tolerance)
+        else:
+            assert (number["numberLow"], number["numberHigh"]) == pytest.approx((a.min, a.max))
+
+
+@settings(max_examples=40)
+@given(item=short_answer_items())
+def test_short_answer_through_gift_pegjs(pegjs, item: ShortAnswer) -> None:
+    q = pegjs_question(pegjs, item)
+    assert q["type"] == "Short"
+    want = wordings(item, ("en",))
+    assert [c["text"]["text"] for c in q["choices"]] == [w for w, _ in want]
+    assert [c["weight"] / 100 for c in q["choices"]] == pytest.approx([f for _, f in want])
+
+
+@settings(max_examples=40)
+@given(item=matching_items())
+def test_matching_and_essay_through_gift_pegjs(pegjs, item: Matching) -> None:
+    q = pegjs_question(pegjs, item)
+    assert q["type"] == "Matching"
+    assert len(q["matchPairs"]) == len(item.response_ids)
+    assert [p["subquestion"]["text"] == "" for p in q["matchPairs"]] == [
+        r not in item.pairs for r in item.response_ids]
+    essay = parse_item({"id": "ee", "topic": "t", "type": "essay",
+                        "text": {"en": {"stem": "Write.", "explanation": "Model: x = y"}}})
+    e = pegjs_question(pegjs, essay)
+    assert e["type"] == "Essay" and e["globalFeedback"]["text"] == "<p>Model: x = y</p>"
