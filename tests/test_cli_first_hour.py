@@ -244,3 +244,18 @@ def test_progress_is_drawn_on_a_terminal_only_and_never_in_ci(tmp_path: Path):
         ["build", "--no-cache"], {**env, "CI": "true"}, tmp_path)
     piped = run("build", "--no-cache", cwd=tmp_path, env=env)
     assert "dpassess:" not in piped.stderr and "\x1b" not in piped.stderr + piped.stdout
+
+
+def test_the_first_lint_says_once_where_it_wrote_the_model_cache(tmp_path: Path):
+    import os
+
+    run("init", "b", "--languages", "en,id", cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "DPASSESS_MODEL_CACHE"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    first = run("lint", "b", "--no-cache", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    notes = [x for x in first.stderr.splitlines() if x.startswith("note:")]
+    assert len(notes) == 1 and str(tmp_path / "xdg" / "dpassess") in notes[0], first.stderr
+    assert any((tmp_path / "xdg" / "dpassess").glob("langid-*.npz"))
+    again = run("lint", "b", "--no-cache", cwd=tmp_path, env=env)
+    assert "note:" not in again.stderr
