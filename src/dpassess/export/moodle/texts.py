@@ -584,6 +584,11 @@ def check_match(t: ItemTexts, item: Matching) -> None:
     seen: dict[str, str] = {}
     for rid in item.response_ids:
         text = response_text(t, item, rid)
+        if not text.strip():
+            t.warn(f"text.{t.lang}.responses.{rid}",
+                   "the response is empty as plain text (Moodle shows responses in a menu, "
+                   "without formatting): Moodle keeps no answer for its premise")
+            continue
         if text in seen:
             t.warn(f"text.{t.lang}.responses.{rid}",
                    f"reads the same as response {seen[text]!r} as plain text: Moodle shows "
