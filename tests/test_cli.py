@@ -111,11 +111,11 @@ def test_import_refuses_to_overwrite_and_says_how_to(tmp_path: Path) -> None:
     args = ("import", str(gift), "--from", "gift", "--lang", "en", "--bank", str(tmp_path / "b"))
     first = run(*args)
     assert first.returncode == 0, first.stderr
-    before = {p: p.read_bytes() for p in (tmp_path / "b").iterdir()}
+    before = {p: p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()}
     again = run(*args)
     assert again.returncode == 2
     [error] = [line for line in again.stderr.splitlines() if line.startswith("error:")]
     assert error.startswith(f"error: {tmp_path / 'b'}/") and error.endswith(
         "would be overwritten); use --force to overwrite"), error
-    assert {p: p.read_bytes() for p in (tmp_path / "b").iterdir()} == before
+    assert {p: p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()} == before
     assert run(*args, "--force").returncode == 0
