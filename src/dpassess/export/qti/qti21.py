@@ -32,7 +32,7 @@ from dpassess.markup.fields import markdown_texts
 from dpassess.markup.maths import MathsMode
 from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import has_non_xml
-from dpassess.model import Item
+from dpassess.model import Content, Item
 
 SUFFIX = ".zip"
 MULTI = False
@@ -114,7 +114,12 @@ def _may_name_files(item: Item, lang: str) -> bool:
     """False when no text of the item can link a file or show an image (True may be a false
     alarm): Markdown links and images, HTML `<a`, `<img`, `<object`, and characters XML cannot
     carry (removed before rendering, they can join the parts of one)."""
-    text = " ".join(t for _, t in markdown_texts(item.text[lang]))
+    content = item.text[lang]
+    if isinstance(content, Content):  # the choice types, most items: their fields directly
+        text = " ".join((content.stem, content.explanation or "", *content.options.values(),
+                         *content.feedback.values()))
+    else:
+        text = " ".join(t for _, t in markdown_texts(content))
     return ("![" in text or "](" in text or "]:" in text
             or ("<" in text and _FILE_TAG.search(text) is not None) or has_non_xml(text))
 

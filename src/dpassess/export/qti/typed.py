@@ -70,10 +70,10 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
             sub(test, "baseValue", number(answer.value), baseType="float")
         else:
             both = sub(branch, "and")
-            for op, bound in (("gte", answer.min), ("lte", answer.max)):
+            for op, bound in zip(("gte", "lte"), answer.bounds, strict=True):
                 test = sub(both, op)
                 sub(test, "variable", identifier=RESPONSE)
-                sub(test, "baseValue", number(float(bound or 0)), baseType="float")
+                sub(test, "baseValue", number(bound), baseType="float")
         set_score(branch, number(answer.fraction * item.points))
         _set_answer(branch, answer.id)
         if feedback.get(answer.id):
