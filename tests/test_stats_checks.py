@@ -71,9 +71,6 @@ LINT = r"""
 import json, sys
 from dpassess import load_bank
 from dpassess.lint import LintConfig, lint_banks
-from dpassess.lint.registry import FAMILIES
-FAMILIES.setdefault("IA", "Item analysis")  # until the lint registry lists the family
-import dpassess.lint.rules.stats  # noqa: F401  (registers IA001-IA004 if not yet registered)
 bank = load_bank(sys.argv[1])
 found = lint_banks([bank], LintConfig(select=("IA001", "IA002", "IA003", "IA004")))
 print(json.dumps([[f.code, f.path, f.field, f.message] for f in found]))
