@@ -52,8 +52,6 @@ def test_init_scaffolds_a_bank_that_checks_lints_and_exports(tmp_path: Path):
         "stats-en.xml", "stats-id.xml", "stats-multi.xml"]
 
 
-@pytest.mark.xfail(strict=True, reason="the published item schema wants option objects where "
-                   "item files give option ids (model/schemas.py); the seed items fail it too")
 def test_the_item_schema_accepts_the_example_item(tmp_path: Path):
     run("init", "b", cwd=tmp_path)
     schema = json.loads((tmp_path / "b" / "schema" / "item.schema.json").read_text())
