@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import MAX_INPUT_BYTES, InputError
-from dpassess.markup.markdown import to_plain
+from dpassess.lms.moodle import DERIVED_NAME, name_html, shorten_text
+from dpassess.markup.markdown import item_title, plain_title, to_plain
 from dpassess.model import (
     MAX_TEXT,
     ContentBase,
@@ -134,18 +135,28 @@ def choice_item(kind: ItemType, weights: dict[str, float] | None, **fields: Any)
 
 
 def with_titles(item: Item, names: dict[str, str]) -> dict[str, ContentBase]:
-    """The item's texts, each titled with its name in `names` (by language) where that is not
-    what the item shows as title anyway (the stem's first line). Raises pydantic's
+    """The item's texts, each titled with its name in `names` (by language; titles are plain
+    text) where that is not what the item shows as title anyway (the stem's first line). Raises pydantic's
     ValidationError for a title the model does not hold (longer than `MAX_TEXT`)."""
     out: dict[str, ContentBase] = {}
     for lang, content in item.text.items():
         name = names.get(lang, "")
-        shown = " ".join(to_plain(item.title(lang)).split()) or item.id
-        if name and name != shown:
-            content = content.model_copy(update={"title": title_markdown(name)})
+        shown = item_title(item, lang) or item.id
+        if name and name != shown and name != moodle_derived_name(content.stem):
+            content = content.model_copy(update={"title": plain_title(name)})
             type(content).model_validate(dict(content))  # the title's length
         out[lang] = content
     return out
+
+
+def moodle_derived_name(stem: str) -> str:
+    """The name Moodle's formats give a question without a title (the first line of its stem
+    as plain text, shortened at a word, as `lms.moodle` writes it), as plain text."""
+    lines = stem.strip().splitlines()
+    if not lines:
+        return ""
+    named = shorten_text(name_html(to_plain(lines[0])), DERIVED_NAME)
+    return " ".join(html.unescape(named).split())
 
 
 def default_weights(option_ids: list[str], key: list[str]) -> dict[str, float]:

@@ -227,7 +227,8 @@ class _Reader:
                 question.kind = ItemType.single_choice if single else ItemType.multiple_response
                 question.shuffle = self.value(q, "shuffleanswers", "false") not in (
                     "false", "", "0")
-                question.numbering = self.value(q, "answernumbering", "abc") or "abc"
+                numbering = self.value(q, "answernumbering", "abc") or "abc"
+                question.numbering = "" if numbering == "abc" else numbering  # the default
             case ItemType.matching | ItemType.essay:
                 pass
             case _:
@@ -261,9 +262,9 @@ class _Reader:
         if question.units and grading in ("1", "2"):
             question.unit_penalty = number(self.value(q, "unitpenalty", "0.1") or "0.1",
                                            "unitpenalty")
-            if grading == "2":
-                self.warn("the unit penalty is a fraction of the question's mark in Moodle; "
-                          "read as a fraction of the response's")
+            if grading == "1":
+                self.warn("the unit penalty is a fraction of the response's grade in Moodle; "
+                          "read as a fraction of the question's mark (what the item says)")
         if self.value(q, "unitsleft", "0") not in ("0", ""):
             self.warn("units written left of the number are not carried")
 
@@ -276,6 +277,8 @@ class _Reader:
                       "(relative to the next item, last excluded)")
             grading = "relative_next_exclude_last"
         question.grading = grading
+        numbering = self.value(q, "numberingstyle", "none") or "none"
+        question.numbering = "" if numbering == "none" else numbering  # the default
         select = self.value(q, "selecttype", "").upper() or "RANDOM"
         try:
             count = int(self.value(q, "selectcount", "0") or "0")

@@ -61,7 +61,8 @@ from dpassess.model.items import NumericAnswer, OrderingGrading, TextAnswer
 
 CODE = "qti21"
 _ESSAY_FORMATS: dict[str, Literal["editor", "plain", "monospaced"]] = {
-    "xhtml": "editor", "plain": "plain", "preFormatted": "monospaced"}
+    "xhtml": "editor", "plain": "plain", "preFormatted": "monospaced",
+    "preformatted": "monospaced"}  # (not the XSD's spelling, but unambiguous)
 _ChoiceKind = Literal[ItemType.single_choice, ItemType.multiple_response, ItemType.true_false]
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
@@ -256,6 +257,7 @@ class _ItemReader:
                  warnings: list[Diagnostic],
                  words: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.words = dict(words or {})
+        self.tool = ""  # the item's toolName (dpassess's own items name it)
         self.where = where
         self.meta = meta
         self.lang = lang
@@ -269,6 +271,7 @@ class _ItemReader:
         if _local(root) != "assessmentItem":
             raise Skip(f"<{_local(root)}> is not an assessmentItem")
         lang = self._lang(root)
+        self.tool = root.get("toolName", "")
         body = _first(root, "itemBody")
         if body is None:
             raise Skip("the item has no itemBody")
@@ -509,7 +512,7 @@ class _ItemReader:
     def _topic_and_tags(self) -> tuple[str, tuple[str, ...]]:
         words = list(self.meta.keywords)
         topic = DEFAULT_TOPIC
-        if self.meta.tool == TOOL and words:
+        if TOOL in (self.meta.tool, self.tool) and words:
             topic = words.pop()
         tags: dict[str, None] = {}
         for w in words:

@@ -558,7 +558,8 @@ class Builder:
                           item=q.label)
                 continue
             seen[norm] = n
-            if groups and groups[-1][0] == fraction and groups[-1][1] == a.feedback:
+            if groups and groups[-1][0] == fraction and (groups[-1][1].text, groups[-1][1].format
+                                                          ) == (a.feedback.text, a.feedback.format):
                 groups[-1][2].append(word)
             else:
                 groups.append((fraction, a.feedback, [word]))
@@ -714,7 +715,8 @@ class Builder:
         """Moodle's penalty and answer numbering where they differ from Moodle's defaults."""
         penalty = None
         if q.penalty is not None:
-            default = 1.0 if q.kind is ItemType.true_false else 1 / 3
+            # Moodle's defaults: 1 for true/false, none for essays (one try), else 1/3
+            default = {ItemType.true_false: 1.0, ItemType.essay: 0.0}.get(q.kind, 1 / 3)
             if not 0 <= q.penalty <= 1:
                 self.warn(f"penalty {q.penalty:g} is outside 0..1; not carried", line=q.line,
                           item=q.label)
@@ -724,8 +726,6 @@ class Builder:
         if q.numbering and numbering is None:
             self.warn(f"answer numbering {q.numbering!r} is not one Moodle offers; not carried",
                       line=q.line, item=q.label)
-        if numbering == "abc":
-            numbering = None
         if penalty is None and numbering is None:
             return None
         return LmsSettings(moodle=MoodleSettings(penalty=penalty, answer_numbering=numbering))
