@@ -18,6 +18,7 @@ import random
 import resource
 import sys
 import time
+from pathlib import Path
 
 from dpassess.assemble.problem import Problem, resolve
 from dpassess.assemble.solve import solve
@@ -52,7 +53,7 @@ def make_bank(n: int, topics: int, *, enemies: int, seed: int = 7) -> Bank:
         enemy_of.setdefault(a, []).append(items[b].id)
     items = [it.model_copy(update={"enemies": tuple(enemy_of.get(k, ()))}) for k, it in enumerate(items)]
     config = BankConfig(id="bench", title={"en": "Bench"}, languages=("en",), default_language="en")
-    return Bank(config=config, root="<memory>", entries=[LoadedItem(it, f"q{k}.yaml") for k, it in enumerate(items)])
+    return Bank(config=config, root=Path("<memory>"), entries=[LoadedItem(it, f"q{k}.yaml") for k, it in enumerate(items)])
 
 
 def problem(bank: Bank, data: dict[str, object]) -> Problem:

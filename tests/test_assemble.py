@@ -44,7 +44,7 @@ QTI = "{http://www.imsglobal.org/xsd/imsqti_v2p1}"
 
 
 def make_bank(bank_items) -> Bank:
-    return Bank(config=bank_config(), root="<memory>",
+    return Bank(config=bank_config(), root=Path("<memory>"),
                 entries=[LoadedItem(it, f"{it.id}.yaml") for it in bank_items])
 
 
@@ -430,3 +430,39 @@ def test_a_loaded_bank_is_used_as_it_is_and_another_is_refused(monkeypatch):
     assert written(assemble(BLUEPRINT, bank=bank)) == expected
     with pytest.raises(ValueError, match=r"the blueprint's bank is .*items/data-parallelism"):
         load_problem(BLUEPRINT, make_bank(_seed_items()))
+
+
+def test_the_balance_uses_the_recorded_p_unless_the_author_fixed_one(tmp_path):
+    """An item's recorded administrations (the bank's stats/ records, pooled by n) give the p
+    the balance uses; an author's p_value wins; a broken record is a warning, not used."""
+    import json
+
+    from dpassess.model import parse_item
+    from dpassess.stats.history import HISTORY_DIR, SCHEMA
+
+    its = [parse_item({"id": f"q{k}", "topic": "t", "status": "reviewed",
+                       "options": ["a", "b"], "key": "a",
+                       **({"p_value": 0.9} if k == 0 else {}),
+                       "text": {lang: {"stem": f"Q{k}?", "options": {"a": "A", "b": "B"}}
+                                for lang in ("id", "en")}}) for k in range(6)]
+    bank = make_bank(its)
+    bank.root = tmp_path
+    folder = tmp_path / HISTORY_DIR
+    folder.mkdir()
+
+    def record(name: str, figures: dict) -> None:
+        (folder / name).write_text(json.dumps({
+            "schema": SCHEMA, "administration": {"id": name[:-5], "date": "2026-11-01"},
+            "items": {i: {"n": n, "p": p} for i, (n, p) in figures.items()}}))
+
+    record("2026-11-01-a.json", {"q0": (10, 0.1), "q1": (10, 0.2), "q2": (30, 0.6)})
+    record("2026-11-02-b.json", {"q1": (30, 0.6)})
+    (folder / "2026-11-03-c.json").write_text("{not json")
+    pr = problem(bank, {"forms": 1, "items": 6})
+    by_id = {it.id: p for it, p in zip(pr.items, pr.p, strict=True)}
+    assert by_id["q0"] == round(0.9 * SCALE)  # the author's p_value
+    assert by_id["q1"] == round((10 * 0.2 + 30 * 0.6) / 40 * SCALE)  # pooled, weighted by n
+    assert by_id["q2"] == round(0.6 * SCALE)
+    assert by_id["q3"] == round(pr.blueprint.difficulty_scale.medium * SCALE)
+    assert pr.observed_p == pytest.approx({"q0": 0.1, "q1": 0.5, "q2": 0.6})
+    assert any("2026-11-03-c.json" in w.path and "not used" in w.message for w in pr.warnings)

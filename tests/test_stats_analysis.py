@@ -217,7 +217,7 @@ def _bank(k: int, mr: bool) -> Bank:
         items.append(LoadedItem(parse_item(raw), f"it-{j}.yaml"))
     config = BankConfig.model_validate({"id": "prop", "title": {"en": "P"}, "languages": ["en"],
                                         "default_language": "en"})
-    return Bank(config=config, root=".", entries=items)
+    return Bank(config=config, root=Path("."), entries=items)
 
 
 @given(st.data())

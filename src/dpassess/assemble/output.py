@@ -100,7 +100,7 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
         items = [pr.items[i] for i in sorted(s)]
         declared = [getattr(scale, (it.difficulty.value if it.difficulty else "medium"))
                     for it in items]
-        observed = [it.p_value for it in items if it.p_value is not None]
+        observed = [pr.observed_p[it.id] for it in items if it.id in pr.observed_p]
         out_forms.append({
             "id": form.id,
             "label": form.label,

@@ -6,6 +6,7 @@ here; each problem becomes a `Diagnostic` at the blueprint line that holds the n
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from dpassess.diagnostics import (
 )
 from dpassess.model import Bank, Item, Status
 from dpassess.model.blueprint import Blueprint, Cell
+from dpassess.stats.history import effective_p, observed
 
 #: Solver arithmetic is integral: p values and points are scaled by this factor.
 SCALE = 1000
@@ -66,6 +68,8 @@ class Problem:
     warnings: list[Diagnostic] = field(default_factory=list)
     #: item sets (the items of one stimulus, authoring order): all on a form or none
     sets: list[list[int]] = field(default_factory=list)
+    #: the p observed in the bank's recorded administrations, by item id (pooled, weighted by n)
+    observed_p: dict[str, float] = field(default_factory=dict)
 
     @property
     def forms(self) -> int:
@@ -235,9 +239,13 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     unrated: list[str] = []
     sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
             if set_items and set_items[0].id in index]
+    seen, record_problems = observed(bank)
+    # an unusable record is left out of the balance: a warning here (lint reports it as IA004)
+    warnings.extend(dataclasses.replace(d, severity=Severity.warning) for d in record_problems)
     for it in items:
-        if it.p_value is not None:
-            value = it.p_value
+        fixed_or_seen = effective_p(it, seen)
+        if fixed_or_seen is not None:
+            value = fixed_or_seen
         elif it.difficulty is not None:
             value = getattr(scale, it.difficulty.value)
         else:
@@ -272,6 +280,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         enemies=sorted(pairs),
         warnings=warnings,
         sets=sets,
+        observed_p={i: o.p for i, o in seen.items() if o.p is not None},
     )
 
 
@@ -306,4 +315,5 @@ def restrict(pr: Problem, keep: list[int]) -> Problem:
         enemies=[(new[a], new[b]) for a, b in pr.enemies if a in new and b in new],
         warnings=pr.warnings,
         sets=[[new[i] for i in s] for s in pr.sets if all(i in new for i in s)],
+        observed_p=pr.observed_p,
     )
