@@ -103,7 +103,8 @@ def assemble(
 
 def lint_blocked(bank: Bank) -> dict[str, str]:
     """Items of `bank` with a lint finding at the fail level of the bank's lint configuration,
-    each with the first such finding in words."""
+    each with the first such finding in words. Item-analysis findings (IA: what recorded
+    administrations showed) do not block: `dpassess lint` reports them and the teacher decides."""
     from dpassess.lint import lint_banks, load_config
 
     config = load_config(Path(bank.root))
@@ -112,7 +113,8 @@ def lint_blocked(bank: Bank) -> dict[str, str]:
     out: dict[str, str] = {}
     for d in lint_banks([bank], config):
         item = d.item or ids.get(d.path)
-        if item is not None and d.severity.rank >= level and item not in out:
+        if (item is not None and d.severity.rank >= level and item not in out
+                and not d.code.startswith("IA")):
             out[item] = f"lint {d.severity.value} {d.code} ({d.message})"
     return out
 
