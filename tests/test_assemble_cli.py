@@ -248,3 +248,26 @@ def test_stale_forms_of_an_earlier_run_are_left_with_a_warning(tmp_path):
     stale = [line for line in r.stderr.splitlines() if "earlier assembly" in line]
     assert stale == [f"warning: {out}/exam-c: a form of an earlier assembly (exam), not of this "
                      "one; left in place: remove it if it is no longer wanted"]
+
+
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    ("--seed", "9223372036854775808", "a seed is between 0 and 9223372036854775807"),
+    ("--seed", "-1", "a seed is between 0 and 9223372036854775807 (got -1)"),
+    ("--time-limit", "inf", "a time limit is above 0 and at most 3600 seconds (got inf)"),
+    ("--time-limit", "nan", "a time limit is above 0 and at most 3600 seconds"),
+])
+def test_seed_and_time_limit_follow_the_blueprints_rules(tmp_path, flag, value, said):
+    r = run(str(ROOT / "blueprints" / "data-parallelism.yaml"), flag, value,
+            "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert said in " ".join(r.stderr.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_control_character_in_the_bank_path_is_a_blueprint_error(tmp_path):
+    bp = tmp_path / "bp.yaml"
+    bp.write_text('schema: 1\nid: bp\nbank: "../items\\0x"\nforms: 1\nitems: 2\n')
+    r = run(str(bp), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert (f"{bp}:3:1: bank: a folder path cannot hold control characters (found '\\x00')"
+            in r.stderr)

@@ -9,15 +9,37 @@ import typer
 from dpassess.cli._app import app, err, report_error, report_warnings
 
 
+def _seed(value: int | None) -> int | None:
+    """--seed checked by the blueprint's own rule (0..2^63-1)."""
+    from dpassess.model.blueprint import check_seed
+
+    try:
+        return None if value is None else check_seed(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _time_limit(value: float | None) -> float | None:
+    """--time-limit checked by the blueprint's own rule (finite, above 0, bounded)."""
+    from dpassess.model.blueprint import check_time_limit
+
+    try:
+        return None if value is None else check_time_limit(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 @app.command()
 def assemble(
     blueprint: Path = typer.Argument(..., help="The blueprint YAML file.", show_default=False),  # noqa: B008
     seed: int = typer.Option(
-        None, "--seed", min=0, help="Seed for every random choice (default: the blueprint's)."
+        None, "--seed", callback=_seed,
+        help="Seed for every random choice, 0 to 2^63-1 (default: the blueprint's).",
     ),
     time_limit: float = typer.Option(
-        None, "--time-limit", min=0.01,
-        help="Solver budget in deterministic seconds (default: the blueprint's, 10).",
+        None, "--time-limit", callback=_time_limit,
+        help="Solver budget in deterministic seconds, at most 3600; the wall time is bounded "
+        "by three times it plus 5 s (default: the blueprint's, 10).",
     ),
     out: Path = typer.Option(  # noqa: B008
         ..., "--out", "-o", help="Folder to write the forms into.", show_default=False

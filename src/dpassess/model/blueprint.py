@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from dpassess.model.common import (
     Bloom,
@@ -34,6 +34,14 @@ MAX_SEED = 2**63 - 1
 MAX_TIME_LIMIT = 3600.0
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED, strict=True)]
 TimeLimit = Annotated[float, Field(gt=0, le=MAX_TIME_LIMIT, allow_inf_nan=False)]
+
+
+def _folder(value: str) -> str:
+    """A folder path as a file system takes it: no control characters (a NUL ends a path)."""
+    bad = next((c for c in value if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValueError(f"a folder path cannot hold control characters (found {bad!r})")
+    return value
 
 
 def check_seed(value: object) -> int:
@@ -201,7 +209,7 @@ class Blueprint(Strict):
         1, alias="schema", description="Blueprint file format version."
     )
     id: ItemId = Field(description="Names the forms: <id>-a, <id>-b, ...")
-    bank: Annotated[str, Field(min_length=1)] = Field(
+    bank: Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_folder)] = Field(
         description="The bank folder, relative to this blueprint file."
     )
     title: dict[LangCode, Text] = Field(
