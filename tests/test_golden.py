@@ -29,7 +29,16 @@ from lxml import etree
 from conftest import ROOT, SEED_BANK, files
 from dpassess import load_bank
 from dpassess.export import EXPORTERS, Collection
-from dpassess.model import Item, ItemType, MultipleResponse, TrueFalse
+from dpassess.model import (
+    ChoiceBase,
+    Item,
+    ItemType,
+    Matching,
+    MultipleResponse,
+    Numerical,
+    ShortAnswer,
+    TrueFalse,
+)
 from test_export_moodle_oracle import nearest_grade, read_gift, read_xml
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -96,18 +105,30 @@ def test_the_kitchen_sink_has_every_feature():
     texts = [c for it in items for c in it.text.values()]
     assert {it.type for it in items} == set(ItemType)
     assert {it.languages for it in items} == {("id", "en")}
+    choice = [it for it in items if isinstance(it, ChoiceBase)]
     mr = [it for it in items if isinstance(it, MultipleResponse)]
     assert {it.weights is None for it in mr} == {True, False}
     tf = [it for it in items if isinstance(it, TrueFalse)]
     assert {any(it.text[la].options for la in it.languages) for it in tf} == {True, False}
     assert {it.key for it in tf} == {("true",), ("false",)}
-    assert any(o.locked for it in items for o in it.options)
-    assert {it.shuffle for it in items} == {True, False}
+    assert any(o.locked for it in choice for o in it.options)
+    assert {it.shuffle for it in choice} == {True, False}
     assert {it.points for it in items} > {1.0}
-    assert all(it.tags and it.difficulty for it in items)
+    assert all(it.tags for it in choice) and all(it.difficulty for it in items)
     assert any(it.suppress for it in items) and any(it.source for it in items)
-    assert all(c.feedback for c in texts) and any(c.explanation for c in texts)
+    assert all(c.feedback for it in choice for c in it.text.values())
+    assert any(c.explanation for c in texts)
     assert any(c.title is None for c in texts) and any(c.title for c in texts)
+    num = [it for it in items if isinstance(it, Numerical)]
+    assert any(a.min is not None for it in num for a in it.answers)  # a range
+    assert any(a.fraction < 1 for it in num for a in it.answers)  # partial credit
+    assert any(it.units and it.unit_penalty for it in num)
+    short = [it for it in items if isinstance(it, ShortAnswer)]
+    assert any("*" in w for it in short for c in it.text.values() for ws in c.answers.values()
+               for w in ws)
+    assert any(it.distractors for it in items if isinstance(it, Matching))
+    sets = [s for s in collection("kitchen-sink").stimuli]
+    assert sets and sum(it.stimulus is not None for it in items) >= 2
     markdown = "\n".join(c.stem + (c.explanation or "") for c in texts)
     for feature in ("\n\n", "```", "**", "*", "`", "](http", "\n- ", "\n  - ", "1. ", "\n> ",
                     "<sup>", "<img ", "![", "]]>", "&", "<"):

@@ -37,3 +37,25 @@ def test_plain_text_keeps_a_bare_less_than_sign() -> None:
 
     assert to_plain("<b>\n0 0 < 1\n\n2") == "0 0 < 1 2"
     assert to_plain("x <!-- note --> *y* <br/>z") == "x y z"
+
+
+def test_a_pipe_table_is_a_table_in_html_and_in_qti():
+    """Stimuli are often tables: a GFM pipe table renders as <table> (lxml.html reads it back
+    cell by cell), and its column alignment becomes QTI's `align` on each cell."""
+    import lxml.html
+    from lxml import etree
+
+    from dpassess.markup.xhtml import QTI_NS, append_flow
+
+    src = "| GPU | samples/s |\n|---|--:|\n| 1 | 900 |\n| 8 | 6300 |\n"
+    html = to_html(src)
+    table = lxml.html.fromstring(html)
+    assert table.tag == "table"
+    assert [[c.text_content() for c in row] for row in table.iter("tr")] == [
+        ["GPU", "samples/s"], ["1", "900"], ["8", "6300"]]
+    root = etree.Element(f"{{{QTI_NS}}}div")
+    notes: set[str] = set()
+    append_flow(root, html, notes)
+    cells = root.findall(f".//{{{QTI_NS}}}td")
+    assert [c.get("align") for c in cells] == [None, "right", None, "right"]
+    assert notes == set()

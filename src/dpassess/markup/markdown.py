@@ -51,7 +51,7 @@ def _mathml_rule(self: RendererHTML, tokens: Sequence[Token], idx: int, options:
 
 def _parser(rule: Callable[..., str]) -> MarkdownIt:
     md = use_maths(MarkdownIt("commonmark", {"html": True, "linkify": False,
-                                             "typographer": False}))
+                                             "typographer": False}).enable("table"))
     for name in TYPES:
         md.add_render_rule(name, rule)
     return md

@@ -320,7 +320,7 @@ def mathml_html(tex: str, display: bool) -> str | None:
 
 @lru_cache(maxsize=1)
 def _scanner() -> MarkdownIt:
-    md = use_maths(MarkdownIt("commonmark", {"html": True}))
+    md = use_maths(MarkdownIt("commonmark", {"html": True}).enable("table"))
     md.disable("text_join")  # keeps escapes (`\\(` left unclosed) as tokens of their own
     return md
 

@@ -93,6 +93,8 @@ ATTRS.update({
     "th": _CELL,
 })
 _REQUIRED = {"a": ("href",), "img": ("src",)}
+#: The style markdown-it writes on the cells of an aligned table column -> QTI's `align`.
+_CELL_ALIGN = {f"text-align:{a}": a for a in ("left", "center", "right")}
 _URI_ATTRS = frozenset({"href", "src", "cite", "longdesc"})
 # xs:anyURI as libxml2 (and so every lxml-based validator) checks it.
 _ANY_URI = etree.XMLSchema(etree.XML(
@@ -246,6 +248,10 @@ def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
                 el.set(XML_LANG, value)
             else:
                 notes.add(f"lang={value!r} on <{name}> is not a language code; left out")
+            continue
+        if key == "style" and name in ("td", "th") and value in _CELL_ALIGN:
+            del el.attrib[key]  # a Markdown table column's alignment, as QTI says it
+            el.set("align", _CELL_ALIGN[value])
             continue
         if key not in allowed:
             notes.add(f"attribute {key!r} on <{name}> is not in QTI's XHTML subset; left out")
