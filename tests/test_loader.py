@@ -282,7 +282,7 @@ def test_only_the_banks_own_regular_files_are_read(tmp_path):
     (GOOD.replace("topic: a/b", "topic: a/b\ntags: !!omap [{x: 1}]"),
      "x.yaml:4:7: YAML tag !!omap not allowed (only plain data is accepted)"),
     (GOOD.replace("key: right", "key: B"),
-     "x.yaml:5:1: key[0]: 'B' is not an option id: keys name options by their ids, not by "
+     "x.yaml:5:1: key: 'B' is not an option id: keys name options by their ids, not by "
      "letters (options: right, wrong, other)"),
     (GOOD.replace("    options: {right: Right", "    feedbak: {}\n    options: {right: Right"),
      "x.yaml:12:5: text.en.feedbak: unknown field (did you mean 'feedback'?)"),

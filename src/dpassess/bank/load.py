@@ -459,6 +459,8 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
             message = _message(dict(err), model, _scalar_text(node, loc))
             if loc[:1] == ("key",) and err["type"] == "string_pattern_mismatch":
                 message += _listed_options(node)
+                if _scalar_text(node, ("key",)) is not None:  # `key: B`, not a list
+                    loc = ("key",)
             problems = [(loc, message)]
         for ploc, message in problems:
             line, col = locate_in(node, ploc) if node is not None else (1, 1)
