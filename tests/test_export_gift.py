@@ -169,7 +169,7 @@ def test_escapes_every_special_including_html_attributes():
 def test_warns_that_gift_cannot_set_shuffling_numbering_or_points():
     result = export(one(tf_item(), mr_item(None, shuffle=False)), "en")
     w = {(x.item, x.field): x.message for x in result.warnings}
-    assert "keep the answers in order" in w[(None, "shuffle")]
+    assert "keep the answers in the order this file gives them" in w[(None, "shuffle")]
     assert "mr-one" in w[(None, "shuffle")] and "tf-one" not in w[(None, "shuffle")]
     assert "not 2.5" in w[("tf-one", "points")]
     # only when some item keeps its order, once per file

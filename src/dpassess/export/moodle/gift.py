@@ -127,9 +127,9 @@ def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]
     if fixed:
         out.append(collection.warning(
             FORMAT, None, "shuffle",
-            "GIFT cannot say to keep the answers in order: Moodle imports them with its default "
-            f"question settings, so the authored order of {_listed(fixed)} is not kept; use "
-            "Moodle XML to keep it"))
+            "GIFT cannot say to keep the answers in the order this file gives them: Moodle "
+            "shuffles them or not by its default question settings, so that order is not kept "
+            f"for {_listed(fixed)}; use Moodle XML to keep it"))
     settings = [i.id for i in items if i.lms is not None and i.lms.moodle is not None
                 and (i.lms.moodle.penalty is not None or i.lms.moodle.answer_numbering is not None)]
     if settings:
