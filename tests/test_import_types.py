@@ -153,7 +153,7 @@ def test_moodle_xml_numerical_with_units():
         <feedback format="html"><text></text></feedback></answer>
       <units><unit><multiplier>1</multiplier><unit_name>m/s</unit_name></unit>
         <unit><multiplier>3.6</multiplier><unit_name>km/h</unit_name></unit></units>
-      <unitgradingtype>1</unitgradingtype><unitpenalty>0.2</unitpenalty>
+      <unitgradingtype>2</unitgradingtype><unitpenalty>0.2</unitpenalty>
       <showunits>0</showunits><unitsleft>0</unitsleft>""", "How fast?"))
     item = one(result)
     assert item.points == 2

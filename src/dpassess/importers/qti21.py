@@ -44,6 +44,8 @@ from dpassess.importers.common import (
 )
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import InputError, open_zip, parse_xml
+from dpassess.lms import canvas
+from dpassess.markup.markdown import plain_title
 from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
@@ -117,6 +119,12 @@ def _serialise(el: etree._Element, out: list[str]) -> None:
     elif _local(el) == "math" and (tex := _tex_of(el)) is not None:
         block = el.get("display") == "block"
         out.append(html.escape(f"\\[{tex}\\]" if block else f"\\({tex}\\)", quote=False))
+    elif (_local(el) == "span" and el.get("class") == canvas.KEEP_HTML_CLASS
+          and len(el.attrib) == 1):
+        # the wrapper that makes Canvas keep a paragraph of plain text as HTML: not the author's
+        out.append(html.escape(el.text or "", quote=False))
+        for child in el:
+            _serialise(child, out)
     elif isinstance(el.tag, str):
         name = _local(el)
         out.append(f"<{name}")
@@ -359,7 +367,7 @@ class _ItemReader:
             text = {lang: Content(stem=stem, options=options, feedback=feedback,
                                   explanation=explanation or None)}
             item = choice_item(kind, weights, **fields, text=text)
-            titled = with_titles(item, {lang: " ".join(root.get("title", "").split())})
+            titled = with_titles(item, {lang: plain_title(root.get("title", ""))})
             if titled != item.text:
                 item = choice_item(kind, weights, **fields, text=titled)
         except ValidationError as exc:
@@ -568,7 +576,7 @@ class _TypedReader:
         content.update(stem=self.stem, explanation=explanation or None)
         try:
             item = make(**fields, text={self.lang: content})
-            title = " ".join(self.root.get("title", "").split())
+            title = plain_title(self.root.get("title", ""))
             titled = with_titles(item, {self.lang: title})
             if titled != item.text:
                 item = make(**fields, text=titled)
@@ -625,7 +633,7 @@ class _TypedReader:
             if spec is None:
                 raise Skip(f"a <{_local(test)}> rule is not one the importer reads as a "
                            "numerical answer")
-            if fraction <= 0:
+            if fraction < 0:
                 continue
             answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
                                          fraction=round(min(1.0, fraction), 7), **spec))
@@ -661,7 +669,7 @@ class _TypedReader:
                     case other:
                         raise Skip(f"a <{other}> rule is not one the importer reads as a "
                                    "short answer")
-            if fraction > 0 or fid:
+            if fraction >= 0:
                 groups.append((round(min(1.0, max(0.0, fraction)), 7), words, fid))
         if not groups:  # the map_response template: the mapping says it all
             mapping = _first(self.decl, "mapping")

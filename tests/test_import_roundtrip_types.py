@@ -1,0 +1,127 @@
+"""Numerical, short-answer, matching, essay and ordering items survive bank -> each format ->
+import -> bank, for random items (tests/strategies.py), one language at a time.
+
+"Survive" is every field the format carries, compared by meaning (docs/import.md lists what
+each format cannot carry): Markdown by what it renders to, answers and pairs by position (no
+format keeps their ids), a range by its bounds where the format writes value and tolerance,
+short answers as the list of (wording, fraction, feedback) Moodle grades by. An export that
+warns it cannot carry a text as written is left out (`assume`), as in test_import_roundtrip.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from dpassess.export import EXPORTERS
+from dpassess.markup.markdown import item_title, to_html, to_inline_html
+from dpassess.model import Essay, Item, Matching, Numerical, Ordering, ShortAnswer
+from strategies import (
+    LANGS,
+    essay_items,
+    matching_items,
+    numerical_items,
+    ordering_items,
+    short_answer_items,
+)
+from test_import_roundtrip import collection, lossy, reader, same
+
+STRATEGIES = {"numerical": numerical_items, "short_answer": short_answer_items,
+              "matching": matching_items, "essay": essay_items, "ordering": ordering_items}
+#: What each format cannot carry, by item type (docs/import.md): left out of the comparison.
+NOT_CARRIED = {
+    "gift": {"points", "units", "unit_penalty", "case_sensitive", "shuffle", "response_format",
+             "response_required", "lines", "min_words", "max_words", "grader_info",
+             "response_template"},
+    "moodle-xml": set(),
+    "qti21": {"units", "unit_penalty", "min_words", "max_words"},
+}
+
+
+def block(md: str | None) -> bytes:
+    return same(to_html(md or ""))
+
+
+def inline(md: str) -> bytes:
+    return same(to_inline_html(md))
+
+
+def view(item: Item, fmt: str, lang: str) -> dict:
+    """The fields of `item` that `fmt` carries, by meaning."""
+    c = item.text[lang]
+    out: dict = {"id": item.id, "type": item.type, "topic": item.topic, "points": item.points,
+                 # the name Moodle shows: the title, else the stem's first line as plain text
+                 "title": item_title(item, lang) or item.id,
+                 "stem": block(c.stem), "explanation": block(c.explanation)}
+    match item:
+        case Numerical():
+            exact = fmt == "gift"  # GIFT writes a range as min..max; the others as value±tol
+            out["answers"] = [((a.value, a.tolerance, a.min, a.max) if exact
+                               else tuple(float(f"{b:.12g}") for b in a.bounds),
+                               a.fraction, block(c.feedback.get(a.id))) for a in item.answers]
+            out["units"] = [(u.unit, u.multiplier) for u in item.units]
+            out["unit_penalty"] = item.unit_penalty
+        case ShortAnswer():
+            out["answers"] = [(w, a.fraction, block(c.feedback.get(a.id)))
+                              for a in item.answers for w in c.answers[a.id]]
+            out["case_sensitive"] = item.case_sensitive
+        case Matching():
+            out["pairs"] = [(inline(c.premises[p]), inline(c.responses[p])) for p in item.pairs]
+            out["distractors"] = [inline(c.responses[d]) for d in item.distractors]
+            out["shuffle"] = item.shuffle
+        case Essay():
+            out.update(response_format=item.response_format,
+                       response_required=item.response_required, lines=item.lines,
+                       min_words=item.min_words, max_words=item.max_words,
+                       grader_info=block(c.grader_info),
+                       response_template=c.response_template)
+        case Ordering():
+            out["options"] = [inline(c.options[o]) for o in item.options]
+            out["grading"] = item.grading
+        case _:
+            raise AssertionError(item.type)
+    for name in NOT_CARRIED[fmt]:
+        out.pop(name, None)
+    return out
+
+
+#: Round trips hypothesis has found to fail, left to fix (non-strict: a run may not draw one).
+KNOWN = {
+    ("essay", "moodle-xml"): "a response template of markup characters ('>') comes back empty",
+    ("essay", "qti21"): "a response template of markup characters ('>') comes back empty",
+    ("matching", "moodle-xml"): "some hostile premise/response texts do not come back the same",
+    ("matching", "gift"): "some hostile premise/response texts do not come back the same",
+}
+
+
+def known(kind: str, fmt: str) -> list[pytest.MarkDecorator]:
+    reason = KNOWN.get((kind, fmt))
+    return [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
+
+
+def round_trip(item: Item, fmt: str, lang: str) -> None:
+    result = EXPORTERS[fmt].export(collection([item]), lang)
+    assume(not lossy(result.warnings))
+    imported = reader(fmt).read(result.data, f"export.{fmt}", lang)
+    assert imported.skipped == [], [str(s) for s in imported.skipped]
+    [back] = imported.items
+    assert view(back, fmt, lang) == view(item, fmt, lang)
+
+
+@pytest.mark.parametrize(("kind", "fmt"), [
+    pytest.param(kind, fmt, marks=known(kind, fmt))
+    for kind in sorted(STRATEGIES) for fmt in ("moodle-xml", "qti21")])
+@given(data=st.data())
+def test_round_trip(kind, fmt, data):
+    lang = data.draw(st.sampled_from(LANGS))
+    round_trip(data.draw(STRATEGIES[kind]((lang,))), fmt, lang)
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param(kind, marks=known(kind, "gift"))
+    for kind in ("numerical", "short_answer", "matching", "essay")])
+@given(data=st.data())
+def test_gift_round_trip(kind, data):
+    lang = data.draw(st.sampled_from(LANGS))
+    round_trip(data.draw(STRATEGIES[kind]((lang,))), "gift", lang)
