@@ -420,3 +420,26 @@ def test_differing_structure_keeps_every_language_visible_through_moodles_filter
     answers = next(q for _, q in by_question(read_xml(result.data))).answers
     assert visible(multilang(answers[0], "id")) == "0"
     assert visible(multilang(answers[0], "en")) == "1"
+
+
+def test_control_characters_in_plain_texts_are_removed_with_a_warning():
+    """Short-answer wordings, matching responses and essay templates are written as plain
+    text: a control character there was a ValueError from lxml (found by `make fuzz`); now it
+    is removed, named in a warning at its field, and the rest of the text is kept."""
+    short = parse_item({"id": "s-one", "type": "short_answer", "topic": "t",
+                        "answers": [{"id": "a"}],
+                        "text": {"en": {"stem": "Name?", "answers": {"a": ["ab\x14cd"]}}}})
+    match = parse_item({"id": "m-one", "type": "matching", "topic": "t", "pairs": ["x", "y"],
+                        "text": {"en": {"stem": "Match.", "premises": {"x": "X", "y": "Y"},
+                                        "responses": {"x": "o\x01ne", "y": "two"}}}})
+    essay = parse_item({"id": "e-one", "type": "essay", "topic": "t",
+                        "text": {"en": {"stem": "Write.", "response_template": "Start\x02:"}}})
+    collection = Collection(id="c", title={"en": "C"}, languages=("en",),
+                            items=[short, match, essay], category="c")
+    result = export(collection, "en")
+    root = ET.fromstring(result.data)
+    texts = [t.text for t in root.iter("text")]
+    assert "abcd" in texts and "one" in texts and "<p>Start:</p>" in texts
+    fields = {(w.item, w.field) for w in result.warnings if "XML cannot carry" in w.message}
+    assert fields == {("s-one", "text.en.answers.a"), ("m-one", "text.en.responses.x"),
+                      ("e-one", "text.en.response_template")}

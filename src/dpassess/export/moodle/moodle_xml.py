@@ -326,7 +326,8 @@ def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Elem
         for u in item.units:
             unit = SubElement(units, "unit")
             SubElement(unit, "multiplier").text = number(u.multiplier)
-            _set_text(SubElement(unit, "unit_name"), u.unit)
+            name = q.writer.clean(u.unit, item.id, "units") if has_non_xml(u.unit) else u.unit
+            _set_text(SubElement(unit, "unit_name"), name)
     # qtype_numerical: units graded (2: the penalty is a fraction of the mark), optional (0,
     # shown as a text box: 0), or not used (0, not shown: 3)
     graded = item.unit_penalty is not None
@@ -351,7 +352,7 @@ def _shortanswer(q: _Question, item: ShortAnswer, *, duplicate: bool) -> etree._
     for aid, wording in accepted_wordings(t, item):
         answer = SubElement(question, "answer", fraction=g.percent(aid),
                             format="moodle_auto_format")
-        _set_text(SubElement(answer, "text"), wording)
+        q.text(answer, wording, f"text.{lang}.answers.{aid}")
         q.html(SubElement(answer, "feedback", format="html"), t.feedback(aid),
                f"text.{lang}.feedback.{aid}")
     q.numbering("shortanswer")
@@ -373,7 +374,8 @@ def _match(q: _Question, item: Matching, *, duplicate: bool) -> etree._Element:
         sub = SubElement(question, "subquestion", format="html")
         premise = premise_html(t, item, rid) if rid in item.pairs else ""
         q.html(sub, premise, f"text.{lang}.premises.{rid}")
-        _set_text(SubElement(SubElement(sub, "answer"), "text"), response_text(t, item, rid))
+        q.text(SubElement(sub, "answer"), response_text(t, item, rid),
+               f"text.{lang}.responses.{rid}")
     q.numbering("match")
     q.tags(question)
     return question
@@ -393,11 +395,11 @@ def _essay(q: _Question, item: Essay, *, duplicate: bool) -> etree._Element:
         SubElement(question, tag).text = "0"
     SubElement(question, "filetypeslist").text = ""
     q.html(SubElement(question, "graderinfo", format="html"),
-           t.block("text.{lang}.grader_info",
+           t.block(f"text.{lang}.grader_info",
                    lambda la: item.text[la].grader_info or ""), f"text.{lang}.grader_info")
     template, fmt = response_template(t, item)
-    SubElement(SubElement(question, "responsetemplate", format=fmt), "text")
-    _set_text(question[-1][0], template)
+    q.text(SubElement(question, "responsetemplate", format=fmt), template,
+           f"text.{lang}.response_template")
     q.numbering("essay")
     q.tags(question)
     return question
