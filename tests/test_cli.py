@@ -119,3 +119,29 @@ def test_import_refuses_to_overwrite_and_says_how_to(tmp_path: Path) -> None:
         "would be overwritten); use --force to overwrite"), error
     assert {p: p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()} == before
     assert run(*args, "--force").returncode == 0
+
+
+def test_qti_maths_as_tex_for_mathjax_players(tmp_path):
+    """`--maths tex`: the package keeps each formula's TeX between delimiters (no MathML) and
+    still validates; other formats refuse the option (they always keep the TeX)."""
+    import zipfile
+
+    from lxml import etree
+
+    bank = ROOT / "tests" / "banks" / "maths"
+    out = {}
+    for mode in ("mathml", "tex"):
+        r = run("export", str(bank), "-f", "qti21", "--lang", "en", "--maths", mode,
+                "-o", str(tmp_path / f"{mode}.zip"))
+        assert r.returncode == 0, r.stderr
+        with zipfile.ZipFile(tmp_path / f"{mode}.zip") as z:
+            out[mode] = b"".join(z.read(n) for n in z.namelist() if n.startswith("items/"))
+    assert b"<m:math" in out["mathml"] and b"<m:math" not in out["tex"]
+    assert rb"\(" in out["tex"] or rb"\[" in out["tex"]
+    schema = etree.XMLSchema(etree.parse(str(ROOT / "tests/schemas/qti21/imsqti_v2p1p2.xsd")))
+    with zipfile.ZipFile(tmp_path / "tex.zip") as z:
+        for name in z.namelist():
+            if name.startswith("items/") and name.endswith(".xml"):
+                schema.assertValid(etree.fromstring(z.read(name)))
+    r = run("export", str(bank), "-f", "gift", "--maths", "tex", "-o", str(tmp_path / "g"))
+    assert r.returncode == 2 and "only QTI 2.1 writes MathML" in r.stderr

@@ -33,6 +33,11 @@ def export(
         None, "--out", "-o", metavar="PATH",
         help="Output file (with --lang and one bank) or folder (default: exports/<format>/).",
     ),
+    maths: str = typer.Option(
+        "mathml", "--maths", metavar="mathml|tex",
+        help="QTI 2.1 only: formulas as MathML (the TeX kept with them), or as TeX between "
+        "\\( \\) for players that run MathJax.",
+    ),
 ) -> None:
     """Export banks to QTI 2.1 (zip), Moodle XML or GIFT. Warnings name what a format cannot carry."""
     from dpassess.bank.load import load_banks
@@ -41,6 +46,12 @@ def export(
 
     if fmt not in EXPORTERS:
         raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
+    if maths not in ("mathml", "tex"):
+        raise UsageError(f"--maths {maths}: choose mathml or tex")
+    if maths != "mathml" and fmt != "qti21":
+        raise UsageError(f"--maths {maths}: only QTI 2.1 writes MathML (Moodle XML and GIFT "
+                         "always keep the TeX)")
+    options = {"maths": maths} if fmt == "qti21" else {}
     banks = load_banks(paths or [Path("items")])
     single_file = out is not None and lang is not None and out.suffix != ""
     if single_file and len(banks) > 1:
@@ -54,14 +65,14 @@ def export(
         with progress() as show:
             show(f"exporting {bank.id}")
             dests, warnings = _export(bank, fmt, lang, out if single_file else None,
-                                      out if not single_file else None)
+                                      out if not single_file else None, options)
         report_warnings(warnings)
         for path in dests:
             typer.echo(f"wrote {path}")
 
 
-def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None
-            ) -> tuple[list[Path], list[Diagnostic]]:
+def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None,
+            options: dict[str, str]) -> tuple[list[Path], list[Diagnostic]]:
     """Write the bank's files in `fmt` (one `file`, or one per language into `folder`, default
     exports/<format>/); returns their paths and the warnings."""
     from dpassess.app.export import write_bank_exports
@@ -75,7 +86,8 @@ def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: P
     else:
         target_dir = folder if folder is not None else Path("exports") / FORMAT_DIRS[fmt]
         dests = [target_dir / file_name(collection, fmt, x) for x in langs]
-    exports = [ExportFile(collection, fmt, x, p) for x, p in zip(langs, dests, strict=True)]
+    exports = [ExportFile(collection, fmt, x, p, options)
+               for x, p in zip(langs, dests, strict=True)]
     return dests, write_bank_exports(bank, exports)
 
 

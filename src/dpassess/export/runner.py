@@ -11,12 +11,12 @@ file is removed and nothing is written. The bytes do not depend on `jobs`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpassess.diagnostics import Diagnostic, UsageError, dedupe
-from dpassess.export import EXPORTERS, Collection, check_lang
+from dpassess.export import EXPORTERS, Collection, ExportResult, check_lang
 from dpassess.runtime import parallel
 from dpassess.runtime.files import replace_from_temp, staged
 
@@ -37,12 +37,14 @@ def file_name(collection: Collection, fmt: str, lang: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExportFile:
-    """One export to write: `collection` in format `fmt` and language `lang`, to `path`."""
+    """One export to write: `collection` in format `fmt` and language `lang`, to `path`;
+    `options` are the format's own keyword options (QTI's `maths="tex"`)."""
 
     collection: Collection
     fmt: str
     lang: str
     path: Path
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, bytes]] = (), *,
@@ -72,7 +74,9 @@ def _write_export(_: None, task: tuple[ExportFile, Path]) -> list[Diagnostic]:
     export, tmp = task
     try:
         with open(tmp, "wb", buffering=_BUFFER) as out:
-            result = EXPORTERS[export.fmt].export(export.collection, export.lang, out)
+            # a format's own options (QTI's maths) are keywords of its module's export
+            write: Callable[..., ExportResult] = EXPORTERS[export.fmt].export
+            result = write(export.collection, export.lang, out, **export.options)
     except OSError as exc:
         raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}") from exc
     return dedupe(result.warnings)
