@@ -79,19 +79,24 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
     }
     if fmt != "gift":
         out["points"] = item.points
-    if fmt == "qti21" or (fmt == "moodle-xml" and item.type is not ItemType.true_false):
-        out["shuffle"] = item.shuffle
+    if fmt in ("qti21", "moodle-xml") and item.type is not ItemType.true_false:
+        out["shuffle"] = item.shuffle  # true/false is never shuffled (QTI) or has no setting
     if fmt == "qti21":
         out["locked"] = [o.locked for o in item.options]
         out["status"] = item.status
         out["difficulty"] = item.difficulty
     for la in langs:
         c = item.text[la]
+        # in a file of several languages, a field one language lacks shows the other's text
+        # to its readers (the exporter warns), so it comes back in both
+        others = [item.text[x] for x in langs if x != la]
+        feedback = {**{o: f for x in others for o, f in x.feedback.items()}, **c.feedback}
+        explanation = c.explanation or next((x.explanation for x in others if x.explanation), "")
         text = {
             "title": " ".join(to_plain(item.title(la)).split()) or item.id,
             "stem": same(to_html(c.stem)),
-            "feedback": {rename[o]: h for o, f in c.feedback.items() if (h := same(to_html(f)))},
-            "explanation": same(to_html(c.explanation or "")),
+            "feedback": {rename[o]: h for o, f in feedback.items() if (h := same(to_html(f)))},
+            "explanation": same(to_html(explanation or "")),
         }
         if item.type is not ItemType.true_false or fmt == "qti21":
             text["options"] = {rename[o]: same(to_inline_html(item.option_text(la, o)))
