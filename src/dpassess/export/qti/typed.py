@@ -274,7 +274,11 @@ def essay(build: Builder, item: Essay) -> etree._Element:
         attrs["minStrings"] = "1"
     if content.response_template:
         field = f"text.{lang}.response_template"
-        attrs["placeholderText"] = to_plain(build.text(field, content.response_template))
+        template = build.text(field, content.response_template)
+        # the template is Markdown for the editor, the text itself for plain and monospaced
+        # responses (as Moodle XML writes it)
+        attrs["placeholderText"] = to_plain(template) if item.response_format == "editor" \
+            else template
         build.warn(field, "QTI shows the response template as placeholder text (greyed, gone "
                           "once the student types), not as text to edit")
     sub(body, "extendedTextInteraction", **attrs)
