@@ -92,6 +92,10 @@ def view(item: Item, fmt: str, lang: str) -> dict:
         case Ordering():
             out["options"] = [inline(c.options[o]) for o in item.options]
             out["grading"] = item.grading
+            if fmt == "qti21" and len(item.options) == 2 and item.grading == "relative_to_correct":
+                # with two options both score alike (right order: all, swapped: none), so the
+                # response processing QTI carries cannot tell them apart
+                out["grading"] = "absolute_position"
         case _:
             raise AssertionError(item.type)
     for name in NOT_CARRIED[fmt]:
