@@ -19,6 +19,9 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from dpassess.bank.files import BANK_FILE as BANK_FILE
+from dpassess.bank.files import find_banks as find_banks
+from dpassess.bank.files import item_files as item_files
 from dpassess.bank.positions import locate, locate_in
 from dpassess.diagnostics import BankLoadError, Diagnostic, UsageError, format_field
 from dpassess.model import (
@@ -37,8 +40,6 @@ from dpassess.runtime import parallel
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.parallel import chunks, worker_count
 
-BANK_FILE = "bank.yaml"
-ITEM_SUFFIXES = (".yaml", ".yml")
 #: Largest file accepted. An item file is a few kB; anything this big is a mistake or an attack.
 MAX_FILE_BYTES = 1 << 20
 
@@ -493,26 +494,6 @@ def load_item(path: str) -> tuple[Parsed | None, list[Diagnostic]]:
         return None, diagnostics_from(exc, path, cls)
 
 
-def item_files(root: Path) -> list[str]:
-    """The item (and stimulus) files of the bank at `root`, in authoring order: every `*.yaml`
-    and `*.yml` below it but `bank.yaml` and hidden files and folders, sorted by path."""
-    files: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(str(root)):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in filenames:
-            if name.endswith(ITEM_SUFFIXES) and not name.startswith("."):
-                if name == BANK_FILE and dirpath == str(root):
-                    continue
-                files.append(os.path.join(dirpath, name))
-        # a directory whose name looks like an item file, and a link to a folder (which the
-        # walk does not follow), are reported, not skipped
-        for d in dirnames:
-            if d.endswith(ITEM_SUFFIXES) or os.path.islink(os.path.join(dirpath, d)):
-                files.append(os.path.join(dirpath, d))
-    start = len(str(root)) + 1
-    return sorted(files, key=lambda p: p[start:].split(os.sep))
-
-
 def _in_bank(root: Path, files: list[str]) -> tuple[list[str], list[Diagnostic]]:
     """The files that are the bank's own, and a diagnostic for each link that is not read: a
     link to a folder, or to a file outside the bank (an item must not pull in a file from
@@ -534,23 +515,6 @@ def _in_bank(root: Path, files: list[str]) -> tuple[list[str], list[Diagnostic]]
         else:
             keep.append(f)
     return keep, refused
-
-
-def find_banks(path: str | os.PathLike[str]) -> list[Path]:
-    """Bank folders at or below `path` (folders holding a bank.yaml), sorted."""
-    p = Path(path)
-    if not p.exists():
-        raise UsageError(f"{p}: no such file or directory")
-    if p.is_file():
-        if p.name == BANK_FILE:
-            return [p.parent]
-        raise UsageError(f"{p}: expected a bank folder (one that holds {BANK_FILE})")
-    if (p / BANK_FILE).is_file():
-        return [p]
-    found = sorted(b.parent for b in p.rglob(BANK_FILE) if b.is_file())
-    if not found:
-        raise UsageError(f"{p}: no {BANK_FILE} found at or below this folder")
-    return found
 
 
 #: Below this many files a process pool costs more than it saves.

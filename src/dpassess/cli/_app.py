@@ -90,21 +90,25 @@ def _root(
 def tidy_help(command: Any) -> None:
     """Help without Python types: an argument shows its name only; an option shows its
     metavar (choices as `a|b|c`), else a plain word (PATH, TEXT, N). Applied to every
-    parameter of every command, including those of modules this one does not own."""
+    parameter of every command, including those of modules this one does not own; only
+    click's public `metavar` is set, so it holds across typer releases."""
     commands = [command, *getattr(command, "commands", {}).values()]
     for cmd in commands:
         for param in cmd.params:
             if getattr(param, "param_type_name", "") == "argument":
-                param.display_type_rich = lambda ctx: None
+                param.display_type_rich = lambda ctx: None  # typer 0.29: no type column
             elif param.metavar is None and not getattr(param, "is_flag", False):
                 label = _plain_type(param)
+                param.metavar = label
                 param.display_type_rich = lambda ctx, label=label: label
 
 
 def _plain_type(param: Any) -> str:
-    desc = getattr(param, "type_descriptor", None)
-    if desc is not None and desc.is_choice:
-        return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
+    desc = getattr(param, "type_descriptor", None)  # typer 0.29
+    choices = desc.choices if desc is not None and desc.is_choice else getattr(
+        getattr(param, "type", None), "choices", None)
+    if choices:
+        return "|".join(str(getattr(c, "value", c)) for c in choices)
     longest = max(param.opts, key=len) if param.opts else "VALUE"
     name = longest.lstrip("-").upper().replace("-", "_")
     shown = {"OUT": "PATH", "OUTPUT": "FILE", "CONFIG": "FILE", "ITEMS": "FOLDER",

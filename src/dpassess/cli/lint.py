@@ -5,6 +5,8 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or load errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -54,30 +56,30 @@ def lint(
     errors (bad arguments, a bad config) or a bank that does not load (its errors are printed
     in the chosen --format when it is github, else as text on stderr).
     """
-    from dpassess.lint import FORMATS, failing, format_findings, load_config
-    from dpassess.lint.incremental import lint_paths
+    from dpassess.app.lint import LintOptions, lint_report
+    from dpassess.cli.progress import progress
     from dpassess.runtime.cache import Cache
     from dpassess.runtime.cache import cache_dir as default_cache_dir
     from dpassess.runtime.files import atomic_write
 
-    try:
-        if fmt not in FORMATS:
-            raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
-        targets = paths or [Path("items")]
-        settings = load_config(targets[0], config).override(select, ignore, fail_on)
-        cache = None if no_cache else Cache(default_cache_dir(cache_dir))
-        from dpassess.cli.progress import progress
-
+    @contextmanager
+    def working() -> Iterator[None]:
         with progress() as show, model_cache_notice():
             show("linting")
-            findings = lint_paths(targets, settings, cache)
-        report = format_findings(findings, fmt)
+            yield
+
+    try:
+        if fmt not in LINT_FORMATS:
+            raise UsageError(f"--format {fmt}: choose one of {', '.join(LINT_FORMATS)}")
+        options = LintOptions(fmt, tuple(select or ()), tuple(ignore or ()), fail_on, config)
+        cache = None if no_cache else Cache(default_cache_dir(cache_dir))
+        report = lint_report(paths or [Path("items")], options, cache, working=working)
         if output is not None:
-            atomic_write(output, report.encode("utf-8"))
+            atomic_write(output, report.text.encode("utf-8"))
         else:
-            typer.echo(report, nl=False)
+            typer.echo(report.text, nl=False)
     except (BankLoadError, UsageError) as exc:
         report_error(exc, fmt)
         raise typer.Exit(2) from None
-    if failing(findings, settings.fail_on):
+    if report.failing:
         raise typer.Exit(1)

@@ -7,7 +7,6 @@ Every key is checked: an unknown key, a value of the wrong type or an unknown ru
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,8 +14,9 @@ from typing import Any
 
 from dpassess.diagnostics import UsageError
 from dpassess.lint.registry import FAMILIES, RULES, Rule, Severity, by_name
+from dpassess.runtime.configfile import CONFIG_FILES as CONFIG_FILES
+from dpassess.runtime.configfile import find_config
 
-CONFIG_FILES = ("dpassess.toml", "pyproject.toml")
 FAIL_LEVELS = ("error", "warning")
 
 
@@ -136,45 +136,6 @@ def config_from_table(table: dict[str, Any], where: str) -> LintConfig:
     return LintConfig(**values, source=where)
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from exc
-
-
-def _only_lint(container: dict[str, Any], where: str) -> None:
-    """`lint` is the only table dpassess reads here: any other key is a typo that would
-    otherwise switch the settings off without a word."""
-    for key in container:
-        if key != "lint":
-            close = difflib.get_close_matches(key, ["lint"], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UsageError(f"{where}: unknown key {key!r}{hint}; the only table is 'lint'")
-
-
-def _table(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    if path.name == "pyproject.toml":
-        tool = data.get("tool", {}).get("dpassess")
-        where = f"{path}: [tool.dpassess.lint]"
-        if tool is not None and not isinstance(tool, dict):
-            raise UsageError(f"{path}: [tool.dpassess]: expected a table, found "
-                             f"{type(tool).__name__}")
-        if tool is not None:
-            _only_lint(tool, f"{path}: [tool.dpassess]")
-        table = tool.get("lint") if tool is not None else None
-    else:
-        where = f"{path}: [lint]"
-        _only_lint(data, str(path))
-        table = data.get("lint")
-    if table is not None and not isinstance(table, dict):
-        raise UsageError(f"{where}: expected a table, found {type(table).__name__}")
-    return table, where
-
-
 def load_config(start: Path, explicit: Path | None = None) -> LintConfig:
     """The lint settings that apply at `start` (a folder or file).
 
@@ -182,20 +143,5 @@ def load_config(start: Path, explicit: Path | None = None) -> LintConfig:
     Otherwise the folders from `start` upward are searched; the first `dpassess.toml`, or
     `pyproject.toml` with a `[tool.dpassess.lint]` table, wins. No file: the defaults.
     """
-    if explicit is not None:
-        if not explicit.is_file():
-            raise UsageError(f"{explicit}: no such configuration file")
-        table, where = _table(explicit, _read(explicit))
-        return config_from_table(table or {}, where)
-    here = start.resolve()
-    if here.is_file() or not here.exists():
-        here = here.parent
-    for folder in (here, *here.parents):
-        for name in CONFIG_FILES:
-            path = folder / name
-            if not path.is_file():
-                continue
-            table, where = _table(path, _read(path))
-            if name == "dpassess.toml" or table is not None:
-                return config_from_table(table or {}, where)
-    return LintConfig()
+    found = find_config(start, explicit)
+    return config_from_table(found.table, found.where) if found is not None else LintConfig()

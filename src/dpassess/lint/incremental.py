@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,30 +20,13 @@ from dpassess.lint.config import LintConfig
 from dpassess.lint.engine import ItemResult, lint_banks
 from dpassess.model import Bank, Item
 from dpassess.runtime.cache import Cache, digest, salt
+from dpassess.runtime.cache import seal as _seal
+from dpassess.runtime.cache import unseal as _unseal
 from dpassess.stats.history import record_files
 
 #: The layout of what is stored (3: each value sealed with its hash; item results hold the
 #: indices of the suppressions used).
 CACHE_FORMAT = 3
-
-
-def _seal(value: object) -> tuple[bytes, bytes]:
-    """`value` pickled, with the hash of those bytes: what `_unseal` verifies."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return digest(data), data
-
-
-def _unseal(sealed: object) -> object | None:
-    """The value `_seal` stored, or None when the bytes are not the ones hashed (a damaged or
-    tampered entry is a miss, never a different finding)."""
-    if not (isinstance(sealed, tuple) and len(sealed) == 2 and isinstance(sealed[0], bytes)
-            and isinstance(sealed[1], bytes) and digest(sealed[1]) == sealed[0]):
-        return None
-    try:
-        value: object = pickle.loads(sealed[1])
-        return value
-    except Exception:  # hashed but unreadable (another Python): a miss
-        return None
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:

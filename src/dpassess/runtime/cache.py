@@ -70,6 +70,25 @@ def fingerprint(root: Path) -> str:
     return h.hexdigest()
 
 
+def seal(value: object) -> tuple[bytes, bytes]:
+    """`value` pickled, with the hash of those bytes: what `unseal` verifies."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return digest(data), data
+
+
+def unseal(sealed: object) -> object | None:
+    """The value `seal` stored, or None when the bytes are not the ones hashed (a damaged or
+    tampered entry is a miss, never a different result)."""
+    if not (isinstance(sealed, tuple) and len(sealed) == 2 and isinstance(sealed[0], bytes)
+            and isinstance(sealed[1], bytes) and digest(sealed[1]) == sealed[0]):
+        return None
+    try:
+        value: object = pickle.loads(sealed[1])
+        return value
+    except Exception:  # hashed but unreadable (another Python): a miss
+        return None
+
+
 def salt(bank_file: bytes, settings: object) -> bytes:
     """What every key of a bank depends on besides its item files: the bank file and `settings`
     (whatever else can change the stored values, as its repr)."""

@@ -22,6 +22,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpassess.bank.files import HISTORY_DIR as HISTORY_DIR
+from dpassess.bank.files import record_files as record_files
 from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank, Item
 from dpassess.runtime.files import atomic_write
@@ -29,8 +31,6 @@ from dpassess.runtime.files import atomic_write
 if TYPE_CHECKING:
     from dpassess.stats.analysis import Analysis
 
-#: The folder of a bank that holds the records.
-HISTORY_DIR = "stats"
 SCHEMA = 1
 CODE = "stats-history"
 #: Largest record read (a record of 10,000 items is about 3 MB).
@@ -126,15 +126,6 @@ def prepare_record(analysis: Analysis, when: date | None = None) -> tuple[Path, 
 
 
 # --- reading ---------------------------------------------------------------------------------
-
-
-def record_files(root: Path) -> list[Path]:
-    """The record files of the bank at `root`, by name (date first), regular files only."""
-    folder = root / HISTORY_DIR
-    if folder.is_symlink() or not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob("*.json")
-                  if not p.name.startswith(".") and p.is_file() and not p.is_symlink())
 
 
 def _number(value: object, low: float, high: float) -> float | None:
