@@ -69,7 +69,7 @@ def lint_report(
     """Lint every bank at or below `paths` (BankLoadError when one does not load, UsageError
     for bad settings, as `dpassess.lint.incremental.lint_paths`). `working()` wraps the part
     that loads and lints (a caller's progress display): it is not entered on a replay."""
-    key = _key(paths, options) if cache is not None else None
+    key, seen = _key(paths, options) if cache is not None else (None, [])
     where = "\0".join(str(p) for p in paths)
     if cache is not None and key is not None:
         stored = unseal(cache.load(where, "report", key))
@@ -85,16 +85,18 @@ def lint_report(
     with working():
         findings = lint_paths(paths, settings, cache, jobs=jobs)
     report = LintReport(format_findings(findings, options.fmt), failing(findings, settings.fail_on))
-    if cache is not None and key is not None and _key(paths, options) == key:
+    if cache is not None and key is not None and _unchanged(seen):
         cache.store(where, "report", key, seal((report.text, report.failing)))
     return report
 
 
-def _key(paths: Sequence[Path], options: LintOptions) -> bytes | None:
+def _key(paths: Sequence[Path], options: LintOptions
+         ) -> tuple[bytes | None, list[tuple[str, tuple[int, int, int]]]]:
     """The hash of every input of the report, or None when one cannot be read (no replay:
-    the loader reports it)."""
+    the loader reports it); and each file read with its size, mtime and inode then."""
     found = find_config(paths[0], options.config)
     h = hashlib.blake2b(digest_size=16)
+    files: list[tuple[str, tuple[int, int, int]]] = []
 
     def add(*parts: str | bytes) -> None:
         for part in parts:
@@ -103,9 +105,9 @@ def _key(paths: Sequence[Path], options: LintOptions) -> bytes | None:
 
     add(str(REPORT_FORMAT), __version__, os.getcwd(), repr(options))
     if found is not None:
-        settings_file = _read(found.path)
+        settings_file = _read(found.path, files)
         if settings_file is None:
-            return None
+            return None, files
         add("settings", str(found.path), digest(settings_file))
     seen: set[Path] = set()
     for p in paths:
@@ -114,20 +116,35 @@ def _key(paths: Sequence[Path], options: LintOptions) -> bytes | None:
             if root.resolve() in seen:
                 continue
             seen.add(root.resolve())
-            files = [os.path.join(root, BANK_FILE), *item_files(root),
-                     *map(str, record_files(root))]
+            listed = [os.path.join(root, BANK_FILE), *item_files(root),
+                      *map(str, record_files(root))]
             add("bank", str(root))
-            for f in files:
-                data = _read(f)
+            for f in listed:
+                data = _read(f, files)
                 if data is None:
-                    return None
+                    return None, files
                 add(f, digest(data))
-    return salt(b"", h.digest())
+    return salt(b"", h.digest()), files
 
 
-def _read(path: str | Path) -> bytes | None:
+def _read(path: str | Path, files: list[tuple[str, tuple[int, int, int]]]) -> bytes | None:
     try:
         with open(path, "rb") as fh:
+            files.append((str(path), _stamp(os.fstat(fh.fileno()))))
             return fh.read()
     except OSError:
         return None
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _unchanged(files: list[tuple[str, tuple[int, int, int]]]) -> bool:
+    """Whether every file read for the key is still as it was (a write changes its mtime): a
+    report is stored only under the key of the bytes lint read. A file added meanwhile is
+    harmless: the next key lists it."""
+    try:
+        return all(_stamp(os.stat(path)) == stamp for path, stamp in files)
+    except OSError:
+        return False

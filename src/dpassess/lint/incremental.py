@@ -91,7 +91,8 @@ def _run(
     out: list[Diagnostic] = []
     diags: list[Diagnostic] = []
     banks: list[Bank] = []
-    todo: list[tuple[Bank, str, bytes, bytes, dict[str, ItemResult], dict[str, bytes]]] = []
+    todo: list[tuple[Bank, str, bytes, bytes, dict[str, ItemResult], dict[str, bytes],
+                     dict[str, tuple[object, Item]]]] = []
     for root in roots:
         key_root = str(root)
         bank_bytes = _read(str(root / BANK_FILE))
@@ -130,6 +131,7 @@ def _run(
             stored = {}
         preloaded: dict[str, Item] = {}
         known: dict[str, ItemResult] = {}
+        valid: dict[str, tuple[object, Item]] = {}  # stored entries that hold, and their item
         for f in files:
             entry = stored.get(f)
             if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digests[f]:
@@ -137,6 +139,7 @@ def _run(
                 if isinstance(value, tuple) and len(value) == 3:
                     preloaded[f] = value[0]
                     known[f] = (value[1], value[2])
+                    valid[f] = (entry, value[0])
         try:
             bank = load_bank(root, jobs=jobs, preloaded=preloaded)
         except BankLoadError as exc:
@@ -144,16 +147,20 @@ def _run(
             continue
         banks.append(bank)
         if not linted:
-            todo.append((bank, key_root, s, full, known, digests))
+            todo.append((bank, key_root, s, full, known, digests, valid))
     if diags:
         raise BankLoadError(diags)
-    for bank, key_root, s, full, known, digests in todo:
+    for bank, key_root, s, full, known, digests, valid in todo:
         record: dict[str, ItemResult] = {}
         found = lint_banks([bank], config, jobs=jobs, known=known, record=record)
         out += found
         # A file that appeared after the folder was listed has no digest: it is linted, not
         # stored, and the bank's findings are not stored either (`full` does not cover it).
-        items = {e.path: (digests[e.path], _seal((e.item, *record[e.path])))
+        # An entry read from the cache whose item and findings hold is stored as it was read
+        # (pickling 10,000 items again would cost more than linting the one that changed).
+        items = {e.path: valid[e.path][0] if e.path in valid and e.item is valid[e.path][1]
+                 and record[e.path] == known[e.path]
+                 else (digests[e.path], _seal((e.item, *record[e.path])))
                  for e in bank.entries if e.path in digests}
         cache.store(key_root, "items", s, items)
         if len(items) == len(bank.entries):
