@@ -245,6 +245,21 @@ def test_progress_is_drawn_on_a_terminal_only_and_never_in_ci(tmp_path: Path):
     assert "dpassess:" not in piped.stderr and "\x1b" not in piped.stderr + piped.stdout
 
 
+def test_assemble_shows_its_stages_on_a_terminal(tmp_path: Path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["TERM"] = "xterm"
+    blueprint = sorted((ROOT / "blueprints").glob("*.yaml"))[0]
+    shown = _stderr_on_a_terminal(["assemble", str(blueprint), "--out", str(tmp_path / "f")],
+                                  env, ROOT)
+    for stage in ("loading the bank", "linting", "selecting items (solver budget",
+                  "writing the forms"):
+        assert f"dpassess: {stage}" in shown, shown
+    piped = run("assemble", str(blueprint), "--out", str(tmp_path / "g"), cwd=ROOT, env=env)
+    assert "dpassess:" not in piped.stderr and "\x1b" not in piped.stderr + piped.stdout
+
+
 def test_the_first_lint_says_once_where_it_wrote_the_model_cache(tmp_path: Path):
     import os
 

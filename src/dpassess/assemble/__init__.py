@@ -12,6 +12,7 @@ exist).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,9 +78,11 @@ def assemble(
     time_limit: float | None = None,
     bank: Bank | None = None,
     lint: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> Assembly:
     """Load the blueprint and its bank (unless `bank`, the blueprint's bank already loaded, is
-    given: see `load_problem`), select and arrange the forms.
+    given: see `load_problem`), select and arrange the forms. `progress(stage)` is told each
+    stage as it starts (a caller's progress display).
 
     With `lint` the bank is linted first (its own lint configuration) and every item with a
     finding at the fail level is left out, each with a warning (`dpassess build` lints and
@@ -91,13 +94,18 @@ def assemble(
         check_seed(seed)
     if time_limit is not None:
         check_time_limit(time_limit)
+    say = progress or (lambda stage: None)
     blueprint = load_blueprint(blueprint_path)
     blocked: dict[str, str] = {}
     if lint:
         if bank is None:
+            say("loading the bank")
             bank = load_problem(blueprint_path, blueprint=blueprint).bank
+        say("linting")
         blocked = lint_blocked(bank)
     problem = load_problem(blueprint_path, bank, blueprint=blueprint, blocked=blocked)
+    limit = time_limit if time_limit is not None else problem.blueprint.time_limit
+    say(f"selecting items (solver budget {limit:g} s)")
     return assemble_problem(problem, seed=seed, time_limit=time_limit)
 
 

@@ -56,8 +56,11 @@ def assemble(
     if not blueprint.is_file():
         err(f"error: {blueprint}: no such blueprint file")
         raise typer.Exit(2)
+    from dpassess.cli.progress import progress
+
     try:
-        result = run(blueprint, seed=seed, time_limit=time_limit)
+        with progress() as show:
+            result = run(blueprint, seed=seed, time_limit=time_limit, progress=show)
     except BlueprintError as exc:
         report_error(exc)
         raise typer.Exit(2) from None
@@ -68,7 +71,9 @@ def assemble(
         if exc.status is Status.unknown:
             err("(--time-limit S overrides the blueprint's time_limit)")
         raise typer.Exit(1) from None
-    written, warnings = write_assembly(result, out)
+    with progress() as show:
+        show("writing the forms")
+        written, warnings = write_assembly(result, out)
     typer.echo(result.summary(), nl=False)
     typer.echo(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
     report_warnings(warnings)
