@@ -109,7 +109,7 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
 #: round trip cannot be exact for that item.
 LOSSY = ("removed characters", "&&0", "its own <span>", "first </span>", "blank answers",
          "shortens names", "not in QTI's XHTML", "not allowed inside", "left out",
-         "QTI does not allow", "not a language code", "not XML")
+         "QTI does not allow", "not a language code", "not XML", "empty as plain text")
 
 
 def lossy(warnings: list[Diagnostic]) -> bool:
