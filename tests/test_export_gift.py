@@ -3,8 +3,8 @@ trips through two readers written by others' rules: gift-pegjs (npm, an independ
 run by tests/js/parse-gift.js) and a line-by-line port of Moodle's qformat_gift
 (tests/test_export_moodle_oracle.py).
 
-gift-pegjs is installed by `npm ci --prefix tests/js`. Regenerate golden files with
-`DPASSESS_REGEN_GOLDEN=1` (see tests/test_export_moodle.py).
+gift-pegjs is installed by `npm ci --prefix tests/js`. Rewrite the golden files with pytest's
+`--update-goldens` (see tests/test_export_moodle.py).
 """
 
 from __future__ import annotations
@@ -87,12 +87,12 @@ def pegjs():
 
 
 @pytest.mark.parametrize("lang", ["id", "en", "multi"])
-def test_seed_bank_matches_golden(lang):
+def test_seed_bank_matches_golden(request, lang):
     result = export(seed(), lang)
     fixed = any(not it.shuffle for it in seed().items if it.type.value != "true_false")
     assert [(w.item, w.field) for w in result.warnings if w.field == "shuffle"] == (
         [(None, "shuffle")] if fixed else [])
-    check_golden(GOLDEN / "gift" / f"data-parallelism-{lang}.txt", result.data)
+    check_golden(request.config, GOLDEN / "gift" / f"data-parallelism-{lang}.txt", result.data)
     assert export(seed(), lang).data == result.data
 
 

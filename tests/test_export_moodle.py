@@ -1,15 +1,15 @@
 """Moodle XML export: golden files for the seed bank, Moodle's structure, and a round trip through
 an independent reader that follows Moodle's qformat_xml (tests/test_export_moodle_oracle.py).
 
-Regenerate the golden files after an intended change, then review the diff:
+Rewrite the golden files after an intended change (tests/test_golden.py rewrites them too),
+then review the diff:
 
-    DPASSESS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_export_moodle.py tests/test_export_gift.py
+    .venv/bin/python -m pytest tests/test_golden.py tests/test_export_moodle.py tests/test_export_gift.py --update-goldens
 """
 
 from __future__ import annotations
 
 import html
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -36,7 +36,6 @@ from test_export_moodle_oracle import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-REGEN = bool(os.environ.get("DPASSESS_REGEN_GOLDEN"))
 
 
 def seed() -> Collection:
@@ -47,22 +46,25 @@ def export(collection: Collection, lang: str, fmt: str = "moodle-xml"):
     return EXPORTERS[fmt].export(collection, lang)
 
 
-def check_golden(path: Path, data: bytes) -> None:
-    if REGEN:
+def check_golden(config: pytest.Config, path: Path, data: bytes) -> None:
+    """`data` is the golden file at `path`; with pytest's `--update-goldens`, it is rewritten
+    first."""
+    if config.getoption("--update-goldens"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    assert path.exists(), f"{path} missing: regenerate with DPASSESS_REGEN_GOLDEN=1"
-    assert data == path.read_bytes(), f"{path.name} differs from the export: review, regenerate"
+    assert path.exists(), f"{path} missing: run pytest with --update-goldens"
+    assert data == path.read_bytes(), (f"{path.name} differs from the export (after a deliberate "
+                                       "change: pytest --update-goldens, then review the diff)")
 
 
 # --- golden files ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("lang", ["id", "en", "multi"])
-def test_seed_bank_matches_golden(lang):
+def test_seed_bank_matches_golden(request, lang):
     result = export(seed(), lang)
     assert result.warnings == []
-    check_golden(GOLDEN / "moodle" / f"data-parallelism-{lang}.xml", result.data)
+    check_golden(request.config, GOLDEN / "moodle" / f"data-parallelism-{lang}.xml", result.data)
     assert export(seed(), lang).data == result.data  # byte-identical on every run
 
 

@@ -102,6 +102,18 @@ def _trans_single(name: str | None) -> int:
     return 0 if name == "false" or not name or name == "0" else 1
 
 
+#: qformat_xml::trans_format: a text's format name -> the FORMAT_ Moodle stores (named here
+#: without the prefix); any other name, with a debugging notice, is HTML.
+_XML_FORMATS = {"moodle_auto_format": "moodle", "html": "html", "plain_text": "plain",
+                "wiki_like": "wiki", "markdown": "markdown"}
+#: qformat_xml::get_format, its inverse.
+_FORMAT_NAMES = {v: k for k, v in _XML_FORMATS.items()}
+
+
+def _trans_format(name: str) -> str:
+    return _XML_FORMATS.get(name.strip(), "html")
+
+
 def _text(el: ET.Element | None) -> str:
     if el is None:
         return ""
@@ -147,7 +159,7 @@ def read_xml(data: bytes) -> list[Question]:
         qo.name = _text(q.find("name"))
         qt = q.find("questiontext")
         qo.questiontext = _text(qt)
-        qo.questiontextformat = qt.get("format", "html") if qt is not None else ""
+        qo.questiontextformat = _trans_format(qt.get("format", "html")) if qt is not None else ""
         qo.generalfeedback = _text(q.find("generalfeedback"))
         _keep_files(qo, "questiontext", qt)
         _keep_files(qo, "generalfeedback", q.find("generalfeedback"))
@@ -214,7 +226,10 @@ def read_xml(data: bytes) -> list[Question]:
             qo.graderinfo = _text(q.find("graderinfo"))
             rt = q.find("responsetemplate")
             qo.responsetemplate = _text(rt)
-            qo.responsetemplateformat = (rt.get("format") if rt is not None else None) or "html"
+            # import_essay: the format defaults to the question text's
+            default = _FORMAT_NAMES.get(qo.questiontextformat, "unknown")
+            qo.responsetemplateformat = _trans_format(
+                default if rt is None else rt.get("format", default))
         elif qtype == "ordering":
             qo.layouttype = _path(q, "layouttype") or "VERTICAL"
             qo.selecttype = _path(q, "selecttype") or "RANDOM"

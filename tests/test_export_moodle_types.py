@@ -143,6 +143,35 @@ def test_matching_through_moodles_readers(item: Matching) -> None:
     assert g.subanswers == [r.strip() for r in responses]
 
 
+def test_matching_response_formatting_is_warned_in_both_formats() -> None:
+    # Moodle's menu shows a response through format_string (tags stripped): `x` y shows "x y"
+    item = parse_item({"id": "mm", "type": "matching", "topic": "t", "pairs": ["a", "b"],
+                       "distractors": ["c"],
+                       "text": {la: {"stem": "Match.", "premises": {"a": "A", "b": "B"},
+                                     "responses": {"a": "`x` y", "b": "4 < 5", "c": "*z*"}}
+                                for la in ("id", "en")}})
+    said = "Moodle shows matching responses as plain text (in a menu), without formatting or "
+    for export in (moodle_xml.export, gift.export):
+        result = export(collection(item), "en")
+        assert sorted((w.field, w.message) for w in result.warnings
+                      if "plain text" in w.message) == [
+            ("text.en.responses.a", said + "images: shown as 'x y'"),
+            ("text.en.responses.c", said + "images: shown as 'z'")]
+    assert xml_question(item)[0].subanswers == ["x y", "4 &lt; 5", "z"]
+    assert gift_question(item)[0].subanswers == ["x y", "4 &lt; 5", "z"]
+
+
+def test_plain_essay_template_is_plain_text_as_written() -> None:
+    # qformat_xml::trans_format knows `plain_text`; any other name (`plain`) is read as HTML
+    item = parse_item({"id": "ee", "type": "essay", "topic": "t", "response_format": "plain",
+                       "text": {la: {"stem": "Write.", "response_template": "> *a* & <b>"}
+                                for la in ("id", "en")}})
+    data = moodle_xml.export(collection(item), "en").data
+    assert b'<responsetemplate format="plain_text">' in data
+    q, _ = xml_question(item)
+    assert (q.responsetemplate, q.responsetemplateformat) == ("> *a* & <b>", "plain")
+
+
 @settings(max_examples=60)
 @given(essay_items())
 def test_essay_through_moodles_readers(item: Essay) -> None:
@@ -158,6 +187,7 @@ def test_essay_through_moodles_readers(item: Essay) -> None:
         assert (q.responsetemplate, q.responsetemplateformat) == (
             to_html(template) if template else "", "html")
     else:
+        # stored as FORMAT_PLAIN (Moodle reads a format name it does not know as HTML)
         assert (q.responsetemplate, q.responsetemplateformat) == (template.strip(), "plain")
     assert q.penalty == 0
     g, warnings = gift_question(item)

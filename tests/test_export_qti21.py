@@ -3,15 +3,14 @@ PROVENANCE.md there), package integrity rules of IMS CP, a reparse of every text
 and Canvas's own importer rules (restated from instructure/canvas-lms, gems/plugins/qti_exporter).
 
 Golden files: tests/golden/qti21/<lang>/ hold the seed bank's packages unzipped. After a deliberate
-change to the output, regenerate them and review the diff:
+change to the output, rewrite them (tests/test_golden.py rewrites them too) and review the diff:
 
-    DPASSESS_REGEN_GOLDEN=1 .venv/bin/pytest tests/test_export_qti21.py -k golden
+    .venv/bin/python -m pytest tests/test_golden.py tests/test_export_qti21.py --update-goldens
 """
 
 from __future__ import annotations
 
 import io
-import os
 import posixpath
 import re
 import shutil
@@ -197,19 +196,20 @@ def _canonical(data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("lang", ["id", "en"])
-def test_golden(seed, lang):
+def test_golden(request, seed, lang):
     z = zipfile.ZipFile(io.BytesIO(export(seed, lang).data))
     folder = GOLDEN / lang
-    if os.environ.get("DPASSESS_REGEN_GOLDEN"):
+    if request.config.getoption("--update-goldens"):
         shutil.rmtree(folder, ignore_errors=True)
         for name in z.namelist():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_bytes(z.read(name))
     on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    assert on_disk == sorted(z.namelist()), "regenerate: see this module's docstring"
+    assert on_disk == sorted(z.namelist()), "run pytest with --update-goldens"
     for name in on_disk:
         assert _canonical(z.read(name)) == _canonical((folder / name).read_bytes()), (
-            f"{lang}/{name} differs from the golden file; regenerate: see this module's docstring")
+            f"{lang}/{name} differs from the golden file (after a deliberate change: pytest "
+            "--update-goldens, then review the diff)")
 
 
 # --- what Canvas's importer needs (rules restated from canvas-lms qti_exporter) --------------------

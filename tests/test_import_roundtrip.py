@@ -24,7 +24,7 @@ from dpassess.export.moodle.texts import BLOCK_TAGS
 from dpassess.importers import READERS
 from dpassess.importers.common import option_ids
 from dpassess.importers.qti21 import _html as qti_html
-from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.markdown import item_title, to_html, to_inline_html
 from dpassess.markup.xhtml import parse as xhtml_parse
 from dpassess.model import Item, ItemType, parse_item
 from strategies import LANGS, items
@@ -93,7 +93,8 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
         feedback = {**{o: f for x in others for o, f in x.feedback.items()}, **c.feedback}
         explanation = c.explanation or next((x.explanation for x in others if x.explanation), "")
         text = {
-            "title": " ".join(to_plain(item.title(la)).split()) or item.id,
+            # the name every export writes (the stem's first line rendered, then shortened)
+            "title": " ".join(item_title(item, la).split()) or item.id,
             "stem": same(to_html(c.stem)),
             "feedback": {rename[o]: h for o, f in feedback.items() if (h := same(to_html(f)))},
             "explanation": same(to_html(explanation or "")),
@@ -109,7 +110,7 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
 #: round trip cannot be exact for that item.
 LOSSY = ("removed characters", "&&0", "its own <span>", "first </span>", "blank answers",
          "shortens names", "not in QTI's XHTML", "not allowed inside", "left out",
-         "QTI does not allow", "not a language code", "not XML")
+         "QTI does not allow", "not a language code", "not XML", "empty as plain text")
 
 
 def lossy(warnings: list[Diagnostic]) -> bool:
@@ -218,9 +219,23 @@ COMMENT_WITH_BLANK_LINE = parse_item({
 })
 
 
+#: Found by hypothesis (the random profile): in `multi`, a stem whose blocks differ between the
+#: languages comes back as raw HTML (`<blockquote><p>…`), a first line longer than 80
+#: characters whose text is not; the view compared the model's cut of that Markdown source,
+#: not the name the exports write (its text, rendered first).
+QUOTE_IN_ONE_LANGUAGE = parse_item({
+    "id": "a0", "type": "single_choice", "topic": "a", "options": ["a", "a0"], "key": "a",
+    "shuffle": False,
+    "text": {"id": {"stem": "0", "options": {"a": "0", "a0": "0"}},
+             "en": {"stem": "> 0 0 0 0 0 0 00 0000000 00000000 00000000 00000000",
+                    "options": {"a": "0", "a0": "0"}}},
+})
+
+
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
 @given(its=item_lists)
 @example(its=[COMMENT_WITH_BLANK_LINE])
+@example(its=[QUOTE_IN_ONE_LANGUAGE])
 def test_gift_round_trip(its, lang):
     round_trip(its, "gift", lang)
 
@@ -228,6 +243,7 @@ def test_gift_round_trip(its, lang):
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
 @given(its=item_lists)
 @example(its=[COMMENT_WITH_BLANK_LINE])
+@example(its=[QUOTE_IN_ONE_LANGUAGE])
 def test_moodle_xml_round_trip(its, lang):
     round_trip(its, "moodle-xml", lang)
 

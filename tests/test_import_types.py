@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from dpassess.importers import gift, moodle_xml, qti21
+from dpassess.markup.markdown import to_plain
 from dpassess.model import ItemType
 
 
@@ -66,6 +67,17 @@ def test_gift_matching_with_a_distractor():
     assert (item.pairs, item.distractors) == (("a", "b", "c"), ("d",))
     assert item.text["en"].premises == {"a": "Bali", "b": "Lombok", "c": "Flores"}
     assert item.text["en"].responses == {"a": "Bali", "b": "NTB", "c": "NTT", "d": "Maluku"}
+
+
+def test_gift_matching_responses_are_the_text_moodles_menu_shows():
+    # qtype_match_renderer::format_choices shows a response through format_string, which reads
+    # it as HTML: `&lt;` shows as `<`, a tag is stripped, `&amp;lt;` shows as `&lt;` (dpassess's
+    # export writes `<` as `&lt;`; read as literal text, `4 < 5` came back as `4 &lt; 5`)
+    item = one(read_gift("Match.{\n=Less -> 4 &lt; 5 &amp; 6 &gt; 3\n=Bold -> <b>Jakarta</b>\n"
+                         "= -> x &amp;lt; y\n}"))
+    assert item.text["en"].responses == {"a": "4 < 5 & 6 > 3", "b": "Jakarta",
+                                         "c": "x \\&lt\\; y"}
+    assert to_plain(item.text["en"].responses["c"]) == "x &lt; y"
 
 
 def test_gift_essay_takes_moodles_defaults():
@@ -223,6 +235,29 @@ def test_moodle_xml_essay_settings_grader_info_and_template():
     assert (item.min_words, item.max_words) == (50, 200)
     assert item.text["en"].grader_info == "Two points for **each** reason."
     assert item.text["en"].response_template == "def f():"
+
+
+def test_moodle_xml_matching_responses_are_the_text_moodles_menu_shows():
+    # the answer's text, once XML is decoded, goes through format_string as HTML (see the GIFT
+    # case); Moodle's own export writes `4 &lt; 5` as `4 &amp;lt; 5` in XML, as dpassess does
+    item = one(read_xml(question("matching", "Signs", """
+      <subquestion format="html"><text>Less</text>
+        <answer><text>4 &amp;lt; 5 &amp;amp; 6</text></answer></subquestion>
+      <subquestion format="html"><text>Bold</text>
+        <answer><text><![CDATA[<b>Jakarta</b>]]></text></answer></subquestion>""")))
+    assert item.text["en"].responses == {"a": "4 < 5 & 6", "b": "Jakarta"}
+
+
+@pytest.mark.parametrize("fmt", ["plain", "html", "plain_text"])
+def test_moodle_xml_plain_essay_template_is_the_text_as_written(fmt):
+    # qtype_essay_format_plain_renderer fills the box with `s($template)`, whatever the
+    # template's format: Markdown and HTML characters are the text (dpassess wrote
+    # format="plain", which Moodle reads as HTML; `>` came back empty)
+    item = one(read_xml(question("essay", "Essay", f"""
+      <responseformat>plain</responseformat>
+      <responsetemplate format="{fmt}"><text><![CDATA[> *a* `b` &amp; <c>]]></text>
+      </responsetemplate>""")))
+    assert item.text["en"].response_template == "> *a* `b` &amp; <c>"
 
 
 def test_moodle_xml_ordering():

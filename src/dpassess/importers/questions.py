@@ -638,9 +638,12 @@ class Builder:
         general = self._link(q, q.general, draft.files)
         info = self._link(q, e.grader_info, draft.files)
         text = {}
+        # a plain or monospaced box shows the template as written, whatever its format
+        # (qtype_essay_format_plain_renderer::textarea: `s($response)`)
+        as_written = response_format != "editor" or e.template.format != "html"
         for model, code in langs:
-            template = to_plain(_markdown(e.template, code, inline=False)) \
-                if e.template.format == "html" else select(e.template.text, code)
+            template = select(e.template.text, code) if as_written \
+                else to_plain(_markdown(e.template, code, inline=False))
             try:
                 text[model] = EssayContent(
                     stem=self._stem(q, draft, code),
@@ -847,9 +850,8 @@ def _unique(words: Iterable[str]) -> tuple[str, ...]:
 
 
 def _plain_markdown(text: str, code: str) -> str:
-    """A plain-text answer (a matching response) in language `code`, as Markdown; text with
-    multilang spans is HTML, whose entities are decoded."""
-    shown = select(text, code)
-    if shown != text:
-        shown = html.unescape(shown)
-    return title_markdown(php_trim(shown))
+    """A matching response in language `code` as Markdown of the text Moodle's menu shows:
+    qtype_match_renderer::format_choices passes it through format_string, which reads it as
+    HTML (tags stripped, entities decoded; `&lt;` shows as `<`), with or without multilang
+    spans."""
+    return title_markdown(plain_name(select(text, code)))

@@ -576,13 +576,21 @@ def response_text(t: ItemTexts, item: Matching, rid: str) -> str:
 
 def check_match(t: ItemTexts, item: Matching) -> None:
     """Warnings for what Moodle's `match` does differently: fewer than three responses (it
-    saves the question with the notice "you must supply at least 3 answers"), and responses
-    that read the same (its menu shows them once, so either is taken as right)."""
+    saves the question with the notice "you must supply at least 3 answers"), responses with
+    formatting (its menu shows plain text), and responses that read the same (its menu shows
+    them once, so either is taken as right)."""
     if len(item.response_ids) < 3:
         t.warn("distractors", f"{len(item.response_ids)} responses: Moodle asks for at least 3 "
                               "(it imports the question with a notice); add a distractor")
     seen: dict[str, str] = {}
     for rid in item.response_ids:
+        for la in t.langs:
+            source = item.text[la].responses[rid]
+            # inline HTML holds a `<` only in a tag (a text `<` is `&lt;`)
+            if "<" in to_inline_html(source) and (plain := to_plain(source)):
+                t.warn(f"text.{la}.responses.{rid}",
+                       f"Moodle shows matching responses as plain text (in a menu), without "
+                       f"formatting or images: shown as {plain!r}")
         text = response_text(t, item, rid)
         if not text.strip():
             t.warn(f"text.{t.lang}.responses.{rid}",
@@ -597,10 +605,11 @@ def check_match(t: ItemTexts, item: Matching) -> None:
 
 
 def response_template(t: ItemTexts, item: Essay) -> tuple[str, str]:
-    """The essay's response template and its format: HTML for the editor, the source text as
-    written for a plain or monospaced box. Moodle fills the box with it unfiltered, so a file
-    of several languages carries one: the first language's, with a warning when they
-    differ."""
+    """The essay's response template and its format (Moodle XML's name for it): HTML for the
+    editor, the source text as written (`plain_text`: Moodle's `trans_format` reads any other
+    name, `plain` too, as HTML) for a plain or monospaced box. Moodle fills the box with it
+    unfiltered, so a file of several languages carries one: the first language's, with a
+    warning when they differ."""
     texts = [item.text[la].response_template or "" for la in t.langs]
     if len(set(texts)) > 1:
         t.warn(f"text.{t.langs[1]}.response_template",
@@ -608,4 +617,4 @@ def response_template(t: ItemTexts, item: Essay) -> tuple[str, str]:
                f"response box: the {t.langs[0]!r} template is written")
     if item.response_format == "editor":
         return (to_html(texts[0]) if texts[0] else ""), "html"
-    return texts[0], "plain"
+    return texts[0], "plain_text"
