@@ -184,6 +184,11 @@ def test_every_type_read_and_scored(ks, tmp_path: Path) -> None:
     doc = lxml.html.fromstring(render(a, "html", "en"))
     tables = {s.get("id"): len(s.findall(".//table")) for s in doc.findall(".//section")}
     assert tables["item-ks-probe-next"] == 2 and tables["item-ks-growth-ordering"] == 1
+    # an item without a title is named as every export names it: the stem's first line as
+    # text, its maths in MathJax's delimiters (not the Markdown source's `$`)
+    [h3] = doc.findall(".//section[@id='item-ks-explain-amortized']//h3")
+    assert h3.text_content() == ("ks-explain-amortized: Explain why appending to a dynamic "
+                                 "array takes amortized \\(O(1)\\) time.")
     assert json.loads(render(a, "json"))["items"][0]["options"] == {}
     assert "ks-explain-amortized" in render(a, "text").decode("utf-8")
 

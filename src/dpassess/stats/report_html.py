@@ -14,7 +14,7 @@ import lxml.html
 from lxml.html import HtmlElement
 from lxml.html import builder as E
 
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import item_title, to_plain
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item
 from dpassess.stats.analysis import Analysis, ItemStats, OptionStats, TestStats
@@ -203,7 +203,7 @@ def _item_section(s: ItemStats, item: Item, lang: str) -> HtmlElement:
         ))
     notes = flag_notes(s, lang)
     body: list[HtmlElement] = [
-        E.H3(f"{s.item}: {_t(item.title(tl))}"),
+        E.H3(f"{s.item}: {_t(item_title(item, tl) or item.id)}"),
         E.P(_t(to_plain(item.text[tl].stem))),
         figures,
     ]
