@@ -78,10 +78,23 @@ class ChildStream:
     def flush(self) -> None:
         """Write the children put into `self.parent` (a stand-in for the real parent, for a
         builder to add children to), in order, and remove them."""
+        self.out.write(self._taken())
+
+    def serialised(self, child: etree._Element) -> bytes:
+        """The bytes `write(child)` would write (to keep, and `write_bytes` later)."""
+        self.parent.append(child)
+        return bytes(self._taken())
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write a child as `serialised` gave it."""
+        self.out.write(data)
+
+    def _taken(self) -> memoryview:
+        """The children in `self.parent`, serialised, and removed."""
         data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
                               pretty_print=True)
         del self.parent[:]
-        self.out.write(memoryview(data)[self.skip:self.keep])
+        return memoryview(data)[self.skip:self.keep]
 
     def close(self) -> None:
         self.out.write(self.tail)
