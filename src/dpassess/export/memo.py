@@ -1,38 +1,40 @@
 """An export file's per-item fragments -> reused by the next export of that file: the bytes each
-item contributed (QTI: its zip member; Moodle XML: its `<question>`; GIFT: its block) and its
-warnings, keyed by everything they depend on.
+item contributed (QTI: its zip member and its manifest resource; Moodle XML: its `<question>`;
+GIFT: its block) and its warnings, keyed by everything they depend on.
 
 An exporter given a `Fragments` asks it for each item's bytes before building them: `key(item,
-*context)` hashes the item's model (so an edit to a comment of its YAML file changes nothing)
-with what the exporter says the bytes read besides (the format, the languages, the options, the
-collection's id, the item's source path and stimulus, ...); `get(key)` is the bytes and warnings
-stored under that key, or None; `put(key, data, warnings)` records what was built. An item whose
-bytes depend on other files (an image it embeds or packs) is never put: those files can change
-with no change to the item. `entries()` is what was used or built this time, to store for the
-next export (`dpassess.export.runner` keeps it in `dpassess.runtime.cache`, one cache file per
-export file); entries of items no longer exported are dropped.
+*context)` is the hash of the item's model (so an edit to a comment of its YAML file changes
+nothing) with what the exporter says the bytes read besides (the format, the languages, the
+options, the collection's id, the item's source path and stimulus, ...), compared with `==`;
+`get(key)` is the bytes and warnings stored under that key, or None; `put(key, data, warnings)`
+records what was built. An item whose bytes depend on other files (an image it embeds or packs)
+is never put: those files can change with no change to the item. `sealed()` is what was used or
+built this time, to store for the next export (`dpassess.export.runner` keeps it in
+`dpassess.runtime.cache`, one cache file per export file); fragments of items no longer exported
+are dropped.
 
-Each entry is sealed with a hash over its key and its bytes: an entry that is damaged, tampered
-with or moved to another key is a miss, never different bytes.
+What is stored is sealed with the hash of its bytes: a damaged store is a miss (every item is
+built), never different bytes.
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Mapping
 from typing import Any
 
 from dpassess.diagnostics import Diagnostic
 from dpassess.model import Item, Stimulus
 from dpassess.runtime.cache import digest
 
-#: A stored fragment: its seal, its bytes, its warnings pickled (b"" for none).
-Entry = tuple[bytes, bytes, bytes]
+#: A fragment's key: the item's digest, then the context its bytes read.
+Key = tuple[Any, ...]
+#: A fragment: its bytes and its warnings.
+Entry = tuple[bytes, list[Diagnostic]]
 
 
 class ItemDigests:
-    """The hash of each item's model, computed once per item object (shared by the fragments
-    of every file one write exports; it holds the items while it lives)."""
+    """The hash of each item's (or stimulus's) model, computed once per object (shared by the
+    fragments of every file one write exports; it holds the objects while it lives)."""
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Item | Stimulus, bytes]] = {}
@@ -47,15 +49,15 @@ class ItemDigests:
 
 
 class Fragments:
-    """The fragments of one export file: those `stored` by its last export (what `entries()`
-    returned then; anything else is taken as empty) and those used or built this time."""
+    """The fragments of one export file: those `stored` by its last export (what `sealed()`
+    returned then; anything else counts as none) and those used or built this time."""
 
     def __init__(self, stored: object = None, digests: ItemDigests | None = None) -> None:
-        self._stored: Mapping[bytes, Any] = stored if isinstance(stored, dict) else {}
-        self._used: dict[bytes, Entry] = {}
+        self._stored = _unseal(stored)
+        self._used: dict[Key, Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
-        self._hit: set[bytes] = set()
-        self._missed: set[bytes] = set()
+        self._hit: set[Key] = set()
+        self._missed: set[Key] = set()
 
     @property
     def hits(self) -> int:
@@ -67,44 +69,44 @@ class Fragments:
         """How many fragments were asked for and not found (each key once)."""
         return len(self._missed)
 
-    def key(self, item: Item, *context: object) -> bytes:
-        """The key of `item`'s fragment in a file whose bytes for it also read `context`
-        (values whose repr says all they hold: strings, numbers, flags, tuples of them)."""
-        return digest(self._digest(item) + repr(context).encode("utf-8", "surrogateescape"))
+    def key(self, item: Item, *context: str | bool | bytes | tuple[str, ...] | None) -> Key:
+        """The key of `item`'s fragment in a file whose bytes for it also read `context`."""
+        return (self._digest(item), *context)
 
     def stimulus(self, stimulus: Stimulus | None) -> bytes | None:
         """A stimulus as part of a key's context (None: the item has none or it is missing)."""
         return None if stimulus is None else self._digest(stimulus)
 
-    def get(self, key: bytes) -> tuple[bytes, list[Diagnostic]] | None:
-        """The bytes and warnings stored under `key`, or None (not stored, or not intact)."""
+    def get(self, key: Key) -> Entry | None:
+        """The bytes and warnings stored under `key`, or None."""
         entry = self._used.get(key) or self._stored.get(key)
-        if not (isinstance(entry, tuple) and len(entry) == 3
-                and all(isinstance(part, bytes) for part in entry)
-                and entry[0] == _seal(key, entry[1], entry[2])):
-            self._missed.add(key)
-            return None
-        try:
-            warnings = pickle.loads(entry[2]) if entry[2] else []
-        except Exception:  # sealed but unreadable (another Python): a miss
-            self._missed.add(key)
-            return None
-        if not (isinstance(warnings, list) and all(isinstance(w, Diagnostic) for w in warnings)):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], bytes)
+                and isinstance(entry[1], list)
+                and all(isinstance(w, Diagnostic) for w in entry[1])):
             self._missed.add(key)
             return None
         self._used[key] = entry
         self._hit.add(key)
-        return entry[1], warnings
+        return entry[0], list(entry[1])
 
-    def put(self, key: bytes, data: bytes, warnings: list[Diagnostic]) -> None:
+    def put(self, key: Key, data: bytes, warnings: list[Diagnostic]) -> None:
         """Record the bytes and warnings built for `key`."""
-        blob = pickle.dumps(warnings, protocol=pickle.HIGHEST_PROTOCOL) if warnings else b""
-        self._used[key] = (_seal(key, data, blob), data, blob)
+        self._used[key] = (data, list(warnings))
 
-    def entries(self) -> dict[bytes, Entry]:
-        """The fragments used or built since this object was made: what to store."""
-        return self._used
+    def sealed(self) -> tuple[bytes, bytes]:
+        """The fragments used or built since this object was made, pickled, with the hash of
+        those bytes: what to store."""
+        data = pickle.dumps(self._used, protocol=pickle.HIGHEST_PROTOCOL)
+        return digest(data), data
 
 
-def _seal(key: bytes, data: bytes, blob: bytes) -> bytes:
-    return digest(b"%d\0%d\0" % (len(key), len(data)) + key + data + blob)
+def _unseal(stored: object) -> dict[Any, Any]:
+    """The fragments `sealed()` gave, or none when the bytes are not the ones hashed."""
+    if not (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], bytes)
+            and isinstance(stored[1], bytes) and digest(stored[1]) == stored[0]):
+        return {}
+    try:
+        value = pickle.loads(stored[1])
+    except Exception:  # hashed but unreadable (another Python): none
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -95,7 +95,7 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> list[D
         raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}") from exc
     memo = options.get("memo")
     if cache is not None and isinstance(memo, Fragments):
-        cache.store(str(export.path), FRAGMENTS, key_salt, memo.entries())
+        cache.store(str(export.path), FRAGMENTS, key_salt, memo.sealed())
     return dedupe(result.warnings)
 
 

@@ -80,17 +80,21 @@ class ChildStream:
         builder to add children to), in order, and remove them."""
         self.out.write(self._taken())
 
-    def serialised(self, child: etree._Element) -> bytes:
-        """The bytes `write(child)` would write (to keep, and `write_bytes` later)."""
-        self.parent.append(child)
+    def flushed(self) -> bytes:
+        """The bytes `flush()` would write, not written (to keep, and `write_bytes` later):
+        the children are removed as by `flush()`."""
         return bytes(self._taken())
 
+    def serialised(self, child: etree._Element) -> bytes:
+        """The bytes `write(child)` would write, not written."""
+        self.parent.append(child)
+        return self.flushed()
+
     def write_bytes(self, data: bytes) -> None:
-        """Write a child as `serialised` gave it."""
+        """Write children as `flushed` or `serialised` gave them."""
         self.out.write(data)
 
     def _taken(self) -> memoryview:
-        """The children in `self.parent`, serialised, and removed."""
         data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
                               pretty_print=True)
         del self.parent[:]

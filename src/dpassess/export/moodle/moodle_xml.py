@@ -96,6 +96,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     root = category_name(collection, lang)
     stream.write(writer.category(category_path(root), writer.bank_title()))
     seen: set[tuple[str, str]] = set()
+    categories: dict[str, bytes] = {}  # category path -> its question, when it has no warning
     topic = None
     for item in collection.items:
         langs, notes = exported_languages(FORMAT, collection, item, lang)
@@ -104,7 +105,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
             continue
         if item.topic != topic:
             topic = item.topic
-            stream.write(writer.category(category_path(root, topic)))
+            stream.write_bytes(_category(stream, writer, category_path(root, topic), categories))
         duplicate = (item.topic, item.id) in seen
         seen.add((item.topic, item.id))
         if memo is None:
@@ -126,6 +127,19 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
         stream.write_bytes(data)
     stream.close()
     return ExportResult(b"", writer.warnings)
+
+
+def _category(stream: ChildStream, writer: _Writer, path: str, known: dict[str, bytes]
+              ) -> bytes:
+    """The category question of `path`, built once per file unless it has a warning (a file
+    of many short topics opens the same category many times)."""
+    data = known.get(path)
+    if data is None:
+        before = len(writer.warnings)
+        data = stream.serialised(writer.category(path))
+        if len(writer.warnings) == before:
+            known[path] = data
+    return data
 
 
 class _Watched(Embedder):

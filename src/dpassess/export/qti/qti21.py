@@ -23,7 +23,7 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.memo import Fragments
+from dpassess.export.memo import Fragments, Key
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
 from dpassess.export.qti.manifest import write_manifest
@@ -74,7 +74,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     # item packs nothing, so its fragment is all it gives); the others are built every time.
     images: dict[str, bytes] = {}  # package path -> the file's bytes
     shown: dict[str, list[str]] = {}  # item id -> package paths of the files it names
-    keys: dict[int, bytes] = {}  # item index -> its fragment's key
+    keys: dict[int, Key] = {}  # item index -> its fragment's key
     for i, item in enumerate(items):
         if i in notes:
             continue
@@ -94,7 +94,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
 
     package = ZipStream(out)
     with package.open("imsmanifest.xml") as fh:
-        write_manifest(fh, collection, lang, exported, shown)
+        write_manifest(fh, collection, lang, exported, shown, memo=memo)
     for path in sorted([*by_path, *images]):
         if path in images:
             package.add(path, images[path])
@@ -107,11 +107,11 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
 
 
 def _item_file(collection: Collection, item: Item, lang: str, maths: MathsMode,
-               memo: Fragments | None, keys: dict[int, bytes], i: int,
+               memo: Fragments | None, keys: dict[int, Key], i: int,
                notes: dict[int, list[Diagnostic]]) -> bytes:
     """The bytes of item `i`'s file, from `memo` when it has them; its warnings go to `notes`
     unless they are there already."""
-    key = (keys.get(i) or _key(memo, collection, item, lang, maths)) if memo is not None else b""
+    key = (keys.get(i) or _key(memo, collection, item, lang, maths)) if memo is not None else ()
     hit = memo.get(key) if memo is not None else None
     if hit is not None:
         notes.setdefault(i, hit[1])
@@ -125,7 +125,7 @@ def _item_file(collection: Collection, item: Item, lang: str, maths: MathsMode,
 
 
 def _key(memo: Fragments, collection: Collection, item: Item, lang: str, maths: MathsMode
-         ) -> bytes:
+         ) -> Key:
     """The key of the item's file: what `_item` reads besides the item."""
     stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
     return memo.key(item, FORMAT, lang, maths, collection.id, collection.paths.get(item.id, ""),
