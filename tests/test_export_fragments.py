@@ -19,7 +19,7 @@ from dpassess import load_bank
 from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.memo import Fragments
 from dpassess.model import Content, Item, Option, Stimulus, parse_item
-from dpassess.runtime.cache import digest
+from dpassess.runtime.cache import Cache
 from strategies import any_items, bank_config, write_bank
 
 #: Every file a two-language bank exports: (format, language, options).
@@ -34,14 +34,14 @@ def export(c: Collection, fmt: str, lang: str, opts: dict[str, Any], memo: Fragm
     return write(c, lang, **opts) if memo is None else write(c, lang, memo=memo, **opts)
 
 
-def stored(memo: Fragments) -> object:
-    """What the cache gives the next export: what `sealed()` gave, through pickle."""
-    return pickle.loads(pickle.dumps(memo.sealed()))
+def stored(memo: Fragments) -> bytes:
+    """What the cache gives the next export: what `dumps()` gave."""
+    return memo.dumps()
 
 
 def count(memo: Fragments) -> int:
     """How many fragments `memo` would store."""
-    return len(pickle.loads(memo.sealed()[1]))
+    return len(pickle.loads(memo.dumps()))
 
 
 def per_item(fmt: str) -> int:
@@ -121,27 +121,41 @@ def test_an_unchanged_item_is_taken_from_the_fragments_and_an_edited_one_built(
     assert count(again) == n
 
 
-def damaged(sealed: tuple[bytes, bytes], how: str) -> object:
-    seal, data = sealed
-    if how == "bytes":
-        return seal, data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 1]) + data[len(data) // 2 + 1:]
-    if how == "seal":
-        return bytes(16), data
-    if how == "entries":  # sealed as it should be, but not fragments
-        entries = {k: ("not", "a fragment") for k in pickle.loads(data)}
-        again = pickle.dumps(entries)
-        return digest(again), again
-    return ("not", "sealed")
+def damaged(data: bytes, how: str) -> bytes:
+    if how == "cut":
+        return data[:len(data) // 2]
+    if how == "entries":  # a pickle, but not of fragments
+        return pickle.dumps({k: ("not", "a fragment") for k in pickle.loads(data)})
+    if how == "warnings":
+        return pickle.dumps({k: (d, ["not a warning"]) for k, (d, _) in pickle.loads(data).items()})
+    return pickle.dumps(["not", "fragments"])
 
 
-@pytest.mark.parametrize("how", ["bytes", "seal", "entries", "shape"])
+@pytest.mark.parametrize("how", ["cut", "entries", "warnings", "shape"])
 @pytest.mark.parametrize(("fmt", "lang", "opts"), [f for f in FILES if f[1] != "id"])
-def test_damaged_fragments_are_a_miss(seed: Collection, fmt, lang, opts, how):
+def test_stored_bytes_that_are_not_fragments_are_a_miss(seed: Collection, fmt, lang, opts, how):
     memo = Fragments()
     want = export(seed, fmt, lang, opts, memo)
-    bad = Fragments(damaged(memo.sealed(), how))
+    bad = Fragments(damaged(memo.dumps(), how))
     assert export(seed, fmt, lang, opts, bad) == want
     assert bad.hits == 0
+
+
+@given(st.binary(max_size=300), st.integers(0, 10**6), st.integers(0, 255))
+def test_the_cache_gives_back_stored_bytes_only_intact_and_for_the_same_salt(tmp_path_factory,
+                                                                             data, at, bit):
+    cache = Cache(tmp_path_factory.mktemp("cache"))
+    cache.store_bytes("/out/x.zip", "fragments", b"salt" * 4, data)
+    assert cache.load_bytes("/out/x.zip", "fragments", b"salt" * 4) == data
+    assert cache.load_bytes("/out/x.zip", "fragments", b"tlas" * 4) is None
+    assert cache.load_bytes("/out/y.zip", "fragments", b"salt" * 4) is None
+    path = next(cache.root.glob("*.fragments"))
+    raw = bytearray(path.read_bytes())
+    raw[at % len(raw)] ^= bit or 1  # any byte changed: the salt, the hash or the data
+    path.write_bytes(bytes(raw))
+    assert cache.load_bytes("/out/x.zip", "fragments", b"salt" * 4) is None
+    path.write_bytes(bytes(raw[:at % len(raw)]))  # cut short
+    assert cache.load_bytes("/out/x.zip", "fragments", b"salt" * 4) is None
 
 
 PNG, PNG2 = b"\x89PNG\r\n\x1a\n one", b"\x89PNG\r\n\x1a\n two"

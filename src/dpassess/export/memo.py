@@ -8,13 +8,10 @@ nothing) with what the exporter says the bytes read besides (the format, the lan
 options, the collection's id, the item's source path and stimulus, ...), compared with `==`;
 `get(key)` is the bytes and warnings stored under that key, or None; `put(key, data, warnings)`
 records what was built. An item whose bytes depend on other files (an image it embeds or packs)
-is never put: those files can change with no change to the item. `sealed()` is what was used or
-built this time, to store for the next export (`dpassess.export.runner` keeps it in
-`dpassess.runtime.cache`, one cache file per export file); fragments of items no longer exported
-are dropped.
-
-What is stored is sealed with the hash of its bytes: a damaged store is a miss (every item is
-built), never different bytes.
+is never put: those files can change with no change to the item. `dumps()` is what was used or
+built this time, to store for the next export: `dpassess.export.runner` keeps it in
+`dpassess.runtime.cache` (one cache file per export file, checked by its hash: a damaged file is
+a miss, never different bytes); fragments of items no longer exported are dropped.
 """
 
 from __future__ import annotations
@@ -49,11 +46,12 @@ class ItemDigests:
 
 
 class Fragments:
-    """The fragments of one export file: those `stored` by its last export (what `sealed()`
-    returned then; anything else counts as none) and those used or built this time."""
+    """The fragments of one export file: those `stored` by its last export (what `dumps()`
+    returned then; bytes that are not count as none; an entry of another shape is a miss) and
+    those used or built this time."""
 
-    def __init__(self, stored: object = None, digests: ItemDigests | None = None) -> None:
-        self._stored = _unseal(stored)
+    def __init__(self, stored: bytes | None = None, digests: ItemDigests | None = None) -> None:
+        self._stored = _loads(stored)
         self._used: dict[Key, Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
         self._hit: set[Key] = set()
@@ -93,20 +91,18 @@ class Fragments:
         """Record the bytes and warnings built for `key`."""
         self._used[key] = (data, list(warnings))
 
-    def sealed(self) -> tuple[bytes, bytes]:
-        """The fragments used or built since this object was made, pickled, with the hash of
-        those bytes: what to store."""
-        data = pickle.dumps(self._used, protocol=pickle.HIGHEST_PROTOCOL)
-        return digest(data), data
+    def dumps(self) -> bytes:
+        """The fragments used or built since this object was made, as bytes: what to store (and
+        give the next export's `Fragments`)."""
+        return pickle.dumps(self._used, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _unseal(stored: object) -> dict[Any, Any]:
-    """The fragments `sealed()` gave, or none when the bytes are not the ones hashed."""
-    if not (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], bytes)
-            and isinstance(stored[1], bytes) and digest(stored[1]) == stored[0]):
+def _loads(stored: bytes | None) -> dict[Any, Any]:
+    """The fragments `dumps()` gave, or none when `stored` is not what it gives."""
+    if not stored:
         return {}
     try:
-        value = pickle.loads(stored[1])
-    except Exception:  # hashed but unreadable (another Python): none
+        value = pickle.loads(stored)
+    except Exception:  # damaged, or another Python: none
         return {}
     return value if isinstance(value, dict) else {}

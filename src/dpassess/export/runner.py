@@ -86,7 +86,9 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> list[D
     options: dict[str, object] = dict(export.options)
     cache, key_salt = export.cache, _fragments_salt(export)
     if cache is not None:
-        options["memo"] = Fragments(cache.load(str(export.path), FRAGMENTS, key_salt), digests)
+        stored = cache.load_bytes(str(export.path), FRAGMENTS, key_salt)
+        options["memo"] = Fragments(stored, digests)
+        del stored  # the fragments hold what they need
     try:
         with open(tmp, "wb", buffering=_BUFFER) as out:
             write: Callable[..., ExportResult] = EXPORTERS[export.fmt].export
@@ -95,7 +97,7 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> list[D
         raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}") from exc
     memo = options.get("memo")
     if cache is not None and isinstance(memo, Fragments):
-        cache.store(str(export.path), FRAGMENTS, key_salt, memo.sealed())
+        cache.store_bytes(str(export.path), FRAGMENTS, key_salt, memo.dumps())
     return dedupe(result.warnings)
 
 

@@ -15,6 +15,10 @@ the caller's settings (lint's: the rules, their thresholds and the dpassess vers
 written for another salt is ignored and rewritten: the cache never changes a result and never
 crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
 
+A caller that keeps bytes of its own (the export fragments, `dpassess.export.memo`) stores
+them with `store_bytes`: the file holds the salt and a SHA-256 of the bytes, and `load_bytes`
+returns them only when both match (a damaged file is a miss).
+
 The files are pickles: like Python's own `__pycache__`, the cache folder is trusted as much as
 the project it sits in (anyone who can write it can write the code that runs).
 """
@@ -107,13 +111,43 @@ class Cache:
         return None
 
     def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
+        with contextlib.suppress(pickle.PicklingError, TypeError):
+            self._write(bank_root, kind,
+                        pickle.dumps((FORMAT, salt, value), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def load_bytes(self, bank_root: str, kind: str, salt: bytes) -> bytes | None:
+        """The bytes `store_bytes` stored for this bank and salt, or None (missing, damaged,
+        stale)."""
+        head = _bytes_head(salt)
+        try:
+            with open(self._path(bank_root, kind), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        body = memoryview(data)[len(head) + _CHECK:]
+        if not data.startswith(head) or hashlib.sha256(body).digest() != data[len(head):len(head) + _CHECK]:
+            return None
+        return bytes(body)
+
+    def store_bytes(self, bank_root: str, kind: str, salt: bytes, data: bytes) -> None:
+        self._write(bank_root, kind, _bytes_head(salt) + hashlib.sha256(data).digest() + data)
+
+    def _write(self, bank_root: str, kind: str, data: bytes) -> None:
         from dpassess.diagnostics import UsageError
         from dpassess.runtime.files import atomic_write
 
-        path = self._path(bank_root, kind)
-        with contextlib.suppress(OSError, UsageError, pickle.PicklingError, TypeError):
+        with contextlib.suppress(OSError, UsageError):
             if not self.root.exists():
                 self.root.mkdir(parents=True, exist_ok=True)
                 # like ruff: the cache never shows up in `git status`
                 (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
-            atomic_write(path, pickle.dumps((FORMAT, salt, value), protocol=pickle.HIGHEST_PROTOCOL))
+            atomic_write(self._path(bank_root, kind), data)
+
+
+#: Length of the SHA-256 of the bytes a `store_bytes` file holds after its head.
+_CHECK = 32
+
+
+def _bytes_head(salt: bytes) -> bytes:
+    """What a `store_bytes` file starts with: what it is, the cache format and the salt."""
+    return b"dpassess cache bytes %d %d\0" % (FORMAT, len(salt)) + salt
