@@ -186,3 +186,42 @@ def test_an_item_showing_an_image_is_built_again_when_only_the_image_changed(
     (bank / "img" / "x.png").unlink()  # now a warning says it is missing
     gone = Fragments(stored(warm))
     assert export(c, fmt, lang, {}, gone) == export(c, fmt, lang, {})
+
+
+@given(st.lists(st.tuples(st.text(st.characters(blacklist_characters="\x00"), min_size=1,
+                                  max_size=30).filter(lambda n: not n.endswith("/") and n != "streamed.xml"),
+                          st.binary(max_size=2000)),
+                unique_by=lambda e: e[0], max_size=12),
+       st.integers(0, 12), st.booleans())
+def test_a_package_entry_has_the_bytes_zipfile_writes(entries, streamed_at, seekable):
+    """ZipStream.add writes an entry's header once: the zip is the one the standard library
+    writes (`writestr` after any streamed entry, to a seekable file or not)."""
+    import io
+    import zipfile
+
+    from dpassess.export.qti.package import ZipStream, _info
+
+    class Unseekable(io.BytesIO):
+        def seekable(self) -> bool:
+            return False
+
+    def write(ours: bool) -> bytes:
+        out = io.BytesIO() if seekable else Unseekable()
+        z = ZipStream(out)
+        for n, (name, data) in enumerate(entries):
+            if n == streamed_at:
+                with z.open("streamed.xml") as fh:
+                    fh.write(b"<streamed/>")
+            if ours:
+                z.add(name, data)
+            else:
+                z.zf.writestr(_info(name), data)
+        z.close()
+        return out.getvalue()
+
+    got = write(True)
+    assert got == write(False)
+    with zipfile.ZipFile(io.BytesIO(got)) as z:
+        assert z.testzip() is None
+        assert [(i.filename, z.read(i)) for i in z.infolist()
+                if i.filename != "streamed.xml"] == entries

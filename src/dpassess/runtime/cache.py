@@ -36,8 +36,9 @@ from typing import Any
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
 DEFAULT_DIR = ".dpassess_cache"
 ENV_VAR = "DPASSESS_CACHE_DIR"
-#: Bumped whenever the layout of the cache files changes (2: findings are Diagnostics).
-FORMAT = 2
+#: Bumped whenever the layout of the cache files changes (2: findings are Diagnostics; 3: content
+#: hashes are SHA-256).
+FORMAT = 3
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -49,7 +50,9 @@ def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    """The 16-byte content hash of `data` (SHA-256, which current x86 and ARM processors compute
+    in hardware: two to three times BLAKE2's speed there, on the item files and the outputs)."""
+    return hashlib.sha256(data).digest()[:16]
 
 
 #: The installed dpassess package (this file is dpassess/runtime/cache.py).
