@@ -225,3 +225,11 @@ def test_a_package_entry_has_the_bytes_zipfile_writes(entries, streamed_at, seek
         assert z.testzip() is None
         assert [(i.filename, z.read(i)) for i in z.infolist()
                 if i.filename != "streamed.xml"] == entries
+
+
+def test_a_cache_that_cannot_be_written_keeps_nothing_and_raises_nothing(tmp_path: Path):
+    (tmp_path / "file").write_text("a file where the cache folder would be")
+    cache = Cache(tmp_path / "file" / "cache")
+    cache.store_bytes("/out/x.zip", "fragments", b"s" * 16, b"data")
+    assert cache.load_bytes("/out/x.zip", "fragments", b"s" * 16) is None
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]

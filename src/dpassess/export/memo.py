@@ -50,7 +50,8 @@ class Fragments:
     returned then; bytes that are not count as none; an entry of another shape is a miss) and
     those used or built this time."""
 
-    def __init__(self, stored: bytes | None = None, digests: ItemDigests | None = None) -> None:
+    def __init__(self, stored: bytes | memoryview | None = None,
+                 digests: ItemDigests | None = None) -> None:
         self._stored = _loads(stored)
         self._used: dict[Key, Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
@@ -97,7 +98,7 @@ class Fragments:
         return pickle.dumps(self._used, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _loads(stored: bytes | None) -> dict[Any, Any]:
+def _loads(stored: bytes | memoryview | None) -> dict[Any, Any]:
     """The fragments `dumps()` gave, or none when `stored` is not what it gives."""
     if not stored:
         return {}

@@ -33,6 +33,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dpassess.diagnostics import UsageError
+from dpassess.runtime.files import atomic_write, discard, replace_from_temp, temp_beside
+
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
 DEFAULT_DIR = ".dpassess_cache"
 ENV_VAR = "DPASSESS_CACHE_DIR"
@@ -118,9 +121,9 @@ class Cache:
             self._write(bank_root, kind,
                         pickle.dumps((FORMAT, salt, value), protocol=pickle.HIGHEST_PROTOCOL))
 
-    def load_bytes(self, bank_root: str, kind: str, salt: bytes) -> bytes | None:
-        """The bytes `store_bytes` stored for this bank and salt, or None (missing, damaged,
-        stale)."""
+    def load_bytes(self, bank_root: str, kind: str, salt: bytes) -> memoryview | None:
+        """The bytes `store_bytes` stored for this bank and salt (a view of the file read, not
+        a copy), or None (missing, damaged, stale)."""
         head = _bytes_head(salt)
         try:
             with open(self._path(bank_root, kind), "rb") as fh:
@@ -128,23 +131,37 @@ class Cache:
         except OSError:
             return None
         body = memoryview(data)[len(head) + _CHECK:]
-        if not data.startswith(head) or hashlib.sha256(body).digest() != data[len(head):len(head) + _CHECK]:
+        if (not data.startswith(head)
+                or hashlib.sha256(body).digest() != data[len(head):len(head) + _CHECK]):
             return None
-        return bytes(body)
+        return body
 
     def store_bytes(self, bank_root: str, kind: str, salt: bytes, data: bytes) -> None:
-        self._write(bank_root, kind, _bytes_head(salt) + hashlib.sha256(data).digest() + data)
+        """Store `data` for `load_bytes`, written in pieces (never copied whole)."""
+        tmp = None
+        with contextlib.suppress(OSError, UsageError):
+            path = self._folder() / self._path(bank_root, kind).name
+            tmp = temp_beside(path)
+            with open(tmp, "wb") as fh:
+                fh.write(_bytes_head(salt) + hashlib.sha256(data).digest())
+                fh.write(data)
+            replace_from_temp(tmp, path)
+            tmp = None
+        if tmp is not None:
+            discard(tmp)
 
     def _write(self, bank_root: str, kind: str, data: bytes) -> None:
-        from dpassess.diagnostics import UsageError
-        from dpassess.runtime.files import atomic_write
-
         with contextlib.suppress(OSError, UsageError):
-            if not self.root.exists():
-                self.root.mkdir(parents=True, exist_ok=True)
-                # like ruff: the cache never shows up in `git status`
-                (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
+            self._folder()
             atomic_write(self._path(bank_root, kind), data)
+
+    def _folder(self) -> Path:
+        """The cache folder, made when missing. Raises OSError."""
+        if not self.root.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            # like ruff: the cache never shows up in `git status`
+            (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
+        return self.root
 
 
 #: Length of the SHA-256 of the bytes a `store_bytes` file holds after its head.
