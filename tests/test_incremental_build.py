@@ -124,3 +124,70 @@ def test_a_corrupted_cache_is_a_miss(project: Path, tmp_path: Path):
     r = warm(project, cache)
     assert r.written and not r.unchanged
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
+
+
+@pytest.fixture
+def built(monkeypatch) -> list[tuple[str, str]]:
+    """(format, item id) of every item question an exporter builds (not taken from the cache)."""
+    from dpassess.export.moodle import gift, moodle_xml
+    from dpassess.export.qti import qti21
+
+    seen: list[tuple[str, str]] = []
+
+    def spy(fmt, fn, at):
+        def wrapper(*args, **kwargs):
+            seen.append((fmt, args[at].id))
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(qti21, "_item", spy("qti21", qti21._item, 1))
+    monkeypatch.setattr(moodle_xml._Writer, "question",
+                        spy("moodle-xml", moodle_xml._Writer.question, 1))
+    monkeypatch.setattr(gift, "_question", spy("gift", gift._question, 1))
+    return seen
+
+
+def test_an_edit_builds_that_item_alone_and_a_comment_builds_none(project, tmp_path, built):
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    assert {fmt for fmt, _ in built} == {"qti21", "moodle-xml", "gift"}
+    item = project / "items" / "second" / "01-middle-value.yaml"
+    item.write_text(item.read_text().replace("Sort the values", "First sort the values"))
+    built.clear()
+    r = warm(project, cache)
+    # every file of the bank is written again; in each, only the edited item is built
+    assert len([p for p in r.written if "second-" in p.name]) == 5
+    assert sorted(set(built)) == [(fmt, "middle-value") for fmt in ("gift", "moodle-xml", "qti21")]
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")
+    item.write_text(item.read_text() + "# a comment changes no question\n")
+    built.clear()
+    r = warm(project, cache)
+    assert len([p for p in r.written if "second-" in p.name]) == 5
+    assert built == []
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")
+
+
+@pytest.mark.parametrize("damage", ["none", "corrupt", "delete", "version"])
+def test_without_intact_fragments_every_item_is_built_as_cold(project, tmp_path, built,
+                                                              monkeypatch, damage):
+    import dpassess
+    from dpassess import load_bank
+
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    second = {e.item.id for e in load_bank(project / "items" / "second").entries}
+    for f in cache.glob("*.fragments"):
+        if damage == "corrupt":
+            f.write_bytes(f.read_bytes()[:-3] + b"xyz")
+        elif damage == "delete":
+            f.unlink()
+    if damage == "version":
+        monkeypatch.setattr(dpassess, "__version__", "99.0.0")
+    bank = project / "items" / "second" / "bank.yaml"
+    bank.write_text(bank.read_text() + "# the bank is exported again\n")
+    # a new version rebuilds every bank; otherwise the second alone is exported again
+    everything = sorted({b for b in built if damage == "version" or b[1] in second})
+    built.clear()
+    warm(project, cache)
+    assert sorted(set(built)) == ([] if damage == "none" else everything)
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")

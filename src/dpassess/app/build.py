@@ -144,7 +144,7 @@ def build(
             report.unchanged += [Path(p) for p in outputs.files]
         else:
             say(f"exporting {root.name}")
-            outputs = _export_bank(by_root[root], out, report)
+            outputs = _export_bank(by_root[root], out, report, cache)
         key = keys[root]
         if key is not None:
             new_store[f"bank:{root}"] = (key, *own[root], outputs)
@@ -273,16 +273,18 @@ def _hashes(paths: list[Path]) -> dict[str, Stat]:
     return seen
 
 
-def _export_bank(bank: Bank, out: Path, report: BuildReport) -> _Outputs:
+def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None) -> _Outputs:
     """Every (format, language) file of the bank in one write (in worker processes when the
-    bank is large); a warning about the whole bank is placed at its folder."""
+    bank is large); a warning about the whole bank is placed at its folder. With `cache`, each
+    file keeps its items' fragments there, and only the items that changed are built again."""
     from dpassess.app.export import write_bank_exports
     from dpassess.export import EXPORTERS, MULTI, Collection
     from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
 
     collection = Collection.from_bank(bank)
     exports = [
-        ExportFile(collection, fmt, lang, out / FORMAT_DIRS[fmt] / file_name(collection, fmt, lang))
+        ExportFile(collection, fmt, lang, out / FORMAT_DIRS[fmt] / file_name(collection, fmt, lang),
+                   cache=cache)
         for fmt, exp in EXPORTERS.items()
         for lang in [*bank.languages, *([MULTI] if exp.multi else [])]
     ]

@@ -78,10 +78,27 @@ class ChildStream:
     def flush(self) -> None:
         """Write the children put into `self.parent` (a stand-in for the real parent, for a
         builder to add children to), in order, and remove them."""
+        self.out.write(self._taken())
+
+    def flushed(self) -> bytes:
+        """The bytes `flush()` would write, not written (to keep, and `write_bytes` later):
+        the children are removed as by `flush()`."""
+        return bytes(self._taken())
+
+    def serialised(self, child: etree._Element) -> bytes:
+        """The bytes `write(child)` would write, not written."""
+        self.parent.append(child)
+        return self.flushed()
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write children as `flushed` or `serialised` gave them."""
+        self.out.write(data)
+
+    def _taken(self) -> memoryview:
         data = etree.tostring(self.root, encoding="UTF-8", xml_declaration=False,
                               pretty_print=True)
         del self.parent[:]
-        self.out.write(memoryview(data)[self.skip:self.keep])
+        return memoryview(data)[self.skip:self.keep]
 
     def close(self) -> None:
         self.out.write(self.tail)

@@ -28,6 +28,7 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
+from dpassess.export.memo import Fragments
 from dpassess.export.moodle.images import local_files
 from dpassess.export.moodle.texts import (
     ItemTexts,
@@ -89,13 +90,16 @@ def rich(html: str, *, inherit: bool = True) -> str:
     return ("" if inherit and html[:1] not in ("[", "%") else "[html]") + escape(html)
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
+           memo: Fragments | None = None) -> ExportResult:
     """The collection as one GIFT file in `lang` (or every language: `multi`): its bytes, or
-    written to `out` (then `data` is empty)."""
+    written to `out` (then `data` is empty). With `memo`, a question's block is taken from the
+    fragments of the last export when its key is there (`dpassess.export.memo`); categories and
+    the warnings about the whole file are always written anew."""
     check_lang(FORMAT, collection, lang, multi=MULTI)
     if out is None:
         buf = io.BytesIO()
-        warnings = export(collection, lang, buf).warnings
+        warnings = export(collection, lang, buf, memo=memo).warnings
         return ExportResult(buf.getvalue(), warnings)
     chosen = [(item, *exported_languages(FORMAT, collection, item, lang))
               for item in collection.items]
@@ -111,9 +115,21 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             _write_block(out, [f"$CATEGORY: {category_path(root, item.topic)}"],
                          first=topic is None)
             topic = item.topic
-        t = ItemTexts(FORMAT, collection, item, lang, langs)
-        _write_block(out, _question(t, item), first=False)
-        warnings += t.warnings
+        if memo is None:
+            t = ItemTexts(FORMAT, collection, item, lang, langs)
+            _write_block(out, _question(t, item), first=False)
+            warnings += t.warnings
+            continue
+        stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
+        key = memo.key(item, FORMAT, lang, langs, collection.id, collection.paths.get(item.id),
+                       item.stimulus, memo.stimulus(stimulus))
+        hit = memo.get(key)
+        if hit is None:  # a GIFT question reads no other file (it cannot embed one)
+            t = ItemTexts(FORMAT, collection, item, lang, langs)
+            hit = "\n".join(_question(t, item)).encode("utf-8"), t.warnings
+            memo.put(key, *hit)
+        out.write(b"\n\n" + hit[0])
+        warnings += hit[1]
     out.write(b"\n")
     return ExportResult(b"", warnings)
 

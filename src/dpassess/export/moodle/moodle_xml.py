@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import BinaryIO, assert_never
 
@@ -30,6 +31,7 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
+from dpassess.export.memo import Fragments
 from dpassess.export.moodle.images import Embedder
 from dpassess.export.moodle.texts import (
     ItemTexts,
@@ -75,21 +77,26 @@ NUMBERED = ("multichoice", "ordering")
 _MARKUP = re.compile("[&<>\"']")
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> ExportResult:
+def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
+           memo: Fragments | None = None) -> ExportResult:
     """The collection as one Moodle XML file in `lang` (or every language: `multi`): its bytes,
-    or written to `out` (then `data` is empty)."""
+    or written to `out` (then `data` is empty). With `memo`, a `<question>` is taken from the
+    fragments of the last export when its key is there (`dpassess.export.memo`); category
+    questions are always written anew."""
     check_lang(FORMAT, collection, lang, multi=MULTI)
     if lang != ALL_LANGUAGES and not any(lang in item.text for item in collection.items):
         raise nothing_to_export(collection, lang)
     if out is None:
         buf = io.BytesIO()
-        warnings = export(collection, lang, buf).warnings
+        warnings = export(collection, lang, buf, memo=memo).warnings
         return ExportResult(buf.getvalue(), warnings)
     writer = _Writer(collection, lang)
+    writer.images = embedder = _Watched()
     stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
     root = category_name(collection, lang)
     stream.write(writer.category(category_path(root), writer.bank_title()))
     seen: set[tuple[str, str]] = set()
+    categories: dict[str, bytes] = {}  # category path -> its question, when it has no warning
     topic = None
     for item in collection.items:
         langs, notes = exported_languages(FORMAT, collection, item, lang)
@@ -98,11 +105,58 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None) -> Ex
             continue
         if item.topic != topic:
             topic = item.topic
-            stream.write(writer.category(category_path(root, topic)))
-        stream.write(writer.question(item, langs, duplicate=(item.topic, item.id) in seen))
+            stream.write_bytes(_category(stream, writer, category_path(root, topic), categories))
+        duplicate = (item.topic, item.id) in seen
         seen.add((item.topic, item.id))
+        if memo is None:
+            stream.write(writer.question(item, langs, duplicate=duplicate))
+            continue
+        stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
+        key = memo.key(item, FORMAT, lang, langs, duplicate, collection.id,
+                       collection.paths.get(item.id),
+                       item.stimulus, memo.stimulus(stimulus))
+        hit = memo.get(key)
+        if hit is None:
+            before, embedder.touched = len(writer.warnings), False
+            data = stream.serialised(writer.question(item, langs, duplicate=duplicate))
+            if not embedder.touched:  # its bytes read no other file
+                memo.put(key, data, writer.warnings[before:])
+        else:
+            data = hit[0]
+            writer.warnings += hit[1]
+        stream.write_bytes(data)
     stream.close()
     return ExportResult(b"", writer.warnings)
+
+
+def _category(stream: ChildStream, writer: _Writer, path: str, known: dict[str, bytes]
+              ) -> bytes:
+    """The category question of `path`, built once per file unless it has a warning (a file
+    of many short topics opens the same category many times)."""
+    data = known.get(path)
+    if data is None:
+        before = len(writer.warnings)
+        data = stream.serialised(writer.category(path))
+        if len(writer.warnings) == before:
+            known[path] = data
+    return data
+
+
+class _Watched(Embedder):
+    """An Embedder that says whether a question's text named a local file (embedded it, or
+    warned that it could not): such a question's bytes depend on that file."""
+
+    touched = False
+
+    def embed(self, html: str, source: str | None, warn: Callable[[str], None]
+              ) -> tuple[str, dict[str, str]]:
+        def told(message: str) -> None:
+            self.touched = True
+            warn(message)
+
+        html, files = super().embed(html, source, told)
+        self.touched = self.touched or bool(files)
+        return html, files
 
 
 class _Writer:

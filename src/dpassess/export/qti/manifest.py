@@ -12,6 +12,7 @@ from lxml import etree
 from lxml.etree import SubElement
 
 from dpassess.export import Collection
+from dpassess.export.memo import Fragments
 from dpassess.export.qti.names import (
     CP,
     CP_LOCATION,
@@ -38,9 +39,10 @@ LOM_DIFFICULTY = {"easy": "easy", "medium": "medium", "hard": "difficult"}
 
 
 def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
-                   files: Mapping[str, Sequence[str]]) -> None:
+                   files: Mapping[str, Sequence[str]], *, memo: Fragments | None = None) -> None:
     """Write the manifest of the package holding `items` to `out`; `files` gives the package
-    paths of the images each item shows (by item id)."""
+    paths of the images each item shows (by item id). With `memo`, an item's resource is
+    taken from the fragments of the last export when its key is there."""
     base = f"{collection.id}-{lang}"
     root = etree.Element(CP + "manifest", nsmap=NSMAP)
     root.set(SCHEMA_LOCATION, CP_LOCATION)
@@ -63,8 +65,18 @@ def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Seq
 
     stream = ChildStream(out, resources, xml_declaration=True)
     for item in items:
-        item_resource(stream.parent, collection, lang, item, files.get(item.id, ()))
-        stream.flush()
+        shown = tuple(files.get(item.id, ()))
+        if memo is None:
+            item_resource(stream.parent, collection, lang, item, shown)
+            stream.flush()
+            continue
+        key = memo.key(item, "imsmanifest.xml", lang, collection.id, collection.category, shown)
+        hit = memo.get(key)
+        if hit is None:
+            item_resource(stream.parent, collection, lang, item, shown)
+            hit = stream.flushed(), []
+            memo.put(key, *hit)
+        stream.write_bytes(hit[0])
     stream.close()
 
 

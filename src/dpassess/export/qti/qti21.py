@@ -23,6 +23,7 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
+from dpassess.export.memo import Fragments, Key
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
 from dpassess.export.qti.manifest import write_manifest
@@ -39,15 +40,16 @@ MULTI = False
 
 
 def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
-           maths: MathsMode = "mathml") -> ExportResult:
+           maths: MathsMode = "mathml", memo: Fragments | None = None) -> ExportResult:
     """The package for `collection` in `lang`, and a warning for anything it does not carry:
     its bytes, or written to `out` (a seekable binary file; `data` is then empty). Formulas are
     MathML (the TeX kept as its annotation), or with `maths="tex"` TeX between `\\(` `\\)`
-    and `\\[` `\\]`, for players that run MathJax."""
+    and `\\[` `\\]`, for players that run MathJax. With `memo`, an item's file is taken
+    from the fragments of the last export when its key is there (`dpassess.export.memo`)."""
     check_lang(FORMAT, collection, lang, multi=MULTI)
     if out is None:
         buf = io.BytesIO()
-        warnings = export(collection, lang, buf, maths=maths).warnings
+        warnings = export(collection, lang, buf, maths=maths, memo=memo).warnings
         return ExportResult(buf.getvalue(), warnings)
     items = collection.items
     notes: dict[int, list[Diagnostic]] = {}  # item index -> its warnings, once known
@@ -68,32 +70,66 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     # item order, to find them (the files are kept to be packed); so are items read with a
     # stimulus (it may name files too) and items whose file a later item replaces (same id),
     # for their warnings. Every other item is built once, when written.
+    # With a memo, an item whose assessmentItem names no local file comes from it (such an
+    # item packs nothing, so its fragment is all it gives); the others are built every time.
     images: dict[str, bytes] = {}  # package path -> the file's bytes
     shown: dict[str, list[str]] = {}  # item id -> package paths of the files it names
+    keys: dict[int, Key] = {}  # item index -> its fragment's key
     for i, item in enumerate(items):
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
                 or _may_name_files(item, lang)):
+            hit = memo.get(keys.setdefault(i, _key(memo, collection, item, lang, maths))
+                           ) if memo is not None else None
+            if hit is not None:
+                notes[i], shown[item.id] = hit[1], []
+                continue
             root, notes[i] = _item(collection, item, lang, maths)
+            if memo is not None and not _names_local_files(root):
+                memo.put(keys[i], _xml(root), notes[i])
             shown[item.id] = _pack_files(collection, item, lang, root, images, notes[i])
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
 
     package = ZipStream(out)
     with package.open("imsmanifest.xml") as fh:
-        write_manifest(fh, collection, lang, exported, shown)
+        write_manifest(fh, collection, lang, exported, shown, memo=memo)
     for path in sorted([*by_path, *images]):
         if path in images:
             package.add(path, images[path])
             continue
         i = by_path[path]
-        root, item_notes = _item(collection, items[i], lang, maths)
-        package.add(path, _xml(root))
-        notes.setdefault(i, item_notes)
+        package.add(path, _item_file(collection, items[i], lang, maths, memo, keys, i, notes))
     package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
     package.close()
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
+
+
+def _item_file(collection: Collection, item: Item, lang: str, maths: MathsMode,
+               memo: Fragments | None, keys: dict[int, Key], i: int,
+               notes: dict[int, list[Diagnostic]]) -> bytes:
+    """The bytes of item `i`'s file, from `memo` when it has them; its warnings go to `notes`
+    unless they are there already."""
+    key = (keys.get(i) or _key(memo, collection, item, lang, maths)) if memo is not None else ()
+    hit = memo.get(key) if memo is not None else None
+    if hit is not None:
+        notes.setdefault(i, hit[1])
+        return hit[0]
+    root, item_notes = _item(collection, item, lang, maths)
+    data = _xml(root)
+    notes.setdefault(i, item_notes)
+    if memo is not None and not _names_local_files(root):
+        memo.put(key, data, item_notes)
+    return data
+
+
+def _key(memo: Fragments, collection: Collection, item: Item, lang: str, maths: MathsMode
+         ) -> Key:
+    """The key of the item's file: what `_item` reads besides the item."""
+    stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
+    return memo.key(item, FORMAT, lang, maths, collection.id, collection.paths.get(item.id, ""),
+                    item.stimulus, memo.stimulus(stimulus))
 
 
 def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
@@ -126,6 +162,16 @@ def _may_name_files(item: Item, lang: str) -> bool:
 
 #: What `may_show_images` looks for, and links: one scan of the texts joined.
 _FILE_TAG = re.compile(r"<(?:img|object|a[\s>/])", re.IGNORECASE)
+
+
+def _names_local_files(root: etree._Element) -> bool:
+    """Whether `root` names a local file: what `_pack_files` packs or warns about."""
+    for el in root.iter(*(tag for tag, _, _ in _FILE_ATTRIBUTES)):
+        attr = next(a for tag, a, _ in _FILE_ATTRIBUTES if tag == el.tag)
+        ref = el.get(attr, "")
+        if ref and is_local_image(ref):
+            return True
+    return False
 
 
 def _pack_files(collection: Collection, item: Item, lang: str, root: etree._Element,
