@@ -191,3 +191,42 @@ def test_without_intact_fragments_every_item_is_built_as_cold(project, tmp_path,
     warm(project, cache)
     assert sorted(set(built)) == ([] if damage == "none" else everything)
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
+
+
+def test_a_changed_image_alone_rebuilds_the_exports_that_carry_it(project: Path, tmp_path: Path):
+    """An item's image is an input of its exports although no item file changes."""
+    shutil.copytree(ROOT / "tests" / "banks" / "kitchen-sink", project / "items" / "ks")
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    image = project / "items" / "ks" / "img" / "hash-table.png"
+    image.write_bytes((project / "items" / "ks" / "img" / "en" / "stable.png").read_bytes())
+    r = warm(project, cache)
+    written = {p.relative_to(project / "exports").as_posix() for p in r.written}
+    assert any(w.startswith("qti21/kitchen-sink-") for w in written), written
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")
+
+
+def test_a_new_statistics_record_assembles_the_forms_again(project: Path, tmp_path: Path):
+    """The forms balance difficulty by the recorded p of each item (the bank's stats/
+    records): a new record is an input of the forms, as the oracle without a cache shows."""
+    import json
+
+    from dpassess.stats.history import HISTORY_DIR, SCHEMA
+
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    seed = project / "items" / "data-parallelism"
+    # each item's p inside its label's band (hard below 0.30, easy above 0.70): no finding
+    near = {"easy": 0.81, "medium": 0.52, "hard": 0.22}
+    figures = {}
+    for f in sorted(seed.glob("0*.yaml")):
+        fields = dict(line.split(":", 1) for line in f.read_text().splitlines()
+                      if line.startswith(("id:", "difficulty:")))
+        figures[fields["id"].strip()] = {"n": 40, "p": near[fields["difficulty"].strip()]}
+    (seed / HISTORY_DIR).mkdir()
+    (seed / HISTORY_DIR / "2026-11-01-quiz.json").write_text(json.dumps({
+        "schema": SCHEMA, "administration": {"id": "2026-11-01-quiz", "date": "2026-11-01"},
+        "items": figures}))
+    r = warm(project, cache)
+    assert any("forms/" in p.as_posix() for p in r.written), r.lines
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")

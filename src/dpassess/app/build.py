@@ -6,7 +6,8 @@ rebuild of an unchanged bank leaves `exports/` byte-identical (tests/test_build.
 the committed exports are stale). Nothing here prints: the report says what happened.
 
 Rebuilds do only what changed, through the same cache as lint (`dpassess.runtime.cache`): each
-bank has a content key (its bank file, every item file's path and content hash, the lint
+bank has a content key (its bank file, the path and content hash of every file in its folder:
+items, images, linked files, statistics records; the lint
 settings, the dpassess sources), each export file the key of its bank with its format and
 language, and each blueprint's forms the key of the blueprint file and its bank. An output
 whose key is unchanged and whose file still has the bytes last written (hash checked) is left
@@ -218,14 +219,15 @@ def _file_digest(path: str, index: dict[str, Stat], seen: dict[str, Stat]) -> by
 
 def _content_key(root: Path, settings: str, index: dict[str, Stat], seen: dict[str, Stat]
                  ) -> bytes | None:
-    """One hash over the bank file, every item file's path and content hash, `settings` and
-    the dpassess sources; None when a file cannot be read (the bank is then always rebuilt)."""
-    from dpassess.bank.load import BANK_FILE, item_files
+    """One hash over the bank file, the path and content hash of every file in the bank's folder
+    (items, their images and linked files, statistics records), `settings` and the dpassess
+    sources; None when a file cannot be read (the bank is then always rebuilt)."""
+    from dpassess.bank.files import BANK_FILE, bank_files
 
     try:
         bank_bytes = (root / BANK_FILE).read_bytes()
         h = hashlib.blake2b(salt(bank_bytes, (str(root), settings)), digest_size=16)
-        for f in item_files(root):
+        for f in bank_files(root):
             h.update(f.encode("utf-8", "surrogateescape") + b"\0" + _file_digest(f, index, seen))
     except (OSError, ValueError):
         return None

@@ -63,3 +63,14 @@ def record_files(root: Path) -> list[Path]:
         return []
     return sorted(p for p in folder.glob("*.json")
                   if not p.name.startswith(".") and p.is_file() and not p.is_symlink())
+
+
+def bank_files(root: Path) -> list[str]:
+    """Every file below the bank folder `root` but hidden ones (and those in hidden folders),
+    sorted: all that an export or an assembled form can depend on (the bank file, the items,
+    their images and linked files, the statistics records)."""
+    files: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        files += (os.path.join(dirpath, n) for n in filenames if not n.startswith("."))
+    return sorted(files)

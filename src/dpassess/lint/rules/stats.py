@@ -92,9 +92,11 @@ def unchosen_distractor(bctx: BankContext) -> Iterator[Hit]:
 def difficulty_contradicted(bctx: BankContext) -> Iterator[Hit]:
     """## What it does
     Compares an item's declared difficulty with the proportion of persons who answered it
-    right (p, pooled over the recorded administrations, weighted by n; at least 30 persons):
-    `difficulty: hard` with p above 0.70, `easy` with p below 0.30, `medium` outside 0.30 to
-    0.70; and a `p_value` in the item file more than 0.15 away from the observed p.
+    right (p, pooled over the recorded administrations, weighted by n; at least 30 persons)
+    by the bands of the statistics report (hard below 0.30, medium 0.30 to 0.70, easy above
+    0.70): `difficulty: hard` with p of 0.30 or more, `easy` with p of 0.70 or less, `medium`
+    outside 0.30 to 0.70; and a `p_value` in the item file more than 0.15 away from the
+    observed p.
 
     ## Why is this bad?
     Forms are balanced on the declared difficulty (and on `p_value`, which an author's value
