@@ -56,6 +56,8 @@ COMMENT = "<!--0\n\n0-->"
     "> <!--0\n>\n> 0-->",          # in a block quote
     "```\na\n\nb\n```\n" + COMMENT,  # after code whose blank lines are written as &#10;
     "<!--a\n\nb-->\n\n<!--c\n\n\nd-->",  # two of them
+    "<!-- never closed\n\nthe rest `x`",  # to the end (found in the Moodle XML round trip)
+    "a\n\n<!-- never closed\n\n\nb",   # after a paragraph, to the end
 ])
 def test_a_comment_with_a_blank_line_comes_back_exactly(md):
     html = to_html(md)
@@ -98,8 +100,10 @@ def with_comments(draw) -> str:
     blocks = []
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["text", "comment", "list", "quote", "tail"]))
-        if kind == "text":
-            blocks.append(draw(line_text(max_words=4)))
+        if kind == "text":  # not a line that starts raw HTML: the comments after it would be
+            # inside that HTML block's text, where no spelling keeps their blank lines (above)
+            blocks.append(draw(line_text(max_words=4).filter(
+                lambda t: not t.lstrip().startswith("<"))))
         elif kind == "comment":
             blocks.append(comment())
         elif kind == "list":

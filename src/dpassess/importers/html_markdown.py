@@ -195,15 +195,14 @@ def _as_reference(html: str) -> str:
 def _comment_blocks(html: str, outside: Callable[[str], str]) -> str:
     """`html` as raw HTML blocks with each comment that holds a blank line starting a block of
     its own (CommonMark's HTML block kind 2: from a line starting with `<!--` to the line holding
-    `-->`); `outside` writes the rest's blank lines. Comments are found as HTML reads them: from
-    `<!--` to the first `-->` after it (`<!-->` is an empty comment)."""
+    `-->`, or to the end: a comment never closed runs to the end in HTML and in CommonMark);
+    `outside` writes the rest's blank lines. Comments are found as HTML reads them: from `<!--`
+    to the first `-->` after it (`<!-->` is an empty comment), else to the end."""
     out: list[str] = []
     pos = 0
     while (start := html.find(_COMMENT, pos)) != -1:
         end = html.find("-->", start + 2)
-        if end == -1:
-            break
-        end += 3
+        end = len(html) if end == -1 else end + 3
         if not _BLANK.search(html, start, end):
             out.append(outside(html[pos:end]))
             pos = end
