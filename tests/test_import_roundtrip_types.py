@@ -47,6 +47,15 @@ def inline(md: str) -> bytes:
     return same(to_inline_html(md))
 
 
+def shown_inline(md: str) -> bytes:
+    """`inline(md)`, but nothing for markup that shows nothing (`<p>` alone: an empty
+    paragraph, which a QTI choice comes back without); an image or formula always shows."""
+    html = to_inline_html(md)
+    if not to_plain(md).strip() and not any(tag in html for tag in ("<img", "<math", "<object")):
+        return b""
+    return same(html)
+
+
 def template(item: Essay, text: str | None, fmt: str) -> object:
     """A response template by what comes back: for the editor, its visible text (QTI's
     placeholder is plain text, and the Moodle XML import reads an HTML template as its text);
@@ -82,7 +91,7 @@ def view(item: Item, fmt: str, lang: str) -> dict:
         case Matching():
             # Moodle shows responses in a menu, as plain text (the export warns when that
             # loses formatting); QTI carries them as inline XHTML
-            response = to_plain if fmt in ("moodle-xml", "gift") else inline
+            response = to_plain if fmt in ("moodle-xml", "gift") else shown_inline
             out["pairs"] = [(inline(c.premises[p]), response(c.responses[p])) for p in item.pairs]
             out["distractors"] = [response(c.responses[d]) for d in item.distractors]
             out["shuffle"] = item.shuffle
