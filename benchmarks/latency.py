@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -150,6 +151,17 @@ def _retitled(text: str, suffix: str) -> str:
     return "".join(lines)
 
 
+def table(title: str, header: tuple[str, str, str], rows: list[tuple[str, float]],
+          cells: Callable[[float, float], tuple[str, str]]) -> None:
+    """A Markdown table of `rows` (name, seconds): each row's cells from its seconds and the
+    first row's (the baseline of the ratios)."""
+    print(f"\n## {title}\n")
+    print(f"| {' | '.join(header)} |")
+    print("|---|---:|---:|")
+    for name, secs in rows:
+        print(f"| {name} | {' | '.join(cells(secs, rows[0][1]))} |")
+
+
 def main(argv: list[str]) -> int:
     def opt(name: str, default: int) -> int:
         return int(argv[argv.index(name) + 1]) if name in argv else default
@@ -166,21 +178,14 @@ def main(argv: list[str]) -> int:
                    DPASSESS_CACHE_DIR=str(work / "cache"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if "--no-small" not in argv:
-            small = small_rows(work, env, repeat)
-            base = small[0][1]
-            print(f"\n## Commands on the bundled bank (median of {repeat} interleaved rounds)\n")
-            print("| command | median (ms) | × python -c pass |")
-            print("|---|---:|---:|")
-            for name, secs in small:
-                print(f"| {name} | {secs * 1000:.0f} | {secs / base:.1f} |")
+            table(f"Commands on the bundled bank (median of {repeat} interleaved rounds)",
+                  ("command", "median (ms)", "× python -c pass"),
+                  small_rows(work, env, repeat), lambda secs, base: (
+                      f"{secs * 1000:.0f}", f"{secs / base:.1f}"))
         if "--no-big" not in argv:
-            big = big_rows(work, env, n, big_repeat)
-            cold = big[0][1]
-            print(f"\n## `dpassess build` of {n:,} items (median of {big_repeat} rounds)\n")
-            print("| build | median (s) | × cold |")
-            print("|---|---:|---:|")
-            for name, secs in big:
-                print(f"| {name} | {secs:.2f} | {secs / cold:.3f} |")
+            table(f"`dpassess build` of {n:,} items (median of {big_repeat} rounds)",
+                  ("build", "median (s)", "× cold"), big_rows(work, env, n, big_repeat),
+                  lambda secs, cold: (f"{secs:.2f}", f"{secs / cold:.3f}"))
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     return 0
 

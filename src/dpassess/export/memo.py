@@ -17,11 +17,14 @@ a miss, never different bytes); fragments of items no longer exported are droppe
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpassess.diagnostics import Diagnostic
 from dpassess.model import Item, Stimulus
 from dpassess.runtime.cache import digest
+
+if TYPE_CHECKING:
+    from dpassess.export import Collection
 
 #: A fragment's key: the item's digest, then the context its bytes read.
 Key = tuple[Any, ...]
@@ -72,9 +75,14 @@ class Fragments:
         """The key of `item`'s fragment in a file whose bytes for it also read `context`."""
         return (self._digest(item), *context)
 
-    def stimulus(self, stimulus: Stimulus | None) -> bytes | None:
-        """A stimulus as part of a key's context (None: the item has none or it is missing)."""
-        return None if stimulus is None else self._digest(stimulus)
+    def item_key(self, collection: Collection, item: Item,
+                 *context: str | bool | bytes | tuple[str, ...] | None) -> Key:
+        """`key(item, *context)` with what every format's bytes of an item read from the
+        collection besides: its id, the item's source path, its stimulus (id and content)."""
+        sid = item.stimulus
+        stimulus = collection.stimuli.get(sid) if sid is not None else None
+        return self.key(item, *context, collection.id, collection.paths.get(item.id), sid,
+                        None if stimulus is None else self._digest(stimulus))
 
     def get(self, key: Key) -> Entry | None:
         """The bytes and warnings stored under `key`, or None."""

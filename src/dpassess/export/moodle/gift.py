@@ -120,9 +120,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
             _write_block(out, _question(t, item), first=False)
             warnings += t.warnings
             continue
-        stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
-        key = memo.key(item, FORMAT, lang, langs, collection.id, collection.paths.get(item.id),
-                       item.stimulus, memo.stimulus(stimulus))
+        key = memo.item_key(collection, item, FORMAT, lang, langs)
         hit = memo.get(key)
         if hit is None:  # a GIFT question reads no other file (it cannot embed one)
             t = ItemTexts(FORMAT, collection, item, lang, langs)

@@ -111,10 +111,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
         if memo is None:
             stream.write(writer.question(item, langs, duplicate=duplicate))
             continue
-        stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
-        key = memo.key(item, FORMAT, lang, langs, duplicate, collection.id,
-                       collection.paths.get(item.id),
-                       item.stimulus, memo.stimulus(stimulus))
+        key = memo.item_key(collection, item, FORMAT, lang, langs, duplicate)
         hit = memo.get(key)
         if hit is None:
             before, embedder.touched = len(writer.warnings), False

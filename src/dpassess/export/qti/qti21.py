@@ -127,9 +127,7 @@ def _item_file(collection: Collection, item: Item, lang: str, maths: MathsMode,
 def _key(memo: Fragments, collection: Collection, item: Item, lang: str, maths: MathsMode
          ) -> Key:
     """The key of the item's file: what `_item` reads besides the item."""
-    stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
-    return memo.key(item, FORMAT, lang, maths, collection.id, collection.paths.get(item.id, ""),
-                    item.stimulus, memo.stimulus(stimulus))
+    return memo.item_key(collection, item, FORMAT, lang, maths)
 
 
 def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
