@@ -347,7 +347,9 @@ def seen(item: Item, lang: str, field) -> str:
 def test_multi_shows_each_language_through_moodles_multilang_filter(its):
     assume(all(clean(i) for i in its))
     result = export(one(*its, langs=LANGS), "multi")
-    assume(not any("own <span>" in w.message for w in result.warnings))
+    # characters XML cannot carry (U+FFFE) are removed, with a warning tested below
+    assume(not any(s in w.message for w in result.warnings
+                   for s in ("own <span>", "removed characters")))
     got = [q for _, q in by_question(read_xml(result.data))]
     for q, item in zip(got, its, strict=True):
         assert q.idnumber == item.id
