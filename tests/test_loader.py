@@ -202,6 +202,7 @@ _YAML_CASES = [
     # merge keys: explicit keys override merged ones (not duplicates), repeated `<<` all merge
     "b: &b {x: 1, y: 2}\nc: {<<: *b, x: 3}", "<<: [{a: 1}, {a: 2, b: 3}]\na: 4",
     "a: 1\n<<: {a: 0}\n<<: {b: 2}", "1: a\n'1': b", "a: 1\nA: 2",
+    "=: a\nb: =",  # a key with no constructor: PyYAML's error, at the value it cannot build
 ]
 
 
@@ -244,6 +245,31 @@ def test_fast_yaml_construction_matches_pyyaml_on_any_data(data, flow: bool) -> 
 
     text = yaml.safe_dump(data, allow_unicode=True, default_flow_style=flow)
     assert load_yaml(text) == yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+#: Characters that make a plain scalar resolve to another tag (bool, int, float, null,
+#: timestamp, merge, value) in YAML 1.1, as PyYAML's resolvers read them.
+_SCALAR_CHARS = "0123456789+-._:xoXObB eEinfINFaANtTrRuUlLsSyYoO~=<>"
+
+
+#: Spellings of each YAML 1.1 type the safe loader resolves (from the YAML 1.1 type pages).
+_TYPED = ["yes", "No", "TRUE", "off", "On", "y", "~", "null", "Null", "NULL", "", "0x1F", "0o17",
+          "0b101", "017", "1_000", "+12", "-0", "1:20", "190:20:30", ".inf", "-.INF", ".NaN",
+          "1e3", "1.5e-3", "6.8523015e+5", "685.230_15e+03", "0.", ".5", "2001-12-14",
+          "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", "<<", "="]
+
+
+@given(st.lists(st.sampled_from(_TYPED) | st.text(_SCALAR_CHARS, max_size=12),
+                min_size=1, max_size=6))
+def test_fast_tag_resolution_matches_pyyaml_on_plain_scalars(values: list[str]) -> None:
+    """Plain (unquoted) scalars as keys, values and sequence entries resolve to the tags
+    PyYAML's safe loader gives them (safe_dump quotes exactly these, so the property above
+    rarely reaches them)."""
+    from dpassess.bank.load import load_yaml
+
+    text = f"{values[0]}: first key\n" + "".join(
+        f"k{i}: {v}\nl{i}: [{v}, x]\nm{i}:\n  - {v}\n" for i, v in enumerate(values))
+    assert _outcome(load_yaml, text) == _outcome(lambda t: yaml.load(t, Loader=yaml.CSafeLoader), text)
 
 
 # --- files that are not the bank's own, and values YAML cannot give back -----------------------

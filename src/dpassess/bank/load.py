@@ -43,11 +43,37 @@ from dpassess.runtime.parallel import chunks, worker_count
 #: Largest file accepted. An item file is a few kB; anything this big is a mistake or an attack.
 MAX_FILE_BYTES = 1 << 20
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 _STR, _MAP, _SEQ, _MERGE = (
     f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq", "merge")
 )
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The safe loader's implicit resolvers, by a plain scalar's first character ('' for the empty
+#: scalar), each list followed by those tried on every scalar (PyYAML joins the two per scalar).
+_Resolvers = tuple[tuple[str, re.Pattern[str]], ...]
+_WILDCARD: _Resolvers = tuple(_Base.yaml_implicit_resolvers.get(None, []))
+_RESOLVERS: dict[str, _Resolvers] = {first: (*rs, *_WILDCARD)
+              for first, rs in _Base.yaml_implicit_resolvers.items() if first is not None}
+
+
+class _Loader(_Base):  # type: ignore[misc]
+    """PyYAML's safe loader with its tag resolution done in fewer steps (about 15% of parsing an
+    item file): the same tags, since the safe loader has no path resolvers."""
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _RESOLVERS.get(value[:1], _WILDCARD):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
+    def descend_resolver(self, current_node: object, current_index: object) -> None:
+        pass  # only path resolvers use it
+
+    def ascend_resolver(self) -> None:
+        pass
 
 
 class DuplicateKeyError(yaml.MarkedYAMLError):
@@ -180,6 +206,10 @@ def _key_of(k: yaml.Node, loader: Any) -> Any:
         key = loader.construct_object(k)  # cached: PyYAML reuses this very object
         hash(key)
     except Exception:  # PyYAML raises its own error for it later
+        # (its constructor marks a node as under construction and does not unmark it when the
+        # construction fails: unmarked here, so that the later error is that error, not
+        # "recursive node")
+        loader.recursive_objects.pop(k, None)
         return _UNKNOWN
     return key
 
