@@ -4,6 +4,7 @@ renames, a changed dpassess version, a tampered output and a corrupted cache."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -114,6 +115,20 @@ def test_a_tampered_or_missing_output_is_written_again(project: Path, tmp_path: 
     r = warm(project, cache)
     assert r.written
     assert files(project / "exports") == oracle
+
+
+def test_an_output_touched_since_it_was_written_is_written_again(project: Path, tmp_path: Path):
+    """Outputs are known by size, mtime and inode (not read back to hash them): a touched file
+    is written again, with the same bytes."""
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    before = files(project / "exports")
+    gift = next((project / "exports" / "gift").glob("second-en.txt"))
+    st = gift.stat()
+    os.utime(gift, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    r = warm(project, cache)
+    assert gift in r.written and r.unchanged
+    assert files(project / "exports") == before
 
 
 def test_a_corrupted_cache_is_a_miss(project: Path, tmp_path: Path):
