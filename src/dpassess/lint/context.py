@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar, assert_never
+from typing import Any, Generic, TypeVar, assert_never, cast
 
 from dpassess.diagnostics import FieldPath
 from dpassess.lint.config import LintConfig
@@ -63,6 +63,14 @@ class BankContext:
         self.languages = bank.config.languages
         self.default_language = bank.config.default_language
         self.glossary = Glossary(bank.config)
+        self._shared: dict[Callable[[BankContext], object], object] = {}
+
+    def shared(self, make: Callable[[BankContext], T]) -> T:
+        """`make(self)`, made on first use and kept with the context: what several bank rules
+        read. The value must not refer to the context (lint makes no reference cycles)."""
+        if make not in self._shared:
+            self._shared[make] = make(self)
+        return cast(T, self._shared[make])
 
     @cached_property
     def guesser(self) -> LanguageGuesser:

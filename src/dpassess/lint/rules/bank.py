@@ -9,9 +9,9 @@ from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.registry import Hit, bank_rule
-from dpassess.lint.rules.writing import absolute_terms, key_length_cue
+from dpassess.lint.rules.writing import absolute_terms
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
-from dpassess.lint.text import norm, quote
+from dpassess.lint.text import Phrases, norm, plain, quote
 from dpassess.lint.words import (
     ABSOLUTE,
     ABSOLUTE_STATEMENT,
@@ -36,18 +36,41 @@ ALPHA = 0.01
 MAX_PERIOD = 8
 
 
-def _choice_items(bctx: BankContext) -> list[ItemContext[SingleChoice]]:
-    """Single-choice items with a valid key and three or more options, in authoring order."""
+class _Choice:
+    """A single-choice item as the key-cue rules read it: its option ids, the key's position
+    among them, and the visible text of its options in a language (made on first use)."""
+
+    __slots__ = ("_texts", "ids", "item", "key", "path")
+
+    def __init__(self, item: SingleChoice, path: str, ids: tuple[str, ...]) -> None:
+        self.item = item
+        self.path = path
+        self.ids = ids
+        self.key = ids.index(item.key[0])
+        self._texts: dict[str, tuple[str, ...]] = {}
+
+    def texts(self, lang: str) -> tuple[str, ...]:
+        t = self._texts.get(lang)
+        if t is None:
+            options = self.item.text[lang].options
+            t = self._texts[lang] = tuple(plain(options[o]) for o in self.ids)
+        return t
+
+
+def _choice_items(bctx: BankContext) -> list[_Choice]:
+    """Single-choice items with a valid key and three or more options, in authoring order
+    (found once per lint run: four rules read them)."""
+    return bctx.shared(_find_choice_items)
+
+
+def _find_choice_items(bctx: BankContext) -> list[_Choice]:
     out = []
     for e in bctx.bank.entries:
         item = e.item
-        if (
-            isinstance(item, SingleChoice)
-            and len(item.options) >= 3
-            and len(item.key) == 1
-            and item.key[0] in item.option_ids
-        ):
-            out.append(ItemContext(item, e.path, bctx))
+        if isinstance(item, SingleChoice) and len(item.options) >= 3 and len(item.key) == 1:
+            ids = item.option_ids
+            if item.key[0] in ids:
+                out.append(_Choice(item, e.path, ids))
     return out
 
 
@@ -71,11 +94,13 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     Keep one file; list a variant that must not share a form with it under `enemies`.
     """
+    # Options are compared only where another item has the same stem (few items).
+    stems = Counter((lang, norm(c.stem)) for item in bctx.bank for lang, c in item.text.items())
     seen: dict[tuple[str, str, tuple[str, ...]], str] = {}
     for item in bctx.bank:
         for lang, c in item.text.items():
             stem = norm(c.stem)
-            if not stem:
+            if not stem or stems[lang, stem] == 1:
                 continue
             key = (lang, stem, _answers(item, lang))
             first = seen.setdefault(key, item.id)
@@ -237,8 +262,8 @@ def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
     Reorder options so the keys spread over A, B, C and D about equally.
     """
     by_k: dict[int, list[int]] = defaultdict(list)
-    for ctx in _choice_items(bctx):
-        by_k[len(ctx.item.options)].append(ctx.option_ids.index(ctx.item.key[0]))
+    for c in _choice_items(bctx):
+        by_k[len(c.ids)].append(c.key)
     for k, pos in sorted(by_k.items()):
         n = len(pos)
         if n < 2 * k:
@@ -278,8 +303,8 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
     Eight items with keys such as C A D B B D A C.
     """
     items = _choice_items(bctx)
-    pos = [ctx.option_ids.index(ctx.item.key[0]) for ctx in items]
-    ks = [len(ctx.item.options) for ctx in items]
+    pos = [c.key for c in items]
+    ks = [len(c.ids) for c in items]
     n = len(pos)
     if n < 5:
         return
@@ -345,12 +370,15 @@ def key_longest_rate(bctx: BankContext) -> Iterator[Hit]:
     for lang in bctx.languages:
         n = hits = 0
         chance = 0.0
-        for ctx in items:
-            if lang not in ctx.item.text:
+        for c in items:
+            if lang not in c.item.text:
                 continue
             n += 1
-            chance += 1 / len(ctx.item.options)
-            if key_length_cue(ctx.view(lang), ctx.item.key[0], ctx.distractors, 1.0):
+            chance += 1 / len(c.ids)
+            lengths = list(map(len, c.texts(lang)))
+            key = lengths.pop(c.key)
+            # strictly longest, of distractors with some visible text (`key_length_cue` at 1.0)
+            if key > max(lengths) > 0:
                 hits += 1
         if n < 5:
             continue
@@ -407,20 +435,19 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
         scores = dict.fromkeys((name for name, _ in _PICKS), 0.0)
         chance = var = 0.0
         n = 0
-        for ctx in items:
-            if lang not in ctx.item.text:
+        for c in items:
+            if lang not in c.item.text:
                 continue
-            v = ctx.view(lang)
-            opts = list(ctx.option_ids)
-            kept = [o for o in opts if not absolute_terms(v, o)] or opts
-            k = len(opts)
+            lengths = list(map(len, c.texts(lang)))
+            k = len(lengths)
+            kept = [i for i, a in enumerate(_absolute(bctx, c, lang)) if not a] or range(k)
             n += 1
             chance += 1 / k
             var += (1 / k) * (1 - 1 / k)
             for name, pick in _PICKS:
-                chosen = pick(len(v.options[o]) for o in kept)
-                top = [o for o in kept if len(v.options[o]) == chosen]
-                if ctx.item.key[0] in top:
+                chosen = pick(lengths[i] for i in kept)
+                top = [i for i in kept if lengths[i] == chosen]
+                if c.key in top:
                     scores[name] += 1 / len(top)
         if n < 5:
             continue
@@ -434,6 +461,20 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
                 f"in {lang!r} a test-wise strategy (drop absolute terms, pick the {name}) "
                 f"scores {score:.1f} of {n} items; chance is {chance:.1f} (z={z:.1f})",
             )
+
+
+_ABSOLUTE = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
+
+
+def _absolute(bctx: BankContext, c: _Choice, lang: str) -> list[bool]:
+    """Whether each option has absolute terms (`absolute_terms`, on a view made only when the
+    language's list matches in some option: a view masks glossary terms first)."""
+    texts = c.texts(lang)
+    pat = _ABSOLUTE.get(lang.split("-")[0])
+    if pat is None or pat.search("\n".join(texts)) is None:
+        return [False] * len(texts)
+    v = ItemContext(c.item, c.path, bctx).view(lang)
+    return [bool(absolute_terms(v, o)) for o in c.ids]
 
 
 #: The rules that read a word list of the item's language, and that list (a language without
