@@ -54,10 +54,31 @@ def without_code(source: str) -> str:
     return _LINK.sub(r"\1", text)
 
 
+#: ASCII bytes -> the byte `words` reads: letters lower-cased, digits, `'` and `-` kept (the
+#: only ASCII characters `_WORD` matches), anything else a space.
+_ASCII_WORD = bytes(
+    (c | 0x20 if chr(c).isupper() else c) if chr(c).isalnum() or chr(c) in "'-" else 0x20
+    for c in range(128)
+) + b" " * 128
+
+
 @lru_cache(maxsize=CACHE_MAX)
 def words(text: str) -> tuple[str, ...]:
     """Lower-case words of a plain string (hyphenated words stay whole: `all-reduce`)."""
-    return tuple(_WORD.findall(text.lower()))
+    if not text.isascii():
+        return tuple(_WORD.findall(text.lower()))
+    # ASCII: `_WORD` matches within runs of letters, digits, `'` and `-` only; a run of
+    # letters and digits alone is one word (a byte translation finds the runs, in C).
+    runs = text.encode("ascii").translate(_ASCII_WORD).decode("ascii").split()
+    if "'" not in text and "-" not in text:
+        return tuple(runs)
+    out: list[str] = []
+    for r in runs:
+        if "'" in r or "-" in r:
+            out += _WORD.findall(r)
+        else:
+            out.append(r)
+    return tuple(out)
 
 
 def phrase_pattern(phrases: tuple[str, ...] | list[str], suffix: str = "") -> re.Pattern[str] | None:
