@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
 from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
@@ -155,13 +156,15 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     ## Use instead
     Keep one, or declare `enemies: [dp-gpu-holds]` in the other.
     """
-    # Each stem is indexed by its content-word multiset and by that multiset minus each word,
-    # as sums of word hashes (O(words) per stem); candidates are confirmed on the words (found
-    # again from the other item's stem: keeping every stem's words would add about 15 MiB at
-    # 10,000 items to the peak of a lint run, for the few candidates there are).
+    # Each stem is indexed by its content-word multiset and by that multiset minus each word
+    # (in stem order), as sums of word hashes (O(words) per stem), keeping the first item of
+    # each key; the items found under the stem's keys are candidates, confirmed on the words
+    # (found again from the other item's stem: keeping every stem's words would add about
+    # 15 MiB at 10,000 items to the peak of a lint run, for the few candidates there are).
     index: dict[str, dict[int, str]] = defaultdict(dict)
     bank = bctx.bank
     for item in bank:
+        iid = item.id
         for lang, c in item.text.items():
             stop = STOPWORDS.get(lang.split("-")[0], frozenset())
             ws = _content_words(c.stem, stop)
@@ -169,28 +172,20 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
                 continue
             hs = list(map(hash, ws))
             full = sum(hs)
-            keys = [full, *(full - h for h in set(hs))]
-            seen = index[lang]
-            other = None
-            for k in keys:
-                o = seen.get(k)
-                if o is not None and o != item.id and _one_word_apart(
-                    ws, _content_words(bank.get(o).text[lang].stem, stop)
-                ):
-                    other = o
-                    break
-            for k in keys:
-                seen.setdefault(k, item.id)
-            if other is None:
-                continue
-            if other in item.enemies or item.id in bank.get(other).enemies:
-                continue
-            yield Hit(
-                ("text", lang, "stem"),
-                f"the stem nearly repeats item {other!r} ({lang!r}): {quote(c.stem, 50)}",
-                item_id=item.id,
-            )
-            break
+            keys = [full, *map(full.__sub__, dict.fromkeys(hs))]
+            firsts = list(map(index[lang].setdefault, keys, repeat(iid)))
+            other = next((
+                o for o in firsts
+                if o != iid and o not in item.enemies and iid not in bank.get(o).enemies
+                and _one_word_apart(ws, _content_words(bank.get(o).text[lang].stem, stop))
+            ), None)
+            if other is not None:
+                yield Hit(
+                    ("text", lang, "stem"),
+                    f"the stem nearly repeats item {other!r} ({lang!r}): {quote(c.stem, 50)}",
+                    item_id=iid,
+                )
+                break
 
 
 def _content_words(stem: str, stop: frozenset[str]) -> list[str]:
