@@ -10,9 +10,9 @@ from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.registry import Hit, bank_rule
-from dpassess.lint.rules.writing import absolute_terms
+from dpassess.lint.rules.writing import ABSOLUTE_TERMS, absolute_terms
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
-from dpassess.lint.text import Phrases, norm, plain, quote
+from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import (
     ABSOLUTE,
     ABSOLUTE_STATEMENT,
@@ -458,14 +458,11 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
             )
 
 
-_ABSOLUTE = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
-
-
 def _absolute(bctx: BankContext, c: _Choice, lang: str) -> list[bool]:
     """Whether each option has absolute terms (`absolute_terms`, on a view made only when the
     language's list matches in some option: a view masks glossary terms first)."""
     texts = c.texts(lang)
-    pat = _ABSOLUTE.get(lang.split("-")[0])
+    pat = ABSOLUTE_TERMS.get(lang.split("-")[0])
     if pat is None or pat.search("\n".join(texts)) is None:
         return [False] * len(texts)
     v = ItemContext(c.item, c.path, bctx).view(lang)

@@ -124,13 +124,14 @@ def all_none_of_the_above(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
                 yield Hit(("text", v.lang, "options", oid), f"option {oid!r} is {m.group(0)!r}")
 
 
-_ABSOLUTE = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
+#: The absolute terms of each language with a list (read by `absolute_terms` and by BK007).
+ABSOLUTE_TERMS = {lang: Phrases(p) for lang, p in ABSOLUTE.items()}
 _ABSOLUTE_STATEMENT = {lang: Phrases(p) for lang, p in ABSOLUTE_STATEMENT.items()}
 
 
 def absolute_terms(v: LangView, oid: str) -> list[str]:
     """Absolute terms in an option (glossary terms masked)."""
-    pat = _ABSOLUTE.get(_base(v.lang))
+    pat = ABSOLUTE_TERMS.get(_base(v.lang))
     if pat is None or not v.any_option(pat) or oid not in v.options or not pat.search(v.options[oid]):
         return []
     return [m.group(0).lower() for m in pat.finditer(v.bank.glossary.mask(v.options[oid], v.lang))]
