@@ -2,13 +2,15 @@
 
 "The same" is every field the format carries (docs/import.md lists what each cannot carry):
 Markdown is compared by what it renders to, option ids by position where the format has none,
-fractions to Moodle's precision (7 decimals), titles by their plain text.
+fractions to Moodle's precision (7 decimals), titles by their plain text; in a file of several
+languages, a field one language lacks as the LMS shows it: the text of a language that has it.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 
 import lxml.html
 import pytest
@@ -60,8 +62,25 @@ def same(html: str) -> bytes:
     return etree.tostring(root, method="c14n")
 
 
-def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
-    """The fields of `item` that `fmt` carries, in a form that compares by meaning."""
+def shown(htmls: dict[str, str]) -> dict[str, str]:
+    """What the readers of each language see of one field of a file in several languages, from
+    its HTML in each: a language whose HTML is blank sees the first language that has some.
+    The exporter writes a field that one language lacks from the languages that have it (one:
+    alone, without spans, so every reader sees it) and warns ("no 'id' text for this field:
+    readers in 'id' see the 'en' text"); the importer reads that text back as every language's.
+    Where several languages have spans and a reader's has none, Moodle's multilang filter shows
+    the first span (moodle/moodle filter/multilang/classes/text_filter.php, process_match:
+    "default to the first provided translation", after the reader's language and its parents,
+    which end at 'en'). With the two languages drawn here, a field one lacks has one present."""
+    present = [h for h in htmls.values() if h.strip()]  # the exporter's test of "blank"
+    return {la: h if h.strip() or not present else present[0] for la, h in htmls.items()}
+
+
+def view(item: Item, fmt: str, langs: tuple[str, ...],
+         written: tuple[str, ...] | None = None) -> dict:
+    """The fields of `item` that `fmt` carries, in a form that compares by meaning. `written`:
+    the languages of the file `item` was exported to, when several (the expected side of a
+    multi round trip), so that a field one of them lacks shows another's text (`shown`)."""
     ids = item.option_ids
     if fmt in POSITIONAL and item.type is not ItemType.true_false:
         rename = dict(zip(ids, option_ids(len(ids)), strict=True))
@@ -85,23 +104,29 @@ def view(item: Item, fmt: str, langs: tuple[str, ...]) -> dict:
         out["locked"] = [o.locked for o in item.options]
         out["status"] = item.status
         out["difficulty"] = item.difficulty
+
+    def field(render: Callable[[str], str]) -> dict[str, str]:
+        """The HTML `render(lang)` that the readers of each language see."""
+        if written is None:
+            return {la: render(la) for la in langs}
+        return shown({la: render(la) for la in written})
+
+    stems = field(lambda la: to_html(item.text[la].stem))
+    explanations = field(lambda la: to_html(item.text[la].explanation or ""))
+    feedback = {o: field(lambda la, o=o: to_html(item.text[la].feedback.get(o, ""))) for o in ids}
+    carries_options = item.type is not ItemType.true_false or fmt == "qti21"
+    options = {o: field(lambda la, o=o: to_inline_html(item.option_text(la, o)))
+               for o in ids} if carries_options else {}
     for la in langs:
-        c = item.text[la]
-        # in a file of several languages, a field one language lacks shows the other's text
-        # to its readers (the exporter warns), so it comes back in both
-        others = [item.text[x] for x in langs if x != la]
-        feedback = {**{o: f for x in others for o, f in x.feedback.items()}, **c.feedback}
-        explanation = c.explanation or next((x.explanation for x in others if x.explanation), "")
         text = {
             # the name every export writes (the stem's first line rendered, then shortened)
             "title": " ".join(item_title(item, la).split()) or item.id,
-            "stem": same(to_html(c.stem)),
-            "feedback": {rename[o]: h for o, f in feedback.items() if (h := same(to_html(f)))},
-            "explanation": same(to_html(explanation or "")),
+            "stem": same(stems[la]),
+            "feedback": {rename[o]: h for o in ids if (h := same(feedback[o][la]))},
+            "explanation": same(explanations[la]),
         }
-        if item.type is not ItemType.true_false or fmt == "qti21":
-            text["options"] = {rename[o]: same(to_inline_html(item.option_text(la, o)))
-                               for o in ids}
+        if carries_options:
+            text["options"] = {rename[o]: same(options[o][la]) for o in ids}
         out[la] = text
     return out
 
@@ -194,6 +219,7 @@ def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = Tr
         assume(exact)
     assert exact, "the exporter reports a text it cannot carry as written"
     langs = LANGS if lang == MULTI else (lang,)
+    written = LANGS if lang == MULTI else None
     read_lang = None if lang == MULTI else lang
     if lang == MULTI and b"multilang" not in result.data:
         # every text is the same in both languages: nothing says which languages they are
@@ -203,7 +229,8 @@ def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = Tr
     assert [i.id for i in imported.items] == [i.id for i in its]
     for original, back in zip(its, imported.items, strict=True):
         assert back.languages == langs
-        assert view(back, fmt, langs) == view(original, fmt, langs)
+        # the importer's item as it is, against what the target LMS shows of the original
+        assert view(back, fmt, langs) == view(original, fmt, langs, written)
 
 
 item_lists = st.lists(items(), min_size=1, max_size=3, unique_by=lambda i: i.id)
@@ -232,10 +259,33 @@ QUOTE_IN_ONE_LANGUAGE = parse_item({
 })
 
 
+#: The gap a 600-example run found: in `multi`, a field one language lacks is written from the
+#: other alone (warned), and the importer reads it back in both. Here the texts are otherwise the
+#: same, so the GIFT file has no language spans at all and is read in the first language.
+FEEDBACK_IN_ONE_LANGUAGE = parse_item({
+    "id": "q2", "type": "single_choice", "topic": "t", "options": ["a", "b"], "key": "a",
+    "text": {"id": {"stem": "s", "options": {"a": "x", "b": "y"}},
+             "en": {"stem": "s", "options": {"a": "x", "b": "y"}, "feedback": {"a": "f"}}},
+})
+
+
+#: Found beside it: a field is missing where its Markdown renders as nothing (`[0]: 0` is a link
+#: reference definition), as the exporter tests it, not only where the key is absent.
+BLANK_IN_ONE_LANGUAGE = parse_item({
+    "id": "q3", "type": "single_choice", "topic": "t", "options": ["a", "b"], "key": "a",
+    "text": {"id": {"stem": "s", "options": {"a": "x", "b": "y"}, "feedback": {"a": "[0]: 0"},
+                    "explanation": "e"},
+             "en": {"stem": "t", "options": {"a": "x", "b": "y"}, "feedback": {"a": "f"},
+                    "explanation": "[0]: 0"}},
+})
+
+
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
 @given(its=item_lists)
 @example(its=[COMMENT_WITH_BLANK_LINE])
 @example(its=[QUOTE_IN_ONE_LANGUAGE])
+@example(its=[FEEDBACK_IN_ONE_LANGUAGE])
+@example(its=[BLANK_IN_ONE_LANGUAGE])
 def test_gift_round_trip(its, lang):
     round_trip(its, "gift", lang)
 
@@ -244,6 +294,8 @@ def test_gift_round_trip(its, lang):
 @given(its=item_lists)
 @example(its=[COMMENT_WITH_BLANK_LINE])
 @example(its=[QUOTE_IN_ONE_LANGUAGE])
+@example(its=[FEEDBACK_IN_ONE_LANGUAGE])
+@example(its=[BLANK_IN_ONE_LANGUAGE])
 def test_moodle_xml_round_trip(its, lang):
     round_trip(its, "moodle-xml", lang)
 
