@@ -94,7 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _seed_line(config: pytest.Config) -> str:
     if SEED not in config.stash:
-        return "hypothesis seed: new on every run (profile dev); a failure prints how to replay"
+        return (f"hypothesis seed: new on every run (profile {_profile(config)}); a failure prints "
+                "how to replay")
     seed, origin = config.stash[SEED]
     return f"hypothesis seed {seed} ({origin}): replay with --hypothesis-seed={seed}"
 
