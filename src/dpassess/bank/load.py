@@ -52,8 +52,10 @@ _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: scalar), each list followed by those tried on every scalar (PyYAML joins the two per scalar).
 _Resolvers = tuple[tuple[str, re.Pattern[str]], ...]
 _WILDCARD: _Resolvers = tuple(_Base.yaml_implicit_resolvers.get(None, []))
-_RESOLVERS: dict[str, _Resolvers] = {first: (*rs, *_WILDCARD)
-              for first, rs in _Base.yaml_implicit_resolvers.items() if first is not None}
+_RESOLVERS: dict[str, _Resolvers] = {
+    first: (*rs, *_WILDCARD) for first, rs in _Base.yaml_implicit_resolvers.items()
+    if first is not None
+}
 
 
 class _Loader(_Base):  # type: ignore[misc]
