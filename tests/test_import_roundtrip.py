@@ -70,8 +70,10 @@ def shown(htmls: dict[str, str]) -> dict[str, str]:
     readers in 'id' see the 'en' text"); the importer reads that text back as every language's.
     Where several languages have spans and a reader's has none, Moodle's multilang filter shows
     the first span (moodle/moodle filter/multilang/classes/text_filter.php, process_match:
-    "default to the first provided translation", after the reader's language and its parents,
-    which end at 'en'). With the two languages drawn here, a field one lacks has one present."""
+    "default to the first provided translation", after the reader's language and its explicit
+    parents; 'en', the implicit parent of every language, is not among them:
+    lib/classes/string_manager_standard.php, get_language_dependencies). With the two languages
+    drawn here, a field one lacks has one present."""
     present = [h for h in htmls.values() if h.strip()]  # the exporter's test of "blank"
     return {la: h if h.strip() or not present else present[0] for la, h in htmls.items()}
 

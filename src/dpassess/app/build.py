@@ -12,8 +12,9 @@ settings, the dpassess sources), each export file the key of its bank with its f
 language, and each blueprint's forms the key of the blueprint file and its bank. An output
 whose key is unchanged and whose file is as last written (the same size, mtime and inode: the
 outputs are not read back to hash them) is left alone, with the findings and warnings of the
-run that wrote it; a bank none of whose outputs is stale is not even loaded. Anything else (no cache, a changed or missing file, an unreadable
-item) is built as from cold, so the files are the same bytes either way (tests/test_build.py).
+run that wrote it; a bank none of whose outputs is stale is not even loaded. Anything else (no
+cache, a changed or missing file, an unreadable item) is built as from cold, so the files are
+the same bytes either way (tests/test_build.py).
 """
 
 from __future__ import annotations
