@@ -187,3 +187,20 @@ def test_a_near_duplicate_is_named_past_its_enemies() -> None:
         ("item-3", "the stem nearly repeats item 'item-0' ('en')"),
         ("item-4", "the stem nearly repeats item 'item-2' ('en')"),
     ]
+
+
+def test_an_enemy_first_under_a_key_hides_no_later_item() -> None:
+    """items 0, 1 and 2 each change the same word of one stem ("red" -> "green", "blue"), so
+    all three share one key (the stem without that word); item 0 came first under it and is
+    item 2's enemy: item 2 still nearly repeats item 1."""
+    base = "alpha beta gamma delta epsilon"
+    options = [("A", "A"), ("B", "B"), ("C", "C")]
+    items = [_item(i, (f"{base} {w}", f"soal {i}"), options, 0)
+             for i, w in enumerate(["red", "green"])]
+    items.append(_item(2, (f"{base} blue", "soal 2"), options, 0, enemies=["item-0"]))
+    found = [(h.item_id, h.message.split(":")[0])
+             for h in RULES["BK002"].check(BankContext(_bank(items), LintConfig()))]
+    assert found == [
+        ("item-1", "the stem nearly repeats item 'item-0' ('en')"),
+        ("item-2", "the stem nearly repeats item 'item-1' ('en')"),
+    ]

@@ -157,11 +157,15 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     Keep one, or declare `enemies: [dp-gpu-holds]` in the other.
     """
     # Each stem is indexed by its content-word multiset and by that multiset minus each word
-    # (in stem order), as sums of word hashes (O(words) per stem), keeping the first item of
-    # each key; the items found under the stem's keys are candidates, confirmed on the words
-    # (found again from the other item's stem: keeping every stem's words would add about
-    # 15 MiB at 10,000 items to the peak of a lint run, for the few candidates there are).
+    # (in stem order), as sums of word hashes (O(words) per stem): the first item of each key,
+    # and the later ones apart (few: only near-duplicates share a key). The items under the
+    # stem's keys are candidates, in key order, each key's first item first; each is confirmed
+    # on the words (found again from the other item's stem: keeping every stem's words would
+    # add about 15 MiB at 10,000 items to the peak of a lint run, for the few candidates there
+    # are). The first that is confirmed and no enemy is named, so an enemy that came first
+    # under a key hides no other item.
     index: dict[str, dict[int, str]] = defaultdict(dict)
+    later: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     bank = bctx.bank
     for item in bank:
         iid = item.id
@@ -174,9 +178,17 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
             full = sum(hs)
             keys = [full, *map(full.__sub__, dict.fromkeys(hs))]
             firsts = list(map(index[lang].setdefault, keys, repeat(iid)))
+            if firsts.count(iid) == len(firsts):  # no other stem has any of these keys
+                continue
+            more = later[lang]
+            candidates = [o for k, first in zip(keys, firsts, strict=True) if first != iid
+                          for o in (first, *more.get(k, ()))]
+            for k, first in zip(keys, firsts, strict=True):
+                if first != iid:
+                    more[k].append(iid)
             other = next((
-                o for o in firsts
-                if o != iid and o not in item.enemies and iid not in bank.get(o).enemies
+                o for o in dict.fromkeys(candidates)
+                if o not in item.enemies and iid not in bank.get(o).enemies
                 and _one_word_apart(ws, _content_words(bank.get(o).text[lang].stem, stop))
             ), None)
             if other is not None:
