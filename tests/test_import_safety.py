@@ -284,6 +284,20 @@ def test_moodle_xml_in_another_encoding_is_refused():
         reader("moodle-xml").read(data, "q.xml", "en")
 
 
+@pytest.mark.parametrize("fmt", ["moodle-xml", "qti21"])
+def test_a_declared_encoding_python_does_not_know_is_a_clear_error(fmt):
+    """expat looks a declared encoding up in Python's codecs and raises LookupError for one it
+    does not know (`TF-8`: one byte of `UTF-8` lost, found by the mutation fuzz above)."""
+    xml = b"<?xml version='1.0' encoding='TF-8'?>\n<quiz/>"
+    if fmt == "qti21":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("imsmanifest.xml", xml)
+        xml = buf.getvalue()
+    with pytest.raises(InputError, match=r"^input\S*: .*TF-8"):
+        reader(fmt).read(xml, "input", "en")
+
+
 # --- 18.5: the declared encoding; 18.10: duplicate entries; 18.1: links in the bank ----------
 
 QTI_ITEM = ('<?xml version="1.0" encoding="{enc}"?>'

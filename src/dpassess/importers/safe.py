@@ -98,7 +98,7 @@ def prolog(data: bytes) -> Prolog:
         parser.Parse(data, True)
     except _Prolog:
         pass
-    except expat.ExpatError:
+    except (expat.ExpatError, LookupError):  # LookupError: an encoding Python does not know
         readable = False
     encoding = found.get("encoding")
     return Prolog(readable, encoding if isinstance(encoding, str) else None,
