@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from itertools import repeat
+from itertools import chain, repeat
 from typing import assert_never
 
 from dpassess.lint.context import BankContext, ItemContext
@@ -181,16 +181,17 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
             if firsts.count(iid) == len(firsts):  # no other stem has any of these keys
                 continue
             more = later[lang]
-            candidates = [o for k, first in zip(keys, firsts, strict=True) if first != iid
-                          for o in (first, *more.get(k, ()))]
-            for k, first in zip(keys, firsts, strict=True):
-                if first != iid:
-                    more[k].append(iid)
+            shared = [(k, first) for k, first in zip(keys, firsts, strict=True) if first != iid]
+            # read lazily: the first candidate nearly always confirms (a bank written from one
+            # template puts every stem under one key: reading all would be quadratic)
+            candidates = (o for k, first in shared for o in chain((first,), more.get(k, ())))
             other = next((
-                o for o in dict.fromkeys(candidates)
+                o for o in _unique(candidates)
                 if o not in item.enemies and iid not in bank.get(o).enemies
                 and _one_word_apart(ws, _content_words(bank.get(o).text[lang].stem, stop))
             ), None)
+            for k, _ in shared:
+                more[k].append(iid)
             if other is not None:
                 yield Hit(
                     ("text", lang, "stem"),
@@ -198,6 +199,15 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
                     item_id=iid,
                 )
                 break
+
+
+def _unique(values: Iterable[str]) -> Iterator[str]:
+    """`values` without repeats, in order, as they are read."""
+    seen: set[str] = set()
+    for v in values:
+        if v not in seen:
+            seen.add(v)
+            yield v
 
 
 def _content_words(stem: str, stop: frozenset[str]) -> list[str]:
