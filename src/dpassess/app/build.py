@@ -29,6 +29,7 @@ from typing import Any
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
+from dpassess.runtime.files import Stamp, stamp, unchanged
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -51,11 +52,11 @@ class BuildReport:
 @dataclass
 class _Outputs:
     """What the cache holds about one group of outputs (a bank's exports, a blueprint's
-    forms): their key, each file's stat and content hash, and the warnings of the run that
-    wrote them."""
+    forms): their key, each file's stamp (size, mtime, inode: outputs are not read back to
+    hash them), and the warnings of the run that wrote them."""
 
     key: bytes
-    files: dict[str, Stat]
+    files: dict[str, Stamp]
     warnings: list[Diagnostic]
 
 
@@ -208,13 +209,12 @@ def _file_digest(path: str, index: dict[str, Stat], seen: dict[str, Stat]) -> by
     what `index` recorded (as git's index does). Records it in `seen`. Raises OSError."""
     st = os.stat(path)
     known = index.get(path)
-    if (isinstance(known, tuple) and len(known) == 4
-            and known[:3] == (st.st_size, st.st_mtime_ns, st.st_ino)):
+    if isinstance(known, tuple) and len(known) == 4 and known[:3] == stamp(st):
         seen[path] = known
         return known[3]
     with open(path, "rb") as fh:
         value = digest(fh.read())
-    seen[path] = (st.st_size, st.st_mtime_ns, st.st_ino, value)
+    seen[path] = (*stamp(st), value)
     return value
 
 
@@ -258,31 +258,12 @@ def _forms_key(blueprint: Path, keys: dict[Path, bytes | None], index: dict[str,
 def _intact(outputs: object) -> bool:
     """Every file of `outputs` is there as last written: the same size, mtime and inode as then
     (a file touched or copied since is written again: its content was not hashed)."""
-    if not isinstance(outputs, _Outputs) or not outputs.files:
-        return False
-    for path, known in outputs.files.items():
-        try:
-            st = os.stat(path)
-        except (OSError, TypeError, ValueError):
-            return False
-        if not isinstance(known, tuple) or known[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
-            return False
-    return True
+    return isinstance(outputs, _Outputs) and bool(outputs.files) and unchanged(outputs.files)
 
 
-#: The hash recorded for a written output: none (reading 250 MB of exports back to hash them
-#: took 0.4-0.9 s of every build of 10,000 items); no file has it, so a file whose size, mtime
-#: or inode changed is never taken as intact.
-_NOT_HASHED = b""
-
-
-def _stats(paths: list[Path]) -> dict[str, Stat]:
-    """What is known of each file just written: its size, mtime and inode."""
-    out: dict[str, Stat] = {}
-    for p in paths:
-        st = os.stat(p)
-        out[str(p)] = (st.st_size, st.st_mtime_ns, st.st_ino, _NOT_HASHED)
-    return out
+def _stamps(paths: list[Path]) -> dict[str, Stamp]:
+    """Each file just written, with its stamp."""
+    return {str(p): stamp(os.stat(p)) for p in paths}
 
 
 def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None) -> _Outputs:
@@ -304,7 +285,7 @@ def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None
     report.warnings += warnings
     paths = [e.path for e in exports]
     report.written += paths
-    return _Outputs(b"", _stats(paths), warnings)
+    return _Outputs(b"", _stamps(paths), warnings)
 
 
 def _assemble_forms(blueprint: Path, banks: list[Bank], out: Path, report: BuildReport
@@ -325,4 +306,4 @@ def _assemble_forms(blueprint: Path, banks: list[Bank], out: Path, report: Build
     written, warnings = write_assembly(assemble_problem(problem), out)
     report.written += written
     report.warnings += warnings
-    return _Outputs(b"", _stats(list(written)), list(warnings))
+    return _Outputs(b"", _stamps(list(written)), list(warnings))

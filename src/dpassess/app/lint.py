@@ -30,6 +30,7 @@ from dpassess import __version__
 from dpassess.bank.files import BANK_FILE, find_banks, item_files, record_files
 from dpassess.runtime.cache import Cache, digest, salt, seal, unseal
 from dpassess.runtime.configfile import find_config
+from dpassess.runtime.files import Stamp, stamp, unchanged
 
 #: The layout of a stored report (bumped when it changes).
 REPORT_FORMAT = 1
@@ -69,7 +70,7 @@ def lint_report(
     """Lint every bank at or below `paths` (BankLoadError when one does not load, UsageError
     for bad settings, as `dpassess.lint.incremental.lint_paths`). `working()` wraps the part
     that loads and lints (a caller's progress display): it is not entered on a replay."""
-    key, seen = _key(paths, options) if cache is not None else (None, [])
+    key, seen = _key(paths, options) if cache is not None else (None, {})
     where = "\0".join(str(p) for p in paths)
     if cache is not None and key is not None:
         stored = unseal(cache.load(where, "report", key))
@@ -85,18 +86,18 @@ def lint_report(
     with working():
         findings = lint_paths(paths, settings, cache, jobs=jobs)
     report = LintReport(format_findings(findings, options.fmt), failing(findings, settings.fail_on))
-    if cache is not None and key is not None and _unchanged(seen):
+    if cache is not None and key is not None and unchanged(seen):
         cache.store(where, "report", key, seal((report.text, report.failing)))
     return report
 
 
 def _key(paths: Sequence[Path], options: LintOptions
-         ) -> tuple[bytes | None, list[tuple[str, tuple[int, int, int]]]]:
+         ) -> tuple[bytes | None, dict[str, Stamp]]:
     """The hash of every input of the report, or None when one cannot be read (no replay:
     the loader reports it); and each file read with its size, mtime and inode then."""
     found = find_config(paths[0], options.config)
     h = hashlib.blake2b(digest_size=16)
-    files: list[tuple[str, tuple[int, int, int]]] = []
+    files: dict[str, Stamp] = {}
 
     def add(*parts: str | bytes) -> None:
         for part in parts:
@@ -127,24 +128,13 @@ def _key(paths: Sequence[Path], options: LintOptions
     return salt(b"", h.digest()), files
 
 
-def _read(path: str | Path, files: list[tuple[str, tuple[int, int, int]]]) -> bytes | None:
+def _read(path: str | Path, files: dict[str, Stamp]) -> bytes | None:
+    """The bytes of `path` (None when it cannot be read), its stamp recorded in `files`: a
+    report is stored only if every file read for its key is still as it was when read (a file
+    added meanwhile is harmless: the next key lists it)."""
     try:
         with open(path, "rb") as fh:
-            files.append((str(path), _stamp(os.fstat(fh.fileno()))))
+            files[str(path)] = stamp(os.fstat(fh.fileno()))
             return fh.read()
     except OSError:
         return None
-
-
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
-def _unchanged(files: list[tuple[str, tuple[int, int, int]]]) -> bool:
-    """Whether every file read for the key is still as it was (a write changes its mtime): a
-    report is stored only under the key of the bytes lint read. A file added meanwhile is
-    harmless: the next key lists it."""
-    try:
-        return all(_stamp(os.stat(path)) == stamp for path, stamp in files)
-    except OSError:
-        return False

@@ -11,13 +11,30 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from dpassess.diagnostics import UsageError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+#: What a file's stat says of its content without reading it: size, mtime (ns) and inode (a
+#: write changes the mtime; a replacing rename, the inode).
+Stamp = tuple[int, int, int]
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def unchanged(stamps: Mapping[str, object]) -> bool:
+    """Whether every file of `stamps` is still there with the stamp recorded for it."""
+    try:
+        return all(stamp(os.stat(path)) == known for path, known in stamps.items())
+    except (OSError, TypeError, ValueError):
+        return False
 
 
 #: Folders already swept of dead runs' temporary files by this process.
