@@ -134,6 +134,8 @@ def test_pyproject_without_dpassess_tables_is_passed_over(tmp_path: Path) -> Non
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ruff]\nline-length = 99\n',
                                              encoding="utf-8")
     assert load_config(tmp_path / "bank") == LintConfig()
+    (tmp_path / "pyproject.toml").write_text("tool = 1\n", encoding="utf-8")  # not even a table
+    assert load_config(tmp_path / "bank") == LintConfig()
 
 
 def test_output_file_is_written(tmp_path: Path) -> None:

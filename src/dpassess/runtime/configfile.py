@@ -76,7 +76,8 @@ def _only_lint(container: dict[str, Any], where: str) -> None:
 
 def _table(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     if path.name == "pyproject.toml":
-        tool = data.get("tool", {}).get("dpassess")
+        tools = data.get("tool")  # another project's business when it is no table
+        tool = tools.get("dpassess") if isinstance(tools, dict) else None
         where = f"{path}: [tool.dpassess.lint]"
         if tool is not None and not isinstance(tool, dict):
             raise UsageError(f"{path}: [tool.dpassess]: expected a table, found "
