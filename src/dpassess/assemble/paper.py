@@ -11,7 +11,7 @@ fonts that ship with Typst: the same form gives the same bytes on any machine.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -24,6 +24,7 @@ from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.markup.markdown import to_html
 from dpassess.markup.media import is_local_image, locate_image, read_media
+from dpassess.markup.typst_maths import tex_to_typst, typst_problem
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
@@ -575,8 +576,13 @@ class _Typst:
         return "".join(out)
 
     def maths(self, tex: str, *, block: bool) -> str:
-        typ = None if self.plain else tex_to_typst(tex)
+        if self.plain:
+            return f"#raw({s(tex)})"
+        typ = tex_to_typst(tex, display=block)
         if typ is None:
+            self.warnings.append(Diagnostic(
+                self.source or "", 0, 0, "", f"form {self.p.form.id}: the PDF prints the maths "
+                f"{tex[:60]!r} as TeX source: {typst_problem(tex)}", severity=Severity.warning))
             return f"#raw({s(tex)})"
         return f"$ {typ} $" if block else f"${typ}$"
 
@@ -596,113 +602,6 @@ def _maths_split(text: str) -> Iterator[tuple[str, str]]:
         at = m.end()
     if at < len(text):
         yield "text", text[at:]
-
-
-# --- TeX -> Typst maths (a small common subset; anything else is printed as TeX) -----------------
-
-_SYMBOLS = {
-    **{g: g for g in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
-                      "iota", "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau",
-                      "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta",
-                      "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega")},
-    **{f: f for f in ("log", "ln", "exp", "sin", "cos", "tan", "max", "min", "lim", "sum",
-                      "det", "gcd")},
-    "bmod": "mod", "mod": "mod", "times": "times", "cdot": "dot", "le": "<=", "leq": "<=",
-    "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "approx": "approx", "infty": "infinity",
-    "to": "->", "rightarrow": "->", "leftarrow": "<-", "pm": "plus.minus", "ldots": "dots",
-    "dots": "dots", "cdots": "dots.c", "prod": "product", "int": "integral", "in": "in",
-    "lfloor": "floor.l", "rfloor": "floor.r", "lceil": "ceil.l", "rceil": "ceil.r",
-    "mid": "divides", "div": "div", "equiv": "equiv", "sim": "tilde.op", "ell": "ell",
-    "partial": "diff", "forall": "forall", "exists": "exists", "emptyset": "emptyset",
-    "log_": "log", ",": "thin", ";": "med", "quad": "quad", "qquad": "wide", " ": "space",
-    "{": "{", "}": "}", "%": "%",
-}
-_TOKEN = re.compile(r"\\([A-Za-z]+|.)|([A-Za-z])|([0-9]+(?:\.[0-9]+)?)|(\s+)|(.)", re.S)
-_PLAIN = set("+-=<>()[],.|!':*")
-
-
-class _NoTypst(Exception):
-    pass
-
-
-def tex_to_typst(tex: str) -> str | None:
-    """Typst maths for the TeX `tex`, or None when it uses something outside the subset."""
-    tokens = [m for m in _TOKEN.finditer(tex)]
-    try:
-        out, at = _group(tokens, 0, None)
-    except _NoTypst:
-        return None
-    return out if at == len(tokens) else None
-
-
-def _group(tokens: Sequence[re.Match[str]], at: int, close: str | None) -> tuple[str, int]:
-    out: list[str] = []
-    while at < len(tokens):
-        m = tokens[at]
-        cmd, ch, num, space, other = m.groups()
-        at += 1
-        if other == close and close is not None:
-            return " ".join(x for x in out if x), at
-        if cmd is not None:
-            if cmd in ("left", "right", "displaystyle"):
-                continue
-            if cmd == "frac":
-                a, at = _argument(tokens, at)
-                b, at = _argument(tokens, at)
-                out.append(f"frac({a}, {b})")
-            elif cmd == "sqrt":
-                a, at = _argument(tokens, at)
-                out.append(f"sqrt({a})")
-            elif cmd in ("text", "mathrm", "operatorname"):
-                if at >= len(tokens) or tokens[at].group(5) != "{":
-                    raise _NoTypst
-                end = at + 1
-                while end < len(tokens) and tokens[end].group(5) != "}":
-                    if tokens[end].group(5) == "{":
-                        raise _NoTypst
-                    end += 1
-                text = "".join(x.group(0) for x in tokens[at + 1:end])
-                out.append(f"upright({s(text)})")
-                at = end + 1
-            elif cmd in _SYMBOLS:
-                out.append(_SYMBOLS[cmd])
-            else:
-                raise _NoTypst
-        elif ch is not None:
-            out.append(ch)
-        elif num is not None:
-            out.append(num)
-        elif space is not None:
-            continue
-        elif other in ("^", "_"):
-            a, at = _argument(tokens, at)
-            # Typst attaches a script to what precedes it without a space
-            base = out.pop() if out else '""'
-            out.append(f"{base}{other}({a})")
-        elif other == "{":
-            inner, at = _group(tokens, at, "}")
-            out.append(inner)
-        elif other == "/":
-            out.append("\\/")
-        elif other in _PLAIN:
-            out.append(other)
-        else:
-            raise _NoTypst
-    if close is not None:
-        raise _NoTypst
-    return " ".join(x for x in out if x), at
-
-
-def _argument(tokens: Sequence[re.Match[str]], at: int) -> tuple[str, int]:
-    while at < len(tokens) and tokens[at].group(4) is not None:
-        at += 1
-    if at >= len(tokens):
-        raise _NoTypst
-    m = tokens[at]
-    if m.group(5) == "{":
-        return _group(tokens, at + 1, "}")
-    one, _ = _group(tokens[at:at + 1], 0, None)
-    return one, at + 1
 
 
 def compile_pdf(p: Paper) -> bytes:

@@ -80,6 +80,8 @@ KEY_RISK: dict[str, str] = {
     "MT002": "Yes: the rest of the field turns into a formula, or the formula into text.",
     "MT003": "Yes, but the author may mean the emphasis: Markdown drops the characters, so "
              "2*3*4 reads as 234 with the 3 in italics; the rule cannot tell, so it warns.",
+    "MT004": "No: the printed form shows the formula's TeX source instead of the formula; the "
+             "LMS exports show it as maths.",
     "LM007": "Yes: Canvas replaces the whole question text, so no answer can be right.",
     "SP001": "No: it reports a suppression that does nothing.",
 }

@@ -11,6 +11,7 @@ from dpassess.lint.registry import Hit, rule
 from dpassess.lint.text import _CODE
 from dpassess.markup.markdown import to_inline_html
 from dpassess.markup.maths import find_maths, tex_problem, unbalanced_maths
+from dpassess.markup.typst_maths import typst_problem
 from dpassess.model import Item
 
 
@@ -96,6 +97,46 @@ def unbalanced_maths_rule(ctx: ItemContext[Item]) -> Iterator[Hit]:
         for u in unbalanced_maths(text):
             yield Hit(loc, f"{_label(loc)}: {u.message} (at {_where(text, u.start)})")
             break
+
+
+@rule(
+    "MT004", "maths-prints-as-tex", "warning",
+    fix="Write the formula with what the printed forms can set (a colour by its name or as "
+    "#rrggbb, a space in em, pt or mu), or suppress the rule for items that are never printed.",
+)
+def maths_prints_as_tex(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    r"""## What it does
+    Converts every maths span that parses (see MT001) the way `dpassess assemble` prints it in
+    the PDF forms, and reports the first that has no printed counterpart, with its position
+    inside the field and what cannot be printed. Only a few TeX constructs are such: a colour
+    that is neither a basic name nor `#rrggbb`, a space whose width is not a length.
+
+    ## Why is this bad?
+    The printed form shows that formula as its TeX source, in a typewriter font: students read
+    `	extcolor{darkgreen}{x}` instead of the formula. The LMS exports are not affected.
+
+    ## Example
+    ```yaml
+    stem: Which term of $	extcolor{darkgreen}{a} + b$ is constant?
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: Which term of $	extcolor{green}{a} + b$ is constant?
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if not _may_hold_maths(text) or loc[2] == "answers":
+            continue
+        for m in find_maths(text):
+            if tex_problem(m.tex) is not None:
+                continue  # MT001 reports it
+            problem = typst_problem(m.tex)
+            if problem is not None:
+                yield Hit(loc, f"{_label(loc)}: the maths {m.tex[:40]!r} at {_where(text, m.start)} "
+                               f"prints as TeX source on paper (the PDF forms cannot set "
+                               f"{problem})")
+                break
 
 
 #: `*` or `_` touching a letter or digit on both sides (`a*b`, `2*3`), or double underscores

@@ -1,0 +1,164 @@
+"""Maths on the printed forms: every formula of the maths bank and of the authoring docs prints
+as maths in the PDF, never as its TeX source. The oracle is the PDF's own text, read back by
+pypdf, against the text of the MathML that latex2mathml (an independent converter) gives for
+the same TeX: what the formula shows may be there, TeX syntax may not."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from conftest import ROOT
+from dpassess.assemble import assemble_problem
+from dpassess.assemble.output import collection
+from dpassess.assemble.paper import Paper, compile_pdf
+from dpassess.assemble.problem import resolve
+from dpassess.bank.load import load_bank
+from dpassess.markup.maths import find_maths, tex_problem, tex_to_mathml
+from dpassess.markup.typst_maths import tex_to_typst, typst_problem
+from dpassess.model.blueprint import Blueprint
+
+pypdf = pytest.importorskip("pypdf")
+typst = pytest.importorskip("typst")
+
+MATHS_BANK = ROOT / "tests" / "banks" / "maths"
+DOCS = [ROOT / "docs" / "maths.md", ROOT / "docs" / "authoring.md"]
+
+
+def pdf_pages(data: bytes) -> list[str]:
+    return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(data)).pages]
+
+
+def tex_left_in(tex: str, shown: str) -> list[str]:
+    """The pieces of TeX source in `shown` (the PDF's text of the formula `tex`): a backslash,
+    a command's name, or a brace, caret, underscore or ampersand that the formula's MathML
+    does not show."""
+    mathml = "".join(tex_to_mathml(tex).itertext())
+    left = ["\\"] if "\\" in shown else []
+    left += [f"\\{name}" for name in re.findall(r"\\([A-Za-z]+)", tex)
+             if re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", shown) and name not in mathml]
+    left += [c for c in "{}^_&" if c in shown and c not in mathml]
+    return left
+
+
+def bank_formulas() -> list[tuple[str, bool]]:
+    bank = load_bank(MATHS_BANK)
+    found: list[tuple[str, bool]] = []
+    for item in bank.items:
+        for text in _strings(item.model_dump()["text"]):
+            found += [(m.tex, m.display) for m in find_maths(text)]
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def docs_formulas() -> list[tuple[str, bool]]:
+    """Every formula the docs show: in their prose, code spans and code blocks (the examples
+    an author copies), that the maths lint accepts."""
+    found: list[tuple[str, bool]] = []
+    md = MarkdownIt("commonmark")
+    for doc in DOCS:
+        texts = []
+        for block in md.parse(doc.read_text(encoding="utf-8")):
+            if block.type in ("fence", "code_block"):
+                texts.append(block.content)
+            texts += [t.content for t in block.children or () if t.type in ("code_inline", "text")]
+        for text in texts:
+            found += [(m.tex, m.display) for m in find_maths(text) if tex_problem(m.tex) is None]
+    return found
+
+
+def test_the_sources_hold_the_formulas_that_printed_as_tex():
+    """The collections are what they should be: the docs' examples and the bank's matrix,
+    decimal comma and x-bar among them."""
+    docs = {tex for tex, _ in docs_formulas()}
+    bank = {tex for tex, _ in bank_formulas()}
+    assert {r"\frac{1}{2}", r"\sum_{i=1}^{n} i", r"3/\sqrt{4} = 1{,}5"} <= docs
+    assert any(r"\begin{pmatrix}" in x for x in bank) and any(r"\bar" in x for x in bank)
+    assert len(docs) >= 10 and len(bank) >= 30
+
+
+@pytest.mark.parametrize("source", ["bank", "docs"])
+def test_every_formula_prints_as_maths(source):
+    """Each formula on a page of its own, converted as the forms convert it: no page shows
+    TeX source."""
+    formulas = sorted(set(bank_formulas() if source == "bank" else docs_formulas()))
+    pages = []
+    for tex, display in formulas:
+        maths = tex_to_typst(tex, display=display)
+        assert maths is not None, (tex, typst_problem(tex))
+        pages.append(f"$ {maths} $" if display else f"${maths}$")
+    pdf = typst.compile(("#set page(width: 16cm, height: auto)\n"
+                         + "\n#pagebreak()\n".join(pages)).encode(), ignore_system_fonts=True)
+    shown = pdf_pages(pdf)
+    assert len(shown) == len(formulas)
+    bad = {tex: left for (tex, _), text in zip(formulas, shown, strict=True)
+           if (left := tex_left_in(tex, text))}
+    assert not bad
+
+
+@pytest.mark.parametrize(("tex", "printed"), [
+    (r"0{,}03", "0,03"),                     # a decimal comma, as docs/maths.md recommends
+    (r"1{,}5", "1,5"),
+    (r"\bar{x}", "x"),
+    (r"\binom{n}{k}", "(nk)"),
+    (r"\dfrac{\sigma}{\sqrt{n}}", "σ√n"),
+    (r"\mathbf{v} \cdot \hat{\beta}", "v·β"),  # Typst writes \cdot as the middle dot
+])
+def test_hand_worked_formulas_print_their_symbols(tex, printed):
+    import unicodedata
+
+    pdf = typst.compile(f"${tex_to_typst(tex)}$".encode(), ignore_system_fonts=True)
+    text = pdf_pages(pdf)[0]
+    # math italic and bold letters (𝑥, 𝐯) read as their plain letters
+    plain = "".join(unicodedata.normalize("NFKC", c) for c in text if not c.isspace()
+                    and unicodedata.category(c) != "Mn")
+    assert plain == printed
+
+
+def test_the_maths_bank_form_prints_no_tex_and_warns_of_none():
+    bank = load_bank(MATHS_BANK)
+    ids = [i.id for i in bank.items]
+    data = {"id": "mx", "bank": ".", "forms": 1, "items": len(ids),
+            "statuses": ["draft", "reviewed"], "anchors": ids, "seed": 1}
+    a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+    form = a.forms[0]
+    for lang in bank.languages:
+        paper = Paper(form, lang, collection(a.problem, form).title_in(lang), False, bank)
+        text = "\n".join(pdf_pages(compile_pdf(paper)))
+        assert "\\" not in text and "frac" not in text and "pmatrix" not in text
+        assert not paper.warnings
+
+
+def test_a_formula_the_paper_cannot_set_is_printed_as_tex_with_a_warning(tmp_path: Path):
+    import shutil
+
+    copy = tmp_path / "maths"
+    shutil.copytree(MATHS_BANK, copy)
+    item = copy / "m01-fraction.yaml"
+    item.write_text(item.read_text(encoding="utf-8").replace(
+        "stem: What is", "stem: $\\textcolor{darkgreen}{x}$ What is"), encoding="utf-8")
+    bank = load_bank(copy)
+    data = {"id": "mx", "bank": ".", "forms": 1, "items": 1, "anchors": ["m-fraction"],
+            "statuses": ["draft", "reviewed"]}
+    a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+    form = a.forms[0]
+    paper = Paper(form, "en", collection(a.problem, form).title_in("en"), False, bank)
+    text = "\n".join(pdf_pages(compile_pdf(paper)))
+    assert "\\textcolor{darkgreen}{x}" in text
+    assert [w.message for w in paper.warnings] == [
+        "form mx-a: the PDF prints the maths '\\\\textcolor{darkgreen}{x}' as TeX source: the "
+        "colour 'darkgreen'"]
+    assert paper.warnings[0].path.endswith("m01-fraction.yaml")
