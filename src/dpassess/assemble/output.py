@@ -171,10 +171,11 @@ def summary_text(data: Mapping[str, Any]) -> str:
                  "-" if target is None else f"{target:g}"])
     rows.append(["mean p declared", *(p3(f.get("mean_p_declared")) for f in forms), ""])
     rows.append(["mean p observed", *(p3(f.get("mean_p_observed")) for f in forms), ""])
-    width = max((len(f["key_positions"]) for f in forms), default=0)
-    head = "".join(list(forms[0]["key_positions"])[:width]) if forms else ""
-    rows.append([f"keys at {head}",
-                 *("/".join(str(v) for v in f["key_positions"].values()) for f in forms), ""])
+    # one column per letter that any form uses, so that every form's counts line up
+    letters = sorted({x for f in forms for x in f["key_positions"]}, key=lambda x: (len(x), x))
+    rows.append([f"keys at {''.join(letters)}" if letters else "keys at",
+                 *("/".join(str(f["key_positions"].get(x, 0)) for x in letters) or "-"
+                   for f in forms), ""])
     rows.append(["key patterns", *(str(len(f.get("key_patterns", []))) for f in forms), "0"])
     spread = f"mean p spread {data['mean_p_spread']:.4f}"
     if asked["tolerance"] is not None:
@@ -266,7 +267,8 @@ def papers(pr: Problem, form: Form, coll: Collection, d: Path,
     out = []
     for lang in pr.bank.languages:
         for key in (False, True):
-            paper = Paper(form, lang, coll.title_in(lang), key, pr.bank)
+            paper = Paper(form, lang, coll.title_in(lang), key, pr.bank,
+                          duration=pr.blueprint.duration_minutes)
             stem = f"{form.id}-key-{lang}" if key else f"{form.id}-{lang}"
             out.append((d / f"{stem}.html", paper_html(paper)))
             out.append((d / f"{stem}.pdf", compile_pdf(paper)))

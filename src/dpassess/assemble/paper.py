@@ -43,11 +43,21 @@ W: dict[str, dict[str, str]] = {
         "form": "Form", "key": "Answer key", "items": "items", "points": "points",
         "point": "point", "page": "page", "of": "of", "name": "Name",
         "number": "Student number", "class": "Class", "date": "Date",
-        "sheet": "Answer sheet", "sheet_help": "Fill in one circle per row (all that apply "
-        "where the item says so); answers to the other items go on the form.",
+        "sheet": "Answer sheet", "sheet_help": "Fill in one circle per row",
+        "sheet_all": " (all that apply where the item says so)",
+        "sheet_other": "; answers to the other items go on the form",
+        "use_sheet": "Mark your answers on the answer sheet (the last page).",
+        "use_sheet_some": "Mark the answers to the items with lettered options on the answer "
+        "sheet (the last page); write the other answers on the form.",
         "on_form": "answer on the form", "no_hand_out": "For the teacher: never hand out.",
-        "scoring": "Each item is worth 1 point unless marked otherwise; a wrong answer takes "
-        "no points off; essays are graded by hand.",
+        "teacher_only": "Teacher only", "teacher_head": "Teacher only: never hand out",
+        "score_one": "Each item is worth 1 point",
+        "score_mixed": "Each item is worth 1 point unless marked otherwise",
+        "score_same": "Each item is worth {n} points",
+        "score_marked": "The points of each item are marked beside it",
+        "no_penalty": "a wrong answer takes no points off",
+        "essays": "essays are graded by hand",
+        "minutes": "Time allowed: {n} minutes", "minute": "Time allowed: 1 minute",
         "read": "Read the following for items {a}–{b}.", "read_one": "Read the following for "
         "item {a}.", "answer": "Answer", "words": "words", "item": "Item",
         "grader": "For the grader", "image": "image",
@@ -56,11 +66,21 @@ W: dict[str, dict[str, str]] = {
         "form": "Paket", "key": "Kunci jawaban", "items": "soal", "points": "poin",
         "point": "poin", "page": "halaman", "of": "dari", "name": "Nama",
         "number": "Nomor induk", "class": "Kelas", "date": "Tanggal",
-        "sheet": "Lembar jawaban", "sheet_help": "Hitamkan satu lingkaran pada setiap baris "
-        "(semua yang benar bila soal memintanya); jawaban soal lain ditulis di lembar soal.",
+        "sheet": "Lembar jawaban", "sheet_help": "Hitamkan satu lingkaran pada setiap baris",
+        "sheet_all": " (semua yang benar bila soal memintanya)",
+        "sheet_other": "; jawaban soal lain ditulis di lembar soal",
+        "use_sheet": "Tandai jawaban Anda pada lembar jawaban (halaman terakhir).",
+        "use_sheet_some": "Tandai jawaban soal berpilihan huruf pada lembar jawaban (halaman "
+        "terakhir); tulis jawaban soal lain di lembar soal.",
         "on_form": "jawab di lembar soal", "no_hand_out": "Untuk pengajar: jangan dibagikan.",
-        "scoring": "Setiap soal bernilai 1 poin kecuali ditandai lain; jawaban salah tidak "
-        "mengurangi nilai; esai dinilai oleh pemeriksa.",
+        "teacher_only": "Untuk pengajar", "teacher_head": "Untuk pengajar: jangan dibagikan",
+        "score_one": "Setiap soal bernilai 1 poin",
+        "score_mixed": "Setiap soal bernilai 1 poin kecuali ditandai lain",
+        "score_same": "Setiap soal bernilai {n} poin",
+        "score_marked": "Poin setiap soal tertera di sampingnya",
+        "no_penalty": "jawaban salah tidak mengurangi nilai",
+        "essays": "esai dinilai oleh pemeriksa",
+        "minutes": "Waktu: {n} menit", "minute": "Waktu: 1 menit",
         "read": "Bacalah teks berikut untuk soal {a}–{b}.", "read_one": "Bacalah teks berikut "
         "untuk soal {a}.", "answer": "Jawaban", "words": "kata", "item": "Soal",
         "grader": "Untuk pemeriksa", "image": "gambar",
@@ -142,6 +162,7 @@ class Paper:
     title: str
     key: bool
     bank: Bank
+    duration: int | None = None  # minutes students have, printed on the cover
     warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -150,8 +171,56 @@ class Paper:
 
     @property
     def footer(self) -> str:
-        lead = f"{self.w['key']} · " if self.key else ""
+        lead = f"{self.w['key']} · {self.w['teacher_only']} · " if self.key else ""
         return f"{lead}{self.w['form']} {self.form.label}"
+
+    def summary(self) -> str:
+        """The line under the title: form, items, points, and the time allowed if given."""
+        total = sum(fi.item.points for fi in self.form.items)
+        line = (f"{self.w['form']} {self.form.label} · {len(self.form.items)} {self.w['items']} "
+                f"· {number(total, self.lang)} {self.w['points']}")
+        if self.duration is not None:
+            time = self.w["minute"] if self.duration == 1 else self.w["minutes"]
+            line += " · " + time.format(n=self.duration)
+        return line
+
+    @property
+    def sheet(self) -> bool:
+        """Whether the form has an answer sheet (it has an item answered by a bubble)."""
+        return any(bubbles(fi) for fi in self.form.items)
+
+    def cover(self) -> list[str]:
+        """The cover's instructions: one per item type on the form, then where to answer."""
+        lines = self.instructions()
+        if self.sheet:
+            alone = all(bubbles(fi) for fi in self.form.items)
+            lines.append(self.w["use_sheet" if alone else "use_sheet_some"])
+        return lines
+
+    def scoring(self) -> str:
+        """The scoring rule, saying only what applies to this form."""
+        points = {fi.item.points for fi in self.form.items}
+        if points == {1}:
+            first = self.w["score_one"]
+        elif 1 in points:
+            first = self.w["score_mixed"]
+        elif len(points) == 1:
+            first = self.w["score_same"].format(n=number(points.pop(), self.lang))
+        else:
+            first = self.w["score_marked"]
+        parts = [first, self.w["no_penalty"]]
+        if any(isinstance(fi.item, Essay) for fi in self.form.items):
+            parts.append(self.w["essays"])
+        return "; ".join(parts) + "."
+
+    def sheet_help(self) -> str:
+        """How to fill in the answer sheet, saying only what applies to this form."""
+        text = self.w["sheet_help"]
+        if any(isinstance(fi.item, MultipleResponse) for fi in self.form.items):
+            text += self.w["sheet_all"]
+        if not all(bubbles(fi) for fi in self.form.items):
+            text += self.w["sheet_other"]
+        return text + "."
 
     def instructions(self) -> list[str]:
         seen: list[str] = []
@@ -202,17 +271,18 @@ def paper_html(p: Paper) -> bytes:
     title, _ = xml_safe(p.title)
     body: list[Any] = [E.HEADER(
         E.H1(title),
-        E.P(f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
-            f"{number(sum(fi.item.points for fi in p.form.items), p.lang)} {w['points']}"),
+        E.P(p.summary()),
         *([E.P(E.STRONG(w["no_hand_out"]))] if p.key else
-          [E.UL(*(E.LI(t) for t in p.instructions())), E.P(w["scoring"]), _fields_html(w)]),
+          [E.UL(*(E.LI(t) for t in p.cover())), E.P(p.scoring()), _fields_html(w)]),
     )]
     if p.key:
-        body.append(_sheet_html(p, filled=True))
+        if p.sheet:
+            body.append(_sheet_html(p, filled=True))
         body.append(_key_list_html(p))
     else:
         body.append(E.OL(*(_item_html(p, fi) for fi in p.form.items), E.CLASS("items")))
-        body.append(_sheet_html(p, filled=False))
+        if p.sheet:
+            body.append(_sheet_html(p, filled=False))
     page = PAGE_CSS.format(footer=_css_string(p.footer), page=_css_string(w["page"]),
                            of=_css_string(w["of"]))
     doc = E.HTML(E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS + page)),
@@ -300,7 +370,7 @@ def _sheet_html(p: Paper, *, filled: bool) -> HtmlElement:
             cells = [a.words.get(p.lang, "") if filled else E.EM(w["on_form"])]
         rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cells)))
     head = f"{w['key'] if filled else w['sheet']} · {w['form']} {p.form.label}"
-    intro = [] if filled else [_fields_html(w), E.P(w["sheet_help"])]
+    intro = [] if filled else [_fields_html(w), E.P(p.sheet_help())]
     return E.SECTION(E.H2(head), *intro, E.TABLE(*rows), E.CLASS("sheet" if not filled else "grid"))
 
 
@@ -355,27 +425,31 @@ def paper_typst(p: Paper, *, plain: bool = False) -> str:
     out = [PREAMBLE.format(title=s(p.title), footer=s(p.footer), page=s(w["page"]),
                            of=s(w["of"]), lang=s(p.lang))]
     conv = _Typst(p, plain)
-    total = sum(fi.item.points for fi in p.form.items)
-    line = (f"{w['form']} {p.form.label} · {len(p.form.items)} {w['items']} · "
-            f"{number(total, p.lang)} ")
     heading = (f"#text(16pt, weight: \"bold\")[{t(p.title)}]\n\n"
-               f"{t(line + w['points'])}\n\n")
+               f"{t(p.summary())}\n\n")
     if p.key:
-        # the filled grid first, on a page of its own laid out as the answer sheet's page, so
-        # that the key printed on a transparency lies over a student's sheet
-        out.append(_sheet_typst(p, filled=True))
-        out.append(f"#pagebreak()\n{heading}#strong[{t(w['no_hand_out'])}]\n\n")
+        if p.sheet:
+            # the filled grid first, on a page of its own laid out as the answer sheet's page,
+            # so that the key printed on a transparency lies over a student's sheet; its
+            # "teacher only" heading is in the page's top margin, where it moves nothing
+            out.append(f"#set page(header: context {{ if counter(page).get().first() == 1 "
+                       f"{{ align(center, text(12pt, weight: \"bold\", "
+                       f"{s(w['teacher_head'].upper())})) }} }})\n")
+            out.append(_sheet_typst(p, filled=True))
+            out.append("#pagebreak()\n")
+        out.append(f"{heading}#strong[{t(w['no_hand_out'])}]\n\n")
         out.append(_key_list_typst(p, conv))
     else:
         out.append(heading)
-        out += [f"- {t(x)}\n" for x in p.instructions()]
-        out.append(f"\n{t(w['scoring'])}\n\n")
+        out += [f"- {t(x)}\n" for x in p.cover()]
+        out.append(f"\n{t(p.scoring())}\n\n")
         out.append(_fields_typst(w))
         out.append("#line(length: 100%)\n\n")
         for fi in p.form.items:
             out.append(_item_typst(p, fi, conv))
-        out.append("#pagebreak()\n")
-        out.append(_sheet_typst(p, filled=False))
+        if p.sheet:
+            out.append("#pagebreak()\n")
+            out.append(_sheet_typst(p, filled=False))
     p.warnings += conv.warnings
     return "".join(out)
 
@@ -443,7 +517,7 @@ def _sheet_typst(p: Paper, *, filled: bool) -> str:
     w = p.w
     head = f"{w['key'] if filled else w['sheet']} · {w['form']} {p.form.label}"
     out = [f"#text(13pt, weight: \"bold\")[{t(head)}]\n\n", _fields_typst(w),
-           f"{t(w['sheet_help'])}\n\n"]
+           f"{t(p.sheet_help())}\n\n"]
     cells = []
     for fi, a in p.answers():
         marks = bubbles(fi)

@@ -259,6 +259,10 @@ class Blueprint(Strict):
         10.0, description="Solver budget in deterministic seconds, also a bound on wall-clock "
         "seconds (the CLI's --time-limit overrides it).",
     )
+    duration_minutes: Annotated[int, Field(ge=1, le=1440, strict=True)] | None = Field(
+        None, description="The time students have for the exam, in minutes, printed on each "
+        "form's cover (not the solver's time_limit).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Blueprint:
