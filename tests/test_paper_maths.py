@@ -199,3 +199,27 @@ def test_every_command_the_maths_lint_accepts_prints_through_typst():
     assert set(refused.values()) <= {"the colour 'x'", "a space of width 'x'",
                                      "<munderover> with 0 parts"}, refused
     assert len(refused) <= 10
+
+
+def test_what_the_markdown_parser_reads_as_maths_is_maths_and_nothing_else():
+    """The paper takes maths from the Markdown parser (as the exports do), not by searching the
+    rendered text again: an escaped backslash before a bracket and prices stay text, and TeX
+    that does not parse is printed as it is, with a warning."""
+    from dpassess.assemble.paper import _Typst
+
+    bank = load_bank(MATHS_BANK)
+    data = {"id": "mx", "bank": ".", "forms": 1, "items": 1, "anchors": ["m-fraction"],
+            "statuses": ["draft", "reviewed"]}
+    a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+    p = Paper(a.forms[0], "en", "T", False, bank)
+    conv = _Typst(p, plain=False)
+    literal = conv.md(r"Write \\(a\\) for a bracket; it costs \$5 or $10.")
+    pdf = typst.compile(literal.encode(), ignore_system_fonts=True)
+    assert " ".join(pdf_pages(pdf)[0].split()) == \
+        r"Write \(a\) for a bracket; it costs $5 or $10."
+    assert not conv.warnings
+    broken = conv.md(r"Is \(\frac{1}{\) right?")
+    pdf = typst.compile(broken.encode(), ignore_system_fonts=True)
+    assert r"\(\frac{1}{\)" in pdf_pages(pdf)[0]
+    assert [w.message for w in conv.warnings] == [
+        "form mx-a: the PDF prints the maths '\\\\frac{1}{' as TeX source: 1 { not closed"]

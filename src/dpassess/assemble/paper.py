@@ -4,14 +4,13 @@ as PDF (Typst markup compiled by the `typst` package).
 
 The item text goes Markdown -> HTML (dpassess.markup.markdown) -> lxml nodes, which are put
 into the HTML as they are and turned into Typst markup for the PDF (every text a Typst string
-literal, so nothing in an item is read as Typst code). The PDF has no date and uses only the
-fonts that ship with Typst: the same form gives the same bytes on any machine.
+literal, so nothing in an item is read as Typst code); maths comes from the Markdown parser as
+MathML and is written as Typst maths by `dpassess.markup.typst_maths`. The PDF has no date and
+uses only the fonts that ship with Typst: the same form gives the same bytes on any machine.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -23,6 +22,7 @@ from dpassess.assemble.forms import Form, FormItem, letter
 from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.markup.markdown import to_html
+from dpassess.markup.maths import TEX_ENCODING, MathsMode, find_maths, tex_problem
 from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.typst_maths import tex_to_typst, typst_problem
 from dpassess.markup.xmlchars import xml_safe
@@ -243,12 +243,13 @@ class Paper:
         return [(fi, answer(fi, [self.lang])) for fi in self.form.items]
 
 
-def fragments(markdown: str) -> list[Any]:
+def fragments(markdown: str, maths: MathsMode = "tex") -> list[Any]:
     """Markdown -> HTML through dpassess.markup.markdown, parsed into lxml nodes (never
-    concatenated): elements, and the leading text if any (as lxml's builder takes them)."""
+    concatenated): elements, and the leading text if any (as lxml's builder takes them).
+    `maths`: how maths is written (see `to_html`)."""
     if not markdown.strip():
         return []
-    return [*lxml.html.fragments_fromstring(to_html(markdown))]
+    return [*lxml.html.fragments_fromstring(to_html(markdown, maths))]
 
 
 def bubbles(fi: FormItem) -> list[str]:
@@ -559,7 +560,15 @@ class _Typst:
         self.warnings: list[Diagnostic] = []
 
     def md(self, markdown: str) -> str:
-        return "".join(self.node(n) for n in fragments(markdown)).strip()
+        """Markdown as Typst markup. Maths comes as the MathML elements of the HTML (the TeX in
+        their annotation), found by the Markdown parser; TeX that does not convert to MathML
+        stays text, with a warning (lint reports it as MT001)."""
+        if not self.plain:
+            for span in find_maths(markdown):
+                problem = tex_problem(span.tex)
+                if problem is not None:
+                    self._tex_warning(span.tex, problem)
+        return "".join(self.node(n) for n in fragments(markdown, "mathml")).strip()
 
     def children(self, el: HtmlElement) -> str:
         out = [self.text(el.text or "")]
@@ -610,10 +619,11 @@ class _Typst:
                         f"{', '.join(cells)})\n\n")
             case "img":
                 return self.image(el.get("src") or "", el.get("alt") or "")
-            case "math":
-                tex = el.xpath("string(.//*[local-name()='annotation'][@encoding="
-                               "'application/x-tex'])")
-                return self.maths(str(tex) or el.text_content(), block=el.get("display") == "block")
+            case "math" | "m:math":  # MathML, as lxml's HTML parser names it
+                tex = next((x.text or "" for x in el.iter() if isinstance(x.tag, str)
+                            and x.tag.endswith("annotation")
+                            and x.get("encoding") == TEX_ENCODING), el.text_content())
+                return self.maths(tex, block=el.get("display") == "block")
             case _:
                 return inner(el)
 
@@ -641,41 +651,21 @@ class _Typst:
         return f"#box(stroke: 0.5pt, inset: 3pt)[{t(shown)}]"
 
     def text(self, text: str) -> str:
-        out = []
-        for kind, chunk in _maths_split(text):
-            if kind == "text":
-                out.append(t(chunk))
-            else:
-                out.append(self.maths(chunk, block=kind == "block"))
-        return "".join(out)
+        return t(text)
 
     def maths(self, tex: str, *, block: bool) -> str:
         if self.plain:
             return f"#raw({s(tex)})"
         typ = tex_to_typst(tex, display=block)
         if typ is None:
-            self.warnings.append(Diagnostic(
-                self.source or "", 0, 0, "", f"form {self.p.form.id}: the PDF prints the maths "
-                f"{tex[:60]!r} as TeX source: {typst_problem(tex)}", severity=Severity.warning))
+            self._tex_warning(tex, typst_problem(tex) or "")
             return f"#raw({s(tex)})"
         return f"$ {typ} $" if block else f"${typ}$"
 
-
-_MATHS = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|\$([^$\s](?:[^$]*[^$\s])?)\$",
-                    re.S)
-
-
-def _maths_split(text: str) -> Iterator[tuple[str, str]]:
-    """(kind, chunk) pieces of `text`: "text", "inline" maths or "block" maths (TeX)."""
-    at = 0
-    for m in _MATHS.finditer(text):
-        if m.start() > at:
-            yield "text", text[at:m.start()]
-        inline = m.group(1) or m.group(4)
-        yield ("inline", inline) if inline is not None else ("block", m.group(2) or m.group(3))
-        at = m.end()
-    if at < len(text):
-        yield "text", text[at:]
+    def _tex_warning(self, tex: str, why: str) -> None:
+        self.warnings.append(Diagnostic(
+            self.source or "", 0, 0, "", f"form {self.p.form.id}: the PDF prints the maths "
+            f"{tex[:60]!r} as TeX source: {why}", severity=Severity.warning))
 
 
 def compile_pdf(p: Paper) -> bytes:
