@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from conftest import ROOT
@@ -223,3 +225,28 @@ def test_what_the_markdown_parser_reads_as_maths_is_maths_and_nothing_else():
     assert r"\(\frac{1}{\)" in pdf_pages(pdf)[0]
     assert [w.message for w in conv.warnings] == [
         "form mx-a: the PDF prints the maths '\\\\frac{1}{' as TeX source: 1 { not closed"]
+
+
+_PIECES = [r"\frac", r"\dfrac", r"\sqrt", r"\bar", r"\hat", r"\overline", r"\binom", r"\mathbf",
+           r"\text", r"\left(", r"\right)", r"\sum", r"\lim", r"\sigma", r"\{", r"\}", r"\,",
+           r"\\", r"\begin{pmatrix}", r"\end{pmatrix}", r"\begin{cases}", r"\end{cases}",
+           r"\operatorname", r"\color", r"\mathrm", r"\infty", r"\to", r"\cdot", r"\#", r"\$",
+           r"\%", r"\&", "{", "}", "^", "_", "&", "x", "n", "2", "0.5", "{,}", ",", ";", "/",
+           "'", '"', "#", "(", ")", "[", "]", "|", "<", ">", "=", "-", "+", "*", "!", ":", " ",
+           "é", "σ", "@", "~", "`", "?", "red", "ab"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=14))
+def test_any_tex_the_maths_lint_accepts_prints_or_is_named(pieces):
+    """TeX put together from pieces (commands, braces, scripts, Typst's own syntax characters):
+    whatever the maths lint accepts either converts to Typst maths that Typst typesets, or is
+    one of the formulas `typst_problem` names. No Typst error, whatever the TeX holds."""
+    tex = "".join(pieces)
+    if tex_problem(tex) is not None:
+        return
+    maths = tex_to_typst(tex)
+    if maths is None:
+        assert typst_problem(tex)
+        return
+    typst.compile(f"${maths}$ $ {maths} $".encode(), ignore_system_fonts=True)

@@ -85,6 +85,9 @@ _ACCENTS = frozenset("^\u02c6\u0302~\u02dc\u0303\u00af\u02c9\u0304\u02d9\u0307\u
                      "\u20d7\u2190\u2194\u20d6\u20e1")
 _OPENERS = frozenset("([{|\u2016\u27e8\u230a\u2308")
 _CLOSERS = frozenset(")]}|\u2016\u27e9\u230b\u2309")
+#: Operator names whose scripts TeX sets below them in display maths (latex2mathml marks
+#: only some of them `movablelimits`).
+_LIMITS = frozenset({"lim", "max", "min", "sup", "inf", "det", "gcd", "Pr"})
 #: Colours Typst knows by the name TeX uses.
 _COLOURS = frozenset({"black", "gray", "silver", "white", "navy", "blue", "aqua", "teal",
                       "purple", "fuchsia", "maroon", "red", "orange", "yellow", "olive", "green",
@@ -127,7 +130,7 @@ class _Writer:
                     and _name(nodes[i + 1]) == "mfrac"
                     and nodes[i + 1].get("linethickness") in ("0", "0px", "0em")
                     and _name(nodes[i + 2]) == "mo" and nodes[i + 2].text == ")"):
-                a, b = (self.node(x) for x in nodes[i + 1])
+                a, b = self._args(nodes[i + 1], 2)
                 out.append(f"binom({a}, {b})")
                 i += 3
                 continue
@@ -153,7 +156,7 @@ class _Writer:
                 fenced = self._fenced(kids)
                 if fenced is not None:
                     return fenced
-                if len(kids) == 1 and _name(kids[0]) == "mo":
+                if len(kids) == 1 and _name(kids[0]) == "mo" and kids[0].text:
                     # a braced operator ({,} in 0{,}5) is an ordinary symbol, as in TeX
                     return f"class(\"normal\", {self.node(kids[0])})"
                 return self.row(kids)
@@ -165,8 +168,10 @@ class _Writer:
                 text = el.text or ""
                 if not text:
                     return ""
-                if len(text) > 1 and text.isalpha():
-                    limits = ", limits: #true" if el.get("movablelimits") == "true" else ""
+                if len(text) > 1 and any(c.isalpha() for c in text):
+                    # an operator name; TeX puts the scripts of some below them when displayed
+                    below = el.get("movablelimits") == "true" or text in _LIMITS
+                    limits = ", limits: #true" if below else ""
                     return f"op({_string(text)}{limits})"
                 return _chars(text)
             case "mtext" | "ms":
@@ -182,7 +187,7 @@ class _Writer:
                     return f"mat(delim: #none, {a}; {b})"
                 return f"frac({a}, {b})"
             case "msqrt":
-                return f"sqrt({self.row(kids)})"
+                return f"sqrt({self.row(kids) or _EMPTY})"
             case "mroot":
                 base, index = self._args(el, 2)
                 return f"root({index}, {base})"
@@ -190,7 +195,7 @@ class _Writer:
                 args = self._args(el, 3 if name == "msubsup" else 2)
                 scripts = {"msub": ("b",), "msup": ("t",), "msubsup": ("b", "t")}[name]
                 attached = ", ".join(f"{k}: {v}" for k, v in zip(scripts, args[1:], strict=True))
-                return f"attach({args[0] or _EMPTY}, {attached})"
+                return f"attach({args[0]}, {attached})"
             case "mover" | "munder" | "munderover":
                 return self._under_over(el, name)
             case "mstyle":
@@ -208,7 +213,7 @@ class _Writer:
         kids = list(el)
         if len(kids) != count:
             raise _NoTypst(f"<{_name(el)}> with {len(kids)} parts")
-        return [self.node(k) for k in kids]
+        return [self.node(k) or _EMPTY for k in kids]
 
     def _identifier(self, el: etree._Element) -> str:
         text = el.text or ""
@@ -260,7 +265,7 @@ class _Writer:
 
     def _under_over(self, el: etree._Element, name: str) -> str:
         kids = list(el)
-        base = self.node(kids[0]) if kids else ""
+        base = (self.node(kids[0]) if kids else "") or _EMPTY
         if name in ("mover", "munder") and len(kids) == 2:
             mark = kids[1]
             mark_text = mark.text or "" if _name(mark) == "mo" and not len(mark) else ""
@@ -272,10 +277,10 @@ class _Writer:
         args = self._args(el, 3 if name == "munderover" else 2)
         scripts = {"mover": ("t",), "munder": ("b",), "munderover": ("b", "t")}[name]
         attached = ", ".join(f"{k}: {v}" for k, v in zip(scripts, args[1:], strict=True))
-        return f"attach(limits({base or _EMPTY}), {attached})"
+        return f"attach(limits({base}), {attached})"
 
     def _style(self, el: etree._Element) -> str:
-        body = self.row(list(el))
+        body = self.row(list(el)) or _EMPTY
         display = el.get("displaystyle")
         if display == "true":
             body = f"display({body})"
@@ -310,7 +315,7 @@ class _Writer:
         return f"mat(delim: #none{where}, {'; '.join(rows)})"
 
     def _enclose(self, el: etree._Element) -> str:
-        body = self.row(list(el))
+        body = self.row(list(el)) or _EMPTY
         notation = " ".join(sorted((el.get("notation") or "box").split()))
         match notation:
             case "box" | "roundedbox":
