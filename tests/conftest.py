@@ -10,13 +10,10 @@ stays fast.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,13 +32,6 @@ settings.register_profile(
     database=None, print_blob=True, derandomize=False,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-# The language model cache of this test session (and of the commands its tests start): a fresh
-# folder, so that the tests neither read nor write the user's own cache.
-if "DPASSESS_MODEL_CACHE" not in os.environ:
-    _model_cache = tempfile.mkdtemp(prefix="dpassess-model-")
-    os.environ["DPASSESS_MODEL_CACHE"] = _model_cache
-    atexit.register(shutil.rmtree, _model_cache, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"
