@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -61,7 +61,7 @@ pytest: $(STAMP) $(NODE_STAMP)
 ##        (BENCH_ARGS="--big" adds the 100,000-item memory run; "--repeat 5", "--items N")
 BENCH_ARGS ?=
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:

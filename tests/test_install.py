@@ -1,6 +1,8 @@
 """The release as a user gets it: `python -m build` makes a wheel; the wheel installs into a
 clean virtual environment (its dependencies from the package index) and, in a folder outside
-this repository, `dpassess init`, `check`, `lint`, `export` and `build` work.
+this repository, `dpassess init`, `check`, `lint`, `export` and `build` work. The bare package
+is what a lint-only CI job installs: without the `assemble` extra, `dpassess assemble` says
+which extra to install (exit 2) and has not downloaded ortools or typst.
 
 Slow (a venv and the dependencies' install), so it runs in `make test-install` (which CI runs
 too), not in `make test`: set DPASSESS_INSTALL_TEST=1 to run it here.
@@ -73,3 +75,12 @@ def test_the_wheel_installs_into_a_clean_venv_and_runs_outside_the_repository(tm
             } >= {"qti21/statistics-en.zip", "moodle/statistics-multi.xml", "gift/statistics-id.txt"}
     again = sh(dp, "build", cwd=work, env=env)
     assert "unchanged: 8 files" in again.stdout
+    for package in ("ortools", "typst"):  # the extras', not the bare package's
+        probe = subprocess.run([str(bin_dir / "python"), "-c", f"import {package}"], env=env,
+                               capture_output=True)
+        assert probe.returncode != 0, f"{package} came with the bare package"
+    (work / "bp.yaml").write_text("bank: items/statistics\nforms: 1\n", encoding="utf-8")
+    no_solver = subprocess.run([str(dp), "assemble", "bp.yaml", "-o", "forms"], cwd=work,
+                               env=env, capture_output=True, text=True)
+    assert no_solver.returncode == 2, no_solver.stdout + no_solver.stderr
+    assert 'pip install "dpassess[assemble]"' in no_solver.stderr
