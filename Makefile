@@ -21,7 +21,7 @@ NODE_STAMP := tests/js/node_modules/.installed
 $(NODE_STAMP): tests/js/package.json tests/js/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@; \
-	else echo "note: npm not found: the gift-pegjs cross-check tests skip without node, fail with node"; fi
+	else echo "note: npm not found: the gift-pegjs cross-check tests skip (in CI, with CI set, they fail)"; fi
 
 ## run: set up, then lint, export and assemble the bundled bank into exports/
 run: $(STAMP)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import math
-import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +32,7 @@ from strategies import (
     ordering_items,
     short_answer_items,
 )
-from test_export_gift import GiftPegjs
+from test_export_gift import start_gift_pegjs
 from test_export_moodle_oracle import Question, multilang, read_gift, read_xml
 
 
@@ -372,9 +371,7 @@ def test_grades_not_adding_up_are_imported_as_they_are_and_the_warning_says_so()
 
 @pytest.fixture(scope="module")
 def pegjs():
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    p = GiftPegjs()
+    p = start_gift_pegjs()
     yield p
     p.close()
 
