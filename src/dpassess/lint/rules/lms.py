@@ -8,8 +8,6 @@ from contextlib import suppress
 from functools import lru_cache
 from html.parser import HTMLParser
 
-from markdown_it import MarkdownIt
-
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import Hit, rule
 from dpassess.lms.canvas import QUESTION_TEXT_LIMIT
@@ -21,6 +19,7 @@ from dpassess.lms.moodle import (
     moodle_name,
 )
 from dpassess.markup import markdown as render
+from dpassess.markup.parser import parser
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, MultipleResponse
 
@@ -116,14 +115,13 @@ UNSAFE_TAGS = frozenset("script style iframe object embed form input button text
 _TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w:-]*)")
 _ATTR = re.compile(r"""\s([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
 _BOOL_ATTRS = frozenset("hidden disabled checked selected controls autoplay loop muted open".split())
-_md = MarkdownIt("commonmark", {"html": True})
 
 
 @lru_cache(maxsize=1 << 14)
 def _raw_html(source: str) -> tuple[str, ...]:
     """Raw HTML fragments CommonMark passes through (inline and block), in order."""
     out: list[str] = []
-    for tok in _md.parse(source):
+    for tok in parser().parse(source):
         if tok.type == "html_block":
             out.append(tok.content.strip())
         for child in tok.children or ():
