@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from dpassess.markup.markdown import to_plain, to_prose
+from dpassess.markup.markdown import clear_text_cache, to_plain, to_prose
 
 #: Entries of each memo below (plain, words, norm): a bound on their memory, about 80 MiB
 #: together when full (measured on word salad: 100 MiB for 98,538 + 86,158 + 65,536 entries).
@@ -30,9 +30,8 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 plain = to_plain
 
 
-def without_code(source: str) -> str:
-    """The visible text without code spans, code blocks and maths (for language checks)."""
-    return to_prose(source)
+#: The visible text without code spans, code blocks and maths (for language checks).
+without_code = to_prose
 
 
 #: ASCII bytes -> the byte `words` reads: letters lower-cased, digits, `'` and `-` kept (the
@@ -163,8 +162,9 @@ def numbers(text: str) -> frozenset[str]:
 
 
 def clear_memos() -> None:
-    for f in (to_plain, to_prose, words, norm):
+    for f in (words, norm):
         f.cache_clear()
+    clear_text_cache()
 
 
 def quote(text: str, limit: int = 60) -> str:

@@ -108,7 +108,14 @@ def to_inline_html(source: str, maths: MathsMode = "tex") -> str:
 
 #: Text with none of these characters, and no line starting like a block marker, is one
 #: paragraph whose text is the source itself (most item text: it skips the parser).
-_MARKUP = re.compile(r"[\\`*_\[\]<&$|~\x00]|^[ \t]*(?:[#>+=-]|\d+[.)])", re.M)
+_MARKUP = re.compile(r"[\\`*_\[\]<&$|~\x00]")
+_LINE_MARK = re.compile(r"^[ \t]*(?:[#>+=-]|\d+[.)])", re.M)
+
+
+def _no_markup(source: str) -> bool:
+    """Whether `source` is one paragraph whose text is the source itself (two searches: one
+    search for either is slower, the character class then tried at every line start)."""
+    return _MARKUP.search(source) is None and _LINE_MARK.search(source) is None
 #: Raw HTML elements that begin a new line of text (block elements and `br`).
 _BREAKING = frozenset(
     """address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure
@@ -210,26 +217,39 @@ def to_plain(source: str) -> str:
     """What a reader sees of a Markdown string, as one line of plain text (the text of the HTML
     `to_html` writes: tags dropped, entities and escapes decoded, maths as `\\(tex\\)`, an image
     as its description). Lint judges this text; the exporters name questions with it."""
-    if _MARKUP.search(source) is None:
+    if _no_markup(source):
         return " ".join(source.split())
     out: list[str] = []
     _visible(parser().parse(source), out)
     return " ".join("".join(out).split())
 
 
-@lru_cache(maxsize=65536)
+_CODE_OR_MATHS = re.compile(r"[`$\\~\t]|    ")
+
+
 def to_prose(source: str) -> str:
     """`to_plain` without code (spans and blocks) and maths: the words a reader reads as
     language (lint's translation and glossary rules)."""
-    if _MARKUP.search(source) is None:
-        return " ".join(source.split())
+    if _CODE_OR_MATHS.search(source) is None:
+        return to_plain(source)  # no code span, fence, indented code or maths (shares its memo)
+    return _prose(source)
+
+
+@lru_cache(maxsize=16384)
+def _prose(source: str) -> str:
     out: list[str] = []
     _visible(parser().parse(source), out, code=False)
     return " ".join("".join(out).split())
 
 
+def clear_text_cache() -> None:
+    """Empty the visible text's memos (lint does after each run)."""
+    to_plain.cache_clear()
+    _prose.cache_clear()
+
+
 def clear_cache() -> None:
-    for f in (to_html, to_inline_html, to_plain, to_prose):
+    for f in (to_html, to_inline_html, to_plain, _prose):
         f.cache_clear()
 
 
