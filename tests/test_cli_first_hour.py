@@ -1,4 +1,4 @@
-"""The first hour of a new user, through the CLI as they run it (a subprocess): `init`, the help
+"""The first hour of a new user, through the CLI as they run it: `init`, the help
 pages, `export --out`, the build summary, `build --fail-on`, exit codes of internal errors and
 a light `--version`."""
 
@@ -14,13 +14,14 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import ROOT, SEED_BANK
+from conftest import ROOT, SEED_BANK, dpassess
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dpassess", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, env=env)
+    """The command in this process (conftest.dpassess); the tests of start-up imports, internal
+    errors and the terminal start a real process."""
+    return dpassess(*args, cwd=cwd, env=env)
 
 
 def test_init_scaffolds_a_bank_that_checks_lints_and_exports(tmp_path: Path):
