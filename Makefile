@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -21,7 +21,7 @@ NODE_STAMP := tests/js/node_modules/.installed
 $(NODE_STAMP): tests/js/package.json tests/js/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error && touch $@; \
-	else echo "note: npm not found: the gift-pegjs cross-check tests skip without node, fail with node"; fi
+	else echo "note: npm not found: the gift-pegjs cross-check tests skip (in CI, with CI set, they fail)"; fi
 
 ## run: set up, then lint, export and assemble the bundled bank into exports/
 run: $(STAMP)
@@ -61,7 +61,7 @@ pytest: $(STAMP) $(NODE_STAMP)
 ##        (BENCH_ARGS="--big" adds the 100,000-item memory run; "--repeat 5", "--items N")
 BENCH_ARGS ?=
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:

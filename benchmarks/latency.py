@@ -21,8 +21,7 @@ ratios to cold.
 
 The package is compiled first (`python -m compileall`): machines that set
 PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module from source on each run, which
-is not what an installed package does. The language model cache is a fresh folder, filled once
-before the rounds. Wall time of each whole process (`time.perf_counter` around `subprocess.run`).
+is not what an installed package does. Wall time of each whole process (`time.perf_counter` around `subprocess.run`).
 """
 
 from __future__ import annotations
@@ -102,7 +101,7 @@ def small_rows(work: Path, env: dict[str, str], repeat: int) -> list[tuple[str, 
         rows.append(("peer: yamllint (8 item files)", [yamllint, "items"]))
     else:
         print("note: yamllint not installed: its row is left out (make bench installs it)")
-    for _, argv in rows:  # warm-up: fills the model cache, the lint cache and the build cache
+    for _, argv in rows:  # warm-up: fills the lint cache and the build cache
         _time(argv, work, env)
     times: dict[str, list[float]] = {name: [] for name, _ in rows}
     for _ in range(repeat):
@@ -174,8 +173,7 @@ def main(argv: list[str]) -> int:
           f"Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="dpassess-latency-") as tmp:
         work = Path(tmp)
-        env = dict(os.environ, DPASSESS_MODEL_CACHE=str(work / "model-cache"),
-                   DPASSESS_CACHE_DIR=str(work / "cache"))
+        env = dict(os.environ, DPASSESS_CACHE_DIR=str(work / "cache"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if "--no-small" not in argv:
             table(f"Commands on the bundled bank (median of {repeat} interleaved rounds)",

@@ -6,9 +6,8 @@ The bank is `synth.py`'s (realistic field lengths, every item type) with the see
 glossary, so glossary masking and rendering checks do real work. By default its text is real
 sentences and a typical item lints clean (a few findings in 10,000 items); `--salad` gives random
 word salad with about two findings per item (the figure for a bank full of problems). Target: lint adds at most 50%
-on top of loading (ratio <= 0.50). Lint time includes reading the language model (0.1-0.2 s from
-its cache, docs/lint.md; the first run on a machine reads py3langid's own file, 0.8 s) and
-computing line:col for every finding.
+on top of loading (ratio <= 0.50). Lint time includes reading the language model (py3langid's own
+file, about 0.5 s of CPU, docs/lint.md) and computing line:col for every finding.
 """
 
 from __future__ import annotations

@@ -15,9 +15,6 @@ Rows (each step runs in a fresh subprocess, R times; the best time is shown):
   c  the floor: bare `yaml.load(CSafeLoader)` of the same files, plus lxml building and
      serialising N bare item trees (one element per text field, one language).
 
-The language model cache (docs/lint.md) is a fresh folder of this run, filled before the steps
-(as the first run on a machine fills it); one extra row measures b with it switched off.
-
 Extra rows: a's job done by dpassess (load, then one QTI 2.1 zip in English, no lint: the
 like-for-like figure, not a target), re-lint of the unchanged bank through the cache (`dpassess
 lint` path), re-lint after one item changed, lint on a word-salad bank full of findings, and
@@ -129,23 +126,6 @@ def step_same_as_a(work: Path) -> dict:
     return {"secs": time.perf_counter() - t0, "parts": parts, "items": len(bank.entries)}
 
 
-def step_dpassess_model_uncached(work: Path) -> dict:
-    """b with the language model cache switched off: what the first run on a machine costs
-    (the model read from py3langid's compressed file, as before the cache existed)."""
-    os.environ["DPASSESS_MODEL_CACHE"] = ""
-    return step_dpassess(work)
-
-
-def step_fill_model_cache(work: Path) -> dict:
-    """Reads the language model once for the bank's languages, so that the cache is filled."""
-    from dpassess import load_bank
-    from dpassess.lint.langid import LanguageGuesser
-
-    t = time.perf_counter()
-    LanguageGuesser(load_bank(work / "bank").config.languages).knows("en")
-    return {"secs": time.perf_counter() - t, "parts": {}}
-
-
 def _build_items(work: Path) -> Path:
     """A folder holding a copy of the bench bank and a dpassess.toml with fail-on = error (the bank's
     23 warnings would stop the build)."""
@@ -255,8 +235,7 @@ def step_big(work: Path) -> dict:
 
 
 STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess,
-         "dpassess-model-uncached": step_dpassess_model_uncached, "same-as-a": step_same_as_a,
-         "fill-model-cache": step_fill_model_cache, "floor": step_floor,
+         "same-as-a": step_same_as_a, "floor": step_floor,
          "relint": step_relint, "salad": step_salad, "big": step_big, "build": step_build,
          "build-warm": step_build_warm}
 
@@ -322,9 +301,6 @@ def main(argv: list[str]) -> int:
 
     with tempfile.TemporaryDirectory(prefix="dpassess-bench-") as tmp:
         work = Path(tmp)
-        # the language model cache of this run (the steps inherit it): filled by the first step
-        # that needs the model, as on a user's machine; one row measures b without it
-        os.environ["DPASSESS_MODEL_CACHE"] = str(work / "model-cache")
         t = time.perf_counter()
         synth.write(work / "bank", n)
         synth.write(work / "salad", n, style="salad")
@@ -336,10 +312,8 @@ def main(argv: list[str]) -> int:
               f"best of {repeat}; generated in {time.perf_counter() - t:.1f} s")
         print(f"machine: {machine()}")
         print(f"load average before: {loadavg()}")
-        run_step("fill-model-cache", work, 1)
         rows = [(k, run_step(k, work, repeat)) for k in ("text2qti", "dpassess", "floor")]
         res = dict(rows)
-        uncached = run_step("dpassess-model-uncached", work, repeat)
         same = run_step("same-as-a", work, repeat)
         relint = run_step("relint", work, repeat)
         salad = run_step("salad", work, repeat)
@@ -362,8 +336,6 @@ def main(argv: list[str]) -> int:
     row("b: dpassess lint + 3 formats × (id, en, multi)", res["dpassess"], n,
         ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
         + f"; {res['dpassess']['findings']} findings")
-    row("b without the language model cache (a machine's first run)", uncached, n,
-        ", ".join(f"{k} {v:.2f}" for k, v in uncached["parts"].items()))
     row("a's job by dpassess: load + QTI 2.1, en, 1 zip (no lint)", same, n,
         ", ".join(f"{k} {v:.2f}" for k, v in same["parts"].items()))
     fp = res["floor"]["parts"]

@@ -10,16 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEED_BANK, files
+from conftest import ROOT, SEED_BANK, dpassess, files
 from dpassess.model.schemas import json_schema
 
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`dpassess assemble ARGS` in this process (conftest.dpassess)."""
+    return dpassess("assemble", *args, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`dpassess assemble ARGS` in a new interpreter (for what differs between processes)."""
     return subprocess.run(
         [sys.executable, "-m", "dpassess", "assemble", *args], cwd=ROOT, capture_output=True,
-        text=True, timeout=300, env={**os.environ, **(env or {})},
+        text=True, timeout=300, env={**os.environ, **env},
     )
 
 
@@ -39,7 +45,7 @@ def test_assemble_writes_every_file_and_is_byte_identical_across_hash_seeds(tmp_
     outs = []
     for n, hash_seed in enumerate(("1", "2")):
         out = tmp_path / f"out{n}"
-        r = run(str(BLUEPRINT), "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
+        r = process(str(BLUEPRINT), "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
         assert "keys at ABCD" in r.stdout and "solver: feasible" in r.stdout

@@ -9,22 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEED_BANK
+from conftest import ROOT, SEED_BANK, dpassess
 from dpassess import __version__
 from dpassess.model.schemas import json_schema
 from strategies import write_bank
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dpassess", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=120,
-    )
+    """The command in this process (conftest.dpassess)."""
+    return dpassess(*args, cwd=cwd)
 
 
-def test_version():
-    r = run("--version")
+def test_version_through_the_installed_entry_point():
+    """A real process: `python -m dpassess` (the console script's `main`)."""
+    r = subprocess.run([sys.executable, "-m", "dpassess", "--version"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__}"
+    assert run("--version").stdout == r.stdout
 
 
 @pytest.mark.parametrize("kind", ["item", "bank"])

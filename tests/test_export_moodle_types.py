@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import math
-import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +32,7 @@ from strategies import (
     ordering_items,
     short_answer_items,
 )
-from test_export_gift import GiftPegjs
+from test_export_gift import start_gift_pegjs
 from test_export_moodle_oracle import Question, multilang, read_gift, read_xml
 
 
@@ -92,6 +91,34 @@ def test_numerical_through_moodles_readers(item: Numerical) -> None:
     check_numerical(g, item, "en")
     assert g.questiontext == to_html(item.text["en"].stem)
     assert bool(item.units) == any("cannot carry units" in w for w in warnings)
+
+
+def _moodle_accepts(answer: str, tolerance: str, response: float) -> bool:
+    """Moodle's numerical check (question/type/numerical: `answer ± (tolerance + 1e-14)` in
+    PHP floats, which are IEEE doubles like Python's)."""
+    mid, tol = float(answer), float(tolerance) + 1e-14
+    return mid - tol <= response <= mid + tol
+
+
+@pytest.mark.parametrize(("lo", "hi", "narrowed"), [
+    (0.1, 0.7, False),                     # 0.4 ± 0.3 holds both ends
+    (123456789.1, 123456789.3, True),      # 123456789.2 ± 0.1 misses an end in floats
+])
+def test_a_range_floating_point_narrows_is_warned_as_moodle_would_mark_it(lo, hi, narrowed) -> None:
+    item = parse_item({"id": "qq", "topic": "t", "type": "numerical",
+                       "answers": [{"id": "r", "min": lo, "max": hi}],
+                       "text": {"en": {"stem": "How many?"}}})
+    q, warnings = xml_question(item)
+    [answer], [tolerance] = q.answers, q.tolerances
+    both_ends = all(_moodle_accepts(answer, str(tolerance), x) for x in (lo, hi))
+    assert both_ends is not narrowed
+    said = [w for w in warnings if "floating point rounding narrows" in w]
+    if narrowed:
+        assert said == [f"Moodle holds the range {lo}..{hi} as {answer} ± {tolerance:g}, "
+                        "which floating point rounding narrows: a response at either end "
+                        "may be marked wrong"]
+    else:
+        assert said == []
 
 
 def wordings(item: ShortAnswer, langs: tuple[str, ...]) -> list[tuple[str, float]]:
@@ -300,6 +327,23 @@ def test_a_field_missing_in_one_language_is_shown_from_the_other_and_named() -> 
     assert w.message == "no 'en' text for this field: readers in 'en' see the 'id' text"
 
 
+def test_an_item_in_none_of_the_files_languages_is_written_in_its_own_in_multi() -> None:
+    """`multi` writes every item: one with text only in a language the file does not list
+    (`fr` in an `id`/`en` file) is shown in that language to every reader, as the warnings
+    say, not left out."""
+    item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
+                       "text": {"fr": {"stem": "Lequel ?", "options": {"a": "A", "b": "B"}}}})
+    for fmt, read in ((moodle_xml, read_xml), (gift, lambda d: read_gift(d.decode("utf-8")))):
+        result = fmt.export(collection(item), "multi")
+        [q] = [q for q in read(result.data) if q.qtype != "category"]
+        for lang in ("id", "en"):
+            assert multilang(q.questiontext, lang) == "<p>Lequel ?</p>", fmt
+        assert sorted((w.field, w.message) for w in result.warnings if w.item == "qq") == [
+            ("text.en", "no 'en' text; the 'fr' text is written in its place"),
+            ("text.id", "no 'id' text; the 'fr' text is written in its place"),
+        ], fmt
+
+
 def test_titles_are_plain_text_byte_exact_in_both_formats() -> None:
     title = "Use `dict[k]` with *args and __init__ & 2*3*4 <b>"
     item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
@@ -327,9 +371,7 @@ def test_grades_not_adding_up_are_imported_as_they_are_and_the_warning_says_so()
 
 @pytest.fixture(scope="module")
 def pegjs():
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    p = GiftPegjs()
+    p = start_gift_pegjs()
     yield p
     p.close()
 

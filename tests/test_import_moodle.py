@@ -5,11 +5,11 @@ what each question becomes, what is skipped and why, what is warned about; and t
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import dpassess as in_process
 from dpassess.bank.load import load_banks
 from dpassess.diagnostics import Severity
 from dpassess.importers import NoLanguage, import_file
@@ -211,8 +211,8 @@ def test_multilang_filter():
 
 
 def dpassess(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dpassess", *args], capture_output=True,
-                          text=True, timeout=120)
+    """The command in this process (conftest.dpassess)."""
+    return in_process(*args)
 
 
 def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):

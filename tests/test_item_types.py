@@ -140,3 +140,18 @@ def _one_language(tmp_path: Path, body: str) -> list[str]:
 def test_bad_input_is_a_load_error_at_its_field(tmp_path, body, expected):
     errors = _one_language(tmp_path, body)
     assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_a_range_with_min_equal_to_max_is_one_exact_number(tmp_path):
+    """`min: 4, max: 4` is a range holding one number (docs/authoring.md: min is not above
+    max): it loads, and it accepts 4 and nothing else."""
+    root = write_bank(tmp_path / "bank", [])
+    (root / "bank.yaml").write_text("schema: 1\nid: bk\ntitle: {en: B}\nlanguages: [en]\n"
+                                    "default_language: en\n", encoding="utf-8")
+    (root / "x.yaml").write_text(NUMERICAL.replace("value: 4.5, tolerance: 0.05",
+                                                   "min: 4, max: 4"), encoding="utf-8")
+    [item] = list(load_bank(root))
+    assert isinstance(item, Numerical)
+    assert item.answers[0].bounds == (4, 4)
+    assert item.fraction_for(4) == 1
+    assert item.fraction_for(4.000001) == 0 and item.fraction_for(3.999999) == 0

@@ -177,10 +177,47 @@ def test_lm007_agrees_with_the_qti_exporter(kind: str, case: dict[str, Any]) -> 
 
 def test_every_severity_answers_the_key_question() -> None:
     """Every rule says whether it can make a right answer wrong; those that can are errors."""
-    from dpassess.lint.severities import KEY_RISK
+    for code, r in RULES.items():
+        if r.removed:
+            continue
+        assert r.key_risk.startswith(("Yes", "No")), code
+        if r.key_risk.startswith("Yes") and not r.key_risk.startswith("Yes, but"):
+            assert r.severity.value == "error", code
 
-    assert set(KEY_RISK) == set(RULES)
-    for code, answer in KEY_RISK.items():
-        assert answer.startswith(("Yes", "No")), code
-        if answer.startswith("Yes") and not answer.startswith("Yes, but"):
-            assert RULES[code].severity.value == "error", code
+
+def test_registration_refuses_a_rule_that_can_change_the_key_below_error() -> None:
+    from dpassess.lint.registry import rule
+
+    def check(ctx):
+        """## What it does\nx\n## Why is this bad?\nx\n## Example\nx\n## Use instead\nx"""
+        return ()
+
+    with pytest.raises(ValueError, match="is an error"):
+        rule("WR099", "made-up-rule", "warning", key_risk="Yes: it does.", fix="f")(check)
+    with pytest.raises(ValueError, match="Yes or No"):
+        rule("WR099", "made-up-rule", "warning", key_risk="Maybe.", fix="f")(check)
+    assert "WR099" not in RULES
+
+
+def test_a_retired_rule_is_one_line_never_runs_and_keeps_its_code(tmp_path, monkeypatch) -> None:
+    """`retire(code, name, why)`: registered as removed, its page says so, selecting or
+    suppressing it is accepted and does nothing, and the code cannot be taken again."""
+    from dpassess.lint import registry
+    from dpassess.lint.docs import rule_page
+    from dpassess.lint.registry import retire, rule
+
+    monkeypatch.setattr(registry, "RULES", dict(RULES))
+    monkeypatch.setattr("dpassess.lint.config.RULES", registry.RULES)
+    retire("WR099", "old-cue", "merged into WR001 (key-is-longest)")
+    r = registry.RULES["WR099"]
+    assert r.removed and r.retired == "merged into WR001 (key-is-longest)"
+    page = rule_page(r)
+    assert "# WR099 old-cue (removed)" in page
+    assert "This rule was removed: merged into WR001 (key-is-longest)." in page
+    assert "The code is not reused." in page
+    with pytest.raises(ValueError, match="registered twice"):
+        retire("WR099", "other-name", "again")
+    with pytest.raises(ValueError, match="registered twice"):
+        rule("WR099", "new-rule", "warning", key_risk="No.", fix="f")(lambda ctx: ())
+    assert LintConfig(select=("WR099",)).rules() == ()
+    assert "WR099" not in {x.code for x in LintConfig(select=("WR",)).rules()}

@@ -138,3 +138,14 @@ def test_a_suppression_may_name_one_field_and_one_term():
     assert whole.covers("WR002", "text.id.options.b")
     with pytest.raises(ValidationError):
         parse_item({**BASE, "suppress": [{"rule": "TR005", "field": "text en", "reason": "x y z"}]})
+
+
+def test_a_key_naming_an_option_twice_is_an_error_at_the_key():
+    """A multiple-response key may list several options, each once: `[right, right]` would
+    give the option two shares of the marks in some formats and one in others."""
+    data = {**BASE, "type": "multiple_response", "key": ["right", "right"]}
+    with pytest.raises(ValidationError) as info:
+        parse_item(data)
+    problems = info.value.errors()[0]["ctx"]["error"].problems
+    assert problems == [(("key",), "the key names an option twice")]
+    assert parse_item({**data, "key": ["right"]}).key == ("right",)

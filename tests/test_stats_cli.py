@@ -5,27 +5,23 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import lxml.html
 import pytest
 
-from conftest import ROOT, SEED_BANK
+from conftest import ROOT, SEED_BANK, dpassess
 
 FIX = ROOT / "tests" / "fixtures" / "stats"
 BANK = FIX / "bank"
 FORMS = ROOT / "exports" / "forms" / "data-parallelism"
 
-# The command registers itself when its module is imported (the CLI package imports it too once
-# it is wired in; importing it here works either way).
-MAIN = "import sys, dpassess.cli.stats; from dpassess.cli import main; main(sys.argv[1:])"
 
 
 def run(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", MAIN, "stats", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    """`dpassess stats ARGS` in this process (conftest.dpassess)."""
+    return dpassess("stats", *args, cwd=cwd)
 
 
 NUM = {"type": "number"}

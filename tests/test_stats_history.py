@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, dpassess
 from dpassess import load_bank
 from dpassess.diagnostics import UsageError
 from dpassess.stats import analyse, read_responses
@@ -29,12 +28,11 @@ from dpassess.stats.history import (
 )
 
 FIX = ROOT / "tests" / "fixtures" / "stats"
-MAIN = "import sys, dpassess.cli.stats; from dpassess.cli import main; main(sys.argv[1:])"
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", MAIN, "stats", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    """`dpassess stats ARGS` in this process (conftest.dpassess)."""
+    return dpassess("stats", *args, cwd=ROOT)
 
 
 @pytest.fixture

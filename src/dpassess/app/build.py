@@ -89,6 +89,12 @@ def build(
 
     say = progress or (lambda stage: None)
     items, out = Path(items), Path(out)
+    bp_dir = blueprints if blueprints is not None else items.parent / "blueprints"
+    forms = sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []
+    if forms:  # before anything is written
+        from dpassess.runtime.extras import require
+
+        require("ortools", f"Assembling the forms of {bp_dir}")
     report = BuildReport()
     config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
@@ -152,8 +158,7 @@ def build(
         if key is not None:
             new_store[f"bank:{root}"] = (key, *own[root], outputs)
 
-    bp_dir = blueprints if blueprints is not None else items.parent / "blueprints"
-    for bp in sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []:
+    for bp in forms:
         form_key = _forms_key(bp, keys, index, seen)
         entry = stored.get(f"forms:{bp}")
         if (form_key is not None and isinstance(entry, _Outputs) and entry.key == form_key

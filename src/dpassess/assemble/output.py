@@ -24,6 +24,7 @@ from dpassess.assemble.solve import Selection
 from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
 from dpassess.export import EXPORTERS, MULTI, Collection
 from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name, write_exports
+from dpassess.runtime.extras import install_hint, installed
 
 
 def collection(pr: Problem, form: Form) -> Collection:
@@ -243,12 +244,18 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
     files: list[tuple[Path, bytes]] = []
     warnings: list[Diagnostic] = []
     langs = list(pr.bank.languages)
+    pdf = installed("typst")
+    if not pdf and forms:
+        warnings.append(Diagnostic(
+            str(out_dir), 0, 0, "", "the printable forms are written as HTML only: PDF needs "
+            f"the optional package typst, which is not installed ({install_hint('typst')})",
+            severity=Severity.warning))
     for form in forms:
         coll = collection(pr, form)
         d = out_dir / form.id
         files.append((d / f"{form.id}-key.csv", key_csv(form, langs)))
         files.append((d / f"{form.id}-key.json", key_json(form, pr, seed)))
-        files += papers(pr, form, coll, d, warnings)
+        files += papers(pr, form, coll, d, warnings, pdf=pdf)
         for fmt, exp in EXPORTERS.items():
             for lang in [*langs, *([MULTI] if exp.multi else [])]:
                 path = d / FORMAT_DIRS[fmt] / file_name(coll, fmt, lang)
@@ -261,9 +268,9 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
 
 
 def papers(pr: Problem, form: Form, coll: Collection, d: Path,
-           warnings: list[Diagnostic]) -> list[tuple[Path, bytes]]:
+           warnings: list[Diagnostic], *, pdf: bool = True) -> list[tuple[Path, bytes]]:
     """The printable papers of one form: per language the student form (`<id>-<lang>`) and,
-    in files of their own, the answer key (`<id>-key-<lang>`), each as HTML and PDF."""
+    in files of their own, the answer key (`<id>-key-<lang>`), each as HTML and (`pdf`) PDF."""
     out = []
     for lang in pr.bank.languages:
         for key in (False, True):
@@ -271,7 +278,8 @@ def papers(pr: Problem, form: Form, coll: Collection, d: Path,
                           duration=pr.blueprint.duration_minutes)
             stem = f"{form.id}-key-{lang}" if key else f"{form.id}-{lang}"
             out.append((d / f"{stem}.html", paper_html(paper)))
-            out.append((d / f"{stem}.pdf", compile_pdf(paper)))
+            if pdf:
+                out.append((d / f"{stem}.pdf", compile_pdf(paper)))
             warnings += [w.at(str(d)) if not w.path else w for w in paper.warnings]
     return out
 

@@ -22,11 +22,17 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import combinations
 
-from ortools.sat.python import cp_model
-
 from dpassess.assemble.problem import SCALE, BlueprintError, Problem, restrict
 from dpassess.bank.positions import locate
 from dpassess.diagnostics import Diagnostic, DpassessError
+from dpassess.runtime.extras import missing
+
+try:
+    from ortools.sat.python import cp_model
+except ModuleNotFoundError as exc:  # the `assemble` extra
+    if exc.name is None or exc.name.split(".")[0] != "ortools":
+        raise
+    raise missing("ortools", "Assembling forms") from None
 
 #: Above this many (non-anchor item x form pair) products, overlap is enforced through a compact
 #: rule (at most `max_overlap` items reused across all forms), which implies the exact one.

@@ -6,9 +6,7 @@ language model are imported inside the commands), so `--version` and `--help` st
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -142,25 +140,3 @@ def _github_line(d: Diagnostic) -> str:
 def report_warnings(warnings: Sequence[Diagnostic]) -> None:
     for d in warnings:
         err(f"warning: {d}")
-
-
-@contextmanager
-def model_cache_notice() -> Iterator[None]:
-    """After the block, one line when it wrote the language-identification model cache for the
-    first time (it holds about 40 MB; later runs read it instead of decoding the model)."""
-    from dpassess.lint.langid import model_cache_dir
-
-    folder = model_cache_dir()
-    before = _langid_files(folder)
-    yield
-    if folder is not None and not before and _langid_files(folder):
-        size = sum(f.stat().st_size for f in folder.glob("langid-*")) / 1e6
-        err(f"note: wrote the language-identification model cache ({size:.0f} MB, once) to "
-            f"{folder}; DPASSESS_MODEL_CACHE names another folder, empty turns it off")
-
-
-def _langid_files(folder: Path | None) -> bool:
-    try:
-        return folder is not None and any(folder.glob("langid-*.npz"))
-    except OSError:
-        return False

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err, model_cache_notice, report_error, report_warnings
+from dpassess.cli._app import app, err, report_error, report_warnings
 from dpassess.diagnostics import BankLoadError
 
 SCHEMAS = ("item", "bank", "blueprint")
@@ -69,7 +69,7 @@ def build(
     from dpassess.app.build import build as run_build
     from dpassess.cli.progress import progress
 
-    with progress() as show, model_cache_notice():
+    with progress() as show:
         report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache,
                            fail_on=fail_on, progress=show)
     for line in report.lines:

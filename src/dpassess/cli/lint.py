@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, model_cache_notice, report_error
+from dpassess.cli._app import app, report_error
 from dpassess.diagnostics import BankLoadError, UsageError
 
 #: The report formats (dpassess.lint.FORMATS; a test keeps the two the same).
@@ -64,7 +64,7 @@ def lint(
 
     @contextmanager
     def working() -> Iterator[None]:
-        with progress() as show, model_cache_notice():
+        with progress() as show:
             show("linting")
             yield
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from dpassess.lint.registry import FAMILIES, RULES, Rule
-from dpassess.lint.severities import KEY_RISK
 from dpassess.model import ITEM_CLASSES
 from dpassess.runtime.files import atomic_write
 
@@ -24,7 +23,19 @@ def _source(r: Rule) -> str:
     return f"src/{name}.py"
 
 
+def removed_page(r: Rule) -> str:
+    return "\n".join([
+        HEADER,
+        f"# {r.code} {r.name} (removed)\n",
+        f"Family: {FAMILIES[r.family]} ({r.family}) · Removed\n",
+        f"This rule was removed: {r.retired}. It no longer runs; `select`, `ignore` and "
+        f"suppressions that name {r.code} are accepted and do nothing. The code is not reused.\n",
+    ])
+
+
 def rule_page(r: Rule) -> str:
+    if r.removed:
+        return removed_page(r)
     meta = [f"Family: {FAMILIES[r.family]} ({r.family})", f"Severity: {r.severity.value}"]
     types = [t.value for t, cls in ITEM_CLASSES.items() if issubclass(cls, r.items)]
     if r.scope == "item" and len(types) < len(ITEM_CLASSES):
@@ -37,7 +48,7 @@ def rule_page(r: Rule) -> str:
         " · ".join(meta) + "\n",
         r.doc.strip() + "\n",
         "## Can it make a right answer wrong?\n",
-        KEY_RISK.get(r.code, "Not reviewed.") + f" Hence {r.severity.value}.\n",
+        r.key_risk + f" Hence {r.severity.value}.\n",
         "## Fix\n",
         r.fix + "\n",
         "## Suppress\n",
@@ -59,7 +70,11 @@ def index_page() -> str:
         lines.append("| Code | Name | Severity | What it does |")
         lines.append("|---|---|---|---|")
         for r in sorted(rules, key=lambda r: r.code):
-            lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.severity.value} | {r.summary} |")
+            if r.removed:
+                lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | removed | {r.retired} |")
+            else:
+                lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.severity.value} | "
+                             f"{r.summary} |")
         lines.append("")
     return "\n".join(lines)
 

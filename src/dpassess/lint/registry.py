@@ -1,8 +1,16 @@
 """The rule registry: each rule is one small function with a code, a name, a severity and a doc.
 
-A rule's docstring is its documentation page (What it does / Why is this bad / Example / Use
-instead); `docs.py` turns the registry into `docs/rules/`. Codes are never reused: a retired rule
-stays registered with `removed=True`.
+A rule is its function and its case file (tests/lint_cases/<code>.yaml): the decorator holds
+its code, name and severity, and `key_risk`, the answer to "can this make a student's right
+answer wrong?" that sets the severity (`error` when it can, or when the item cannot be
+delivered as written; `warning` for flaws that cue or confuse; `info` for what to look at;
+registration refuses a plain "Yes" on a rule that is not an error). The docstring is its
+documentation page (What it does / Why is this bad / Example / Use instead); `docs.py` turns
+the registry into `docs/rules/`. Codes are never reused: a retired rule is one line,
+
+    retire("WR011", "option-length-spread", "merged into WR009 (uneven-options)")
+
+and stays registered as removed (never run, its page says so, its code is refused to a new rule).
 
 An item rule says once which item classes it applies to (`items=`, default: every item type),
 and the engine runs it on those items only, so a new item type skips the rules that make no
@@ -31,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHOICE", "EVERY_ITEM", "FAMILIES", "HEADINGS", "RULES", "Hit", "Rule", "Scope", "Severity",
-    "bank_rule", "by_name", "rule", "suppression_rule",
+    "bank_rule", "by_name", "retire", "rule", "suppression_rule",
 ]
 
 #: Rule families: the letters of a code and what they check.
@@ -82,6 +90,10 @@ class Rule:
     removed: bool = False
     #: The item classes an item rule runs on.
     items: tuple[type[ItemBase], ...] = EVERY_ITEM
+    #: "Can it make a right answer wrong?": "Yes..." or "No..." and why (sets the severity).
+    key_risk: str = ""
+    #: Why a removed rule was retired (and what replaces it).
+    retired: str = ""
 
     @property
     def family(self) -> str:
@@ -103,26 +115,50 @@ ItemT = TypeVar("ItemT", bound=Item)
 F = TypeVar("F", bound=Callable[..., Iterable[Hit]])
 
 
+def _check_id(code: str, name: str) -> None:
+    if not _CODE.match(code) or code[:2] not in FAMILIES:
+        raise ValueError(f"{code}: a code is a family ({', '.join(FAMILIES)}) and 3 digits")
+    if not _NAME.match(name):
+        raise ValueError(f"{code}: {name!r} is not a kebab-case name")
+    if code in RULES or any(r.name == name for r in RULES.values()):
+        raise ValueError(f"{code} {name}: code or name registered twice")
+
+
 def _register(code: str, name: str, severity: Severity | str, fix: str, scope: Scope,
-              target: str | None, items: tuple[type[ItemBase], ...]) -> Callable[[F], F]:
-    """Check the rule's code, name and docstring, and add it to RULES."""
+              target: str | None, items: tuple[type[ItemBase], ...], key_risk: str
+              ) -> Callable[[F], F]:
+    """Check the rule's code, name, severity rationale and docstring, and add it to RULES."""
 
     def register(fn: F) -> F:
         doc = inspect.cleandoc(fn.__doc__ or "")
-        if not _CODE.match(code) or code[:2] not in FAMILIES:
-            raise ValueError(f"{code}: a code is a family ({', '.join(FAMILIES)}) and 3 digits")
-        if not _NAME.match(name):
-            raise ValueError(f"{code}: {name!r} is not a kebab-case name")
-        if code in RULES or any(r.name == name for r in RULES.values()):
-            raise ValueError(f"{code} {name}: code or name registered twice")
+        _check_id(code, name)
+        level = Severity(severity)
+        if not key_risk.startswith(("Yes", "No")):
+            raise ValueError(f"{code}: key_risk answers \"can it make a right answer wrong?\" "
+                             "with Yes or No, and why")
+        if key_risk.startswith("Yes") and not key_risk.startswith("Yes, but") \
+                and level is not Severity.error:
+            raise ValueError(f"{code}: a rule that can make a right answer wrong is an error")
         missing = [h for h in HEADINGS if h not in doc]
         if missing:
             raise ValueError(f"{code}: docstring lacks {', '.join(missing)}")
-        RULES[code] = Rule(code, name, Severity(severity), scope, fix, fn, doc, target,
-                           items=items)
+        RULES[code] = Rule(code, name, level, scope, fix, fn, doc, target, items=items,
+                           key_risk=key_risk)
         return fn
 
     return register
+
+
+def _nothing(*args: object) -> Iterable[Hit]:
+    return ()
+
+
+def retire(code: str, name: str, why: str) -> None:
+    """Register `code` as a removed rule: it never runs, its documentation page says `why`
+    (and what replaces it), and no new rule may take its code or name."""
+    _check_id(code, name)
+    RULES[code] = Rule(code, name, Severity.info, "item", "", _nothing, "", removed=True,
+                       retired=why)
 
 
 if TYPE_CHECKING:
@@ -134,31 +170,32 @@ if TYPE_CHECKING:
 
 
 @overload
-def rule(code: str, name: str, severity: Severity | str, *, fix: str,
+def rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str,
          target: str | None = None) -> Callable[[ItemCheck[Item]], ItemCheck[Item]]: ...
 @overload
-def rule(code: str, name: str, severity: Severity | str, *, fix: str, items: tuple[type[ItemT], ...],
+def rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str,
+         items: tuple[type[ItemT], ...],
          target: str | None = None) -> Callable[[ItemCheck[ItemT]], ItemCheck[ItemT]]: ...
-def rule(code: str, name: str, severity: Severity | str, *, fix: str,
+def rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str,
          items: tuple[type[ItemBase], ...] = EVERY_ITEM,
          target: str | None = None) -> Callable[[Any], Any]:
     """Register an item rule, run on every item of the classes `items` (default: all). Its
     docstring must carry the four doc headings."""
-    return _register(code, name, severity, fix, "item", target, items)
+    return _register(code, name, severity, fix, "item", target, items, key_risk)
 
 
-def bank_rule(code: str, name: str, severity: Severity | str, *, fix: str
+def bank_rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str
               ) -> Callable[[Callable[[BankContext], Iterable[Hit]]],
                             Callable[[BankContext], Iterable[Hit]]]:
     """Register a bank rule: it reads the whole bank once (and picks the items it compares)."""
-    return _register(code, name, severity, fix, "bank", None, ())
+    return _register(code, name, severity, fix, "bank", None, (), key_risk)
 
 
-def suppression_rule(code: str, name: str, severity: Severity | str, *, fix: str
+def suppression_rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str
                      ) -> Callable[[SuppressionCheck], SuppressionCheck]:
     """Register a rule on an item's suppressions, given which of them silenced a finding in
     this run and the codes that ran."""
-    return _register(code, name, severity, fix, "suppression", None, EVERY_ITEM)
+    return _register(code, name, severity, fix, "suppression", None, EVERY_ITEM, key_risk)
 
 
 def by_name() -> dict[str, Rule]:

@@ -1,7 +1,8 @@
 """Text helpers for the rules: Markdown source -> visible words, cheaply and memoised.
 
-The exporters render through `dpassess.markup.markdown`; the rules only need the words a reader sees, so a
-few regular expressions strip Markdown here (markdown-it is used only for the HTML rules).
+The visible text is `dpassess.markup.markdown.to_plain`, read from the parser's own tokens: the
+rules judge the text the exporters render (`plain("a &amp; b") == "a & b"`), and text without
+markup skips the parser.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dpassess.markup.markdown import clear_text_cache, to_plain, to_prose
+
 #: Entries of each memo below (plain, words, norm): a bound on their memory, about 80 MiB
 #: together when full (measured on word salad: 100 MiB for 98,538 + 86,158 + 65,536 entries).
 #: The bank rules and the item rules read the same derived text, so a memo that holds a good
@@ -17,41 +20,18 @@ from functools import lru_cache
 #: 8.2 with 2**15); `clear_memos` empties them after each lint run.
 CACHE_MAX = 1 << 16
 
+#: Code spans and images in Markdown source, for the rules that compare them as written
+#: (TR002: the code and images of two languages; MT003: emphasis outside code).
 _CODE = re.compile(r"(`+)(.+?)\1", re.S)
-_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)", re.S)
 _IMG = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
-_EMPH = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)|^\s*(?:#+|>|[-+*]|\d+[.)])\s+", re.M)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-_SPACE = re.compile(r"\s+")
-#: What `_EMPH` strips at the start of a line: the only use of these characters in `plain`.
-_LINE_MARK = re.compile(r"^\s*(?:#+|>|[-+*]|\d+[.)])\s+", re.M)
+
+#: The visible text of a Markdown string (memoised; `clear_memos` empties it too).
+plain = to_plain
 
 
-@lru_cache(maxsize=CACHE_MAX)
-def plain(source: str) -> str:
-    """Visible text of a Markdown string: code spans keep their content, markup goes."""
-    if not any(c in source for c in "`[<*_") and not _LINE_MARK.search(source):
-        # No code span, image, link, tag, emphasis or line-start marker: every substitution
-        # below would leave the text as it is. `str.split` splits on exactly what `\s` matches.
-        return " ".join(source.split())
-    text = _CODE.sub(lambda m: m.group(2).strip(), source)
-    text = _IMG.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _TAG.sub(" ", text)
-    text = _EMPH.sub(" ", text)
-    return _SPACE.sub(" ", text).strip()
-
-
-def without_code(source: str) -> str:
-    """Markdown source with code spans, maths and link targets removed (for language checks)."""
-    if "`" not in source and "$" not in source and "[" not in source and "\\(" not in source:
-        return source  # no code span, maths, image or link: nothing to remove
-    text = _CODE.sub(" ", source)
-    text = _MATH.sub(" ", text)
-    text = _IMG.sub(" ", text)
-    return _LINK.sub(r"\1", text)
+#: The visible text without code spans, code blocks and maths (for language checks).
+without_code = to_prose
 
 
 #: ASCII bytes -> the byte `words` reads: letters lower-cased, digits, `'` and `-` kept (the
@@ -182,8 +162,9 @@ def numbers(text: str) -> frozenset[str]:
 
 
 def clear_memos() -> None:
-    for f in (plain, words, norm):
+    for f in (words, norm):
         f.cache_clear()
+    clear_text_cache()
 
 
 def quote(text: str, limit: int = 60) -> str:

@@ -320,9 +320,9 @@ def mathml_html(tex: str, display: bool) -> str | None:
 
 @lru_cache(maxsize=1)
 def _scanner() -> MarkdownIt:
-    md = use_maths(MarkdownIt("commonmark", {"html": True}).enable("table"))
-    md.disable("text_join")  # keeps escapes (`\\(` left unclosed) as tokens of their own
-    return md
+    from dpassess.markup.parser import new_parser  # which imports this module
+
+    return new_parser(join_text=False)  # escapes (`\\(` left unclosed) as tokens of their own
 
 
 class Unbalanced(NamedTuple):

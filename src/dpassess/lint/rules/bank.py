@@ -77,6 +77,7 @@ def _find_choice_items(bctx: BankContext) -> list[_Choice]:
 
 @bank_rule(
     "BK001", "duplicate-item", "warning",
+    key_risk="No: a form may show the question twice; each copy is graded right.",
     fix="Remove one of the two items, or make them ask different things.",
 )
 def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
@@ -136,6 +137,7 @@ MIN_STEM_WORDS = 5
 
 @bank_rule(
     "BK002", "near-duplicate-item", "warning",
+    key_risk="No: near-duplicates give each other away.",
     fix="Merge the two items, or declare them `enemies` so that no form holds both.",
 )
 def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
@@ -223,6 +225,8 @@ def _one_word_apart(ws: list[str], others: list[str]) -> bool:
 
 @bank_rule(
     "BK003", "unknown-enemy", "error",
+    key_risk="No, but the assembler cannot keep apart what the author asked it to: an error in the"
+             " bank's references.",
     fix="Name existing item ids in `enemies` (and not the item itself).",
 )
 def unknown_enemy(bctx: BankContext) -> Iterator[Hit]:
@@ -260,6 +264,7 @@ def _letters(positions: list[int]) -> str:
 
 @bank_rule(
     "BK004", "key-position-balance", "warning",
+    key_risk="No: a skewed key position is a cue across items.",
     fix="Reorder options in some items so that each position holds the key about equally often.",
 )
 def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
@@ -299,6 +304,7 @@ def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
 
 @bank_rule(
     "BK005", "key-position-pattern", "warning",
+    key_risk="No: a key pattern is a cue across items.",
     fix="Reorder options so that key positions in authoring order follow no pattern "
     "(no cycle, no repetition, no long run).",
 )
@@ -362,6 +368,7 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
 
 @bank_rule(
     "BK006", "key-longest-rate", "warning",
+    key_risk="No: a long key is a cue across items.",
     fix="Shorten keys or lengthen distractors until the key is the longest option no more often "
     "than chance.",
 )
@@ -419,6 +426,7 @@ _TESTWISE_Z = 2.576
 
 @bank_rule(
     "BK007", "testwise-strategy", "warning",
+    key_risk="No: a test-wise strategy scores above chance.",
     fix="Remove the cues the strategy uses: absolute terms in distractors, and keys that are "
     "the longest (or the shortest) option more often than chance.",
 )
@@ -502,6 +510,7 @@ WORD_LISTS: dict[str, dict[str, object]] = {
 
 @bank_rule(
     "BK008", "language-without-word-list", "info",
+    key_risk="No: it says which checks did not run.",
     fix="Lint the other rules' findings for this language by review; word lists for more "
     "languages are welcome (src/dpassess/lint/words.py).",
 )

@@ -8,8 +8,6 @@ from contextlib import suppress
 from functools import lru_cache
 from html.parser import HTMLParser
 
-from markdown_it import MarkdownIt
-
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import Hit, rule
 from dpassess.lms.canvas import QUESTION_TEXT_LIMIT
@@ -21,6 +19,7 @@ from dpassess.lms.moodle import (
     moodle_name,
 )
 from dpassess.markup import markdown as render
+from dpassess.markup.parser import parser
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, MultipleResponse
 
@@ -29,6 +28,8 @@ _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
 
 @rule(
     "LM001", "astral-character", "warning", target="Moodle",
+    key_risk="No: some Moodle databases refuse the character (the question is not saved); nothing "
+             "is graded differently.",
     fix="Replace the character (emoji, mathematical letters such as 𝐱) with a BMP character, "
     "Markdown (*x*) or an image; or make sure the Moodle database uses utf8mb4.",
 )
@@ -65,6 +66,8 @@ def astral_character(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "LM002", "moodle-grade", "error", target="Moodle",
+    key_risk="Yes: Moodle snaps the grade to its list, and a partly right answer earns another "
+             "fraction.",
     fix="Use weights from Moodle's list (100, 90, 83.33, 80, 75, 70, 66.67, 60, 50, 40, 33.33, "
     "30, 25, 20, 16.67, 14.29, 12.5, 11.11, 10, 5, 0 percent, or their negatives).",
     items=(MultipleResponse,),
@@ -116,14 +119,13 @@ UNSAFE_TAGS = frozenset("script style iframe object embed form input button text
 _TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w:-]*)")
 _ATTR = re.compile(r"""\s([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
 _BOOL_ATTRS = frozenset("hidden disabled checked selected controls autoplay loop muted open".split())
-_md = MarkdownIt("commonmark", {"html": True})
 
 
 @lru_cache(maxsize=1 << 14)
 def _raw_html(source: str) -> tuple[str, ...]:
     """Raw HTML fragments CommonMark passes through (inline and block), in order."""
     out: list[str] = []
-    for tok in _md.parse(source):
+    for tok in parser().parse(source):
         if tok.type == "html_block":
             out.append(tok.content.strip())
         for child in tok.children or ():
@@ -150,6 +152,8 @@ def _eaten(fragment: str) -> bool:
 
 @rule(
     "LM003", "html-eaten", "error", target="HTML (QTI, Moodle)",
+    key_risk="Yes: the browser drops the text, and an option can lose the words that made it "
+             "right.",
     fix="Put code in backticks (`List<int>`) or escape the bracket (\\<), so the text is shown.",
 )
 def html_eaten(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -188,6 +192,7 @@ _EVENT = re.compile(r"(?i)<[a-z][^>]*\son[a-z]+\s*=")
 
 @rule(
     "LM004", "unsafe-html", "error", target="all",
+    key_risk="No, but the text is refused or stripped by every LMS: an error for safety.",
     fix="Remove the script, event handler or javascript: link; items cannot run code.",
 )
 def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -277,6 +282,7 @@ def _malformed(source: str) -> str | None:
 
 @rule(
     "LM006", "malformed-html", "warning", target="HTML (QTI, Moodle)",
+    key_risk="No, usually: browsers repair the markup, though text after it may move.",
     fix="Close the element, remove the stray end tag, or escape the bracket (\\<) or use "
     "backticks when the text is not meant as HTML.",
 )
@@ -317,6 +323,7 @@ MOODLE_NAME = MAX_NAME
 
 @rule(
     "LM005", "name-too-long", "warning", target="Moodle",
+    key_risk="No: Moodle cuts the name; students do not see it.",
     fix="Shorten the title so that Moodle's name fits in 255 characters (a title is a name, not a "
     "question).",
 )
@@ -369,6 +376,7 @@ def name_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "LM007", "canvas-question-too-long", "error", target="Canvas",
+    key_risk="Yes: Canvas replaces the whole question text, so no answer can be right.",
     fix="Shorten the stem or its shared stimulus, or move a long table or text into a file the "
     "item links to.",
 )

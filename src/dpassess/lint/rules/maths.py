@@ -32,6 +32,7 @@ def _where(text: str, at: int) -> str:
 
 @rule(
     "MT001", "tex-error", "error",
+    key_risk="Yes: students read broken TeX (or red MathJax errors) instead of the formula.",
     fix="Correct the TeX: close every brace, give ^ and _ something to raise or lower, use "
     "commands MathJax knows.",
 )
@@ -68,6 +69,7 @@ def tex_error(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "MT002", "unbalanced-maths", "error",
+    key_risk="Yes: the rest of the field turns into a formula, or the formula into text.",
     fix="Close the maths with the delimiter it was opened with (\\( with \\), \\[ with \\], $$ "
     "with $$), or write a literal backslash as \\\\.",
 )
@@ -101,6 +103,8 @@ def unbalanced_maths_rule(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "MT004", "maths-prints-as-tex", "warning",
+    key_risk="No: the printed form shows the formula's TeX source instead of the formula; the "
+    "LMS exports show it as maths.",
     fix="Write the formula with what the printed forms can set (a colour by its name or as "
     "#rrggbb, a space in em, pt or mu), or suppress the rule for items that are never printed.",
 )
@@ -160,6 +164,8 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
 
 @rule(
     "MT003", "accidental-emphasis", "warning",
+    key_risk="Yes, but the author may mean the emphasis: Markdown drops the characters, so 2*3*4 "
+             "reads as 234 with the 3 in italics; the rule cannot tell, so it warns.",
     fix="Write the expression as maths ($a*b*c$ or $a \\cdot b$) or in a code span "
     "(`snake_case`, `__init__`), or escape the character (\\*).",
 )

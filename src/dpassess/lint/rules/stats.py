@@ -37,6 +37,9 @@ def _hits(found: Iterable[checks.Finding]) -> Iterator[Hit]:
 
 @bank_rule(
     "IA001", "negative-discrimination", "warning",
+    key_risk="Yes, but the figures only point at it: a wrong key is the usual cause, a trap in the"
+             " wording or a topic apart from the rest of the test others; someone must read the "
+             "item, so it warns.",
     fix="Check the key and the wording: an item that better students get wrong more often than "
         "weaker ones usually has a wrong key, two defensible answers or a trap in the wording.",
 )
@@ -62,6 +65,7 @@ def negative_discrimination(bctx: BankContext) -> Iterator[Hit]:
 
 @bank_rule(
     "IA002", "unchosen-distractor", "warning",
+    key_risk="No: an option nobody chooses makes guessing easier; the key stays right.",
     fix="Rewrite the option into a mistake that students really make (their wrong answers on "
         "an open version of the question are the best source), or remove it.",
 )
@@ -86,6 +90,7 @@ def unchosen_distractor(bctx: BankContext) -> Iterator[Hit]:
 
 @bank_rule(
     "IA003", "difficulty-contradicted", "warning",
+    key_risk="No: forms are balanced on a wrong difficulty; every answer is graded as before.",
     fix="Set `difficulty` (or `p_value`) to what the administrations observed, or remove "
         "`p_value` to let the observed p be used.",
 )
@@ -113,6 +118,8 @@ def difficulty_contradicted(bctx: BankContext) -> Iterator[Hit]:
 
 @bank_rule(
     "IA004", "unreadable-statistics", "error",
+    key_risk="No, but what the record says is lost: the other IA rules and the assembler's "
+             "observed p-values go on without it, so it is an error.",
     fix="Restore the record from version control, or delete it and record the administration "
         "again with `dpassess stats RESPONSES --bank DIR --write`.",
 )

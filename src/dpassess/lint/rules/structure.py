@@ -34,8 +34,12 @@ ONE_KEY: tuple[type[SingleChoice | TrueFalse], ...] = (SingleChoice, TrueFalse)
 OPTION_CHOICE: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
 
 
-@rule("ST001", "key-unknown-option", "error", fix="Make the key name one of the item's option ids.",
-      items=CHOICE)
+@rule(
+    "ST001", "key-unknown-option", "error",
+    key_risk="Yes: no option is graded right.",
+    fix="Make the key name one of the item's option ids.",
+    items=CHOICE,
+)
 def key_unknown_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     """## What it does
     Checks that every id in `key` names an option of the item.
@@ -65,6 +69,7 @@ def key_unknown_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
 
 @rule(
     "ST002", "key-count", "error",
+    key_risk="Yes: LMSs keep one key, or refuse the item.",
     fix="Give a single-choice or true/false item exactly one key; use type: multiple_response "
     "for several correct options.",
     items=ONE_KEY,
@@ -96,6 +101,8 @@ def key_count(ctx: ItemContext[SingleChoice | TrueFalse]) -> Iterator[Hit]:
 
 @rule(
     "ST003", "response-mix", "error",
+    key_risk="Yes: with no correct option nobody can answer right; with no wrong one ticking "
+             "everything scores full marks.",
     fix="Give a multiple-response item at least one correct and at least one wrong option.",
     items=(MultipleResponse,),
 )
@@ -131,6 +138,7 @@ def response_mix(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
 
 @rule(
     "ST004", "too-few-options", "warning",
+    key_risk="No: a guess is more likely to score, but a right answer stays right.",
     fix="Add plausible distractors (three or more options), or set min-options in the config.",
     items=OPTION_CHOICE,
 )
@@ -183,6 +191,8 @@ def _choices(ctx: ItemContext[ChoiceItem | Matching | Ordering], lang: str
 
 @rule(
     "ST005", "duplicate-option", "error",
+    key_risk="Yes: a student who picks the copy of the key is graded wrong (in matching and "
+             "ordering items the two cannot be told apart).",
     fix="Make every option say something different; remove or rewrite the copy.",
     items=DISTINCT,
 )
@@ -233,6 +243,7 @@ NEAR = 0.9
 
 @rule(
     "ST006", "near-duplicate-option", "warning",
+    key_risk="No: near-copies test reading, but each option is graded as it says.",
     fix="Rewrite one of the two options so that they differ in what they claim.",
     items=CHOICE,
 )
@@ -306,7 +317,9 @@ def _similar(a: str, b: str) -> bool:
     return sm.real_quick_ratio() >= NEAR and sm.quick_ratio() >= NEAR and sm.ratio() >= NEAR
 
 
-@rule("ST007", "empty-field", "error", fix="Write the text, or remove the field if it is optional.")
+@rule("ST007", "empty-field", "error",
+    key_risk="Yes: a blank option or stem cannot be recognised as the right answer.",
+    fix="Write the text, or remove the field if it is optional.")
 def empty_field(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds text fields (title, stem, option, feedback, explanation) that are empty or only
@@ -340,6 +353,8 @@ _NCNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]*$")
 
 @rule(
     "ST008", "invalid-identifier", "error",
+    key_risk="No, but the item cannot be delivered: QTI players refuse an invalid identifier and "
+             "Moodle re-imports stop matching.",
     fix="Use a lower-case slug (letters, digits, - or _), starting with a letter and not with "
     f"'xml', at most {MAX_IDNUMBER} characters.",
 )
@@ -411,6 +426,8 @@ _LONE_CAPITAL = re.compile(r"[A-F](?<![\w-][A-F])(?![\w-])")
 
 @rule(
     "ST009", "letter-reference", "error",
+    key_risk="Yes: options are shuffled, so \"option C\" names another option than the one the "
+             "author meant.",
     fix="Refer to the option by what it says, not by its letter: options are shuffled.",
 )
 def letter_reference(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -454,6 +471,7 @@ def letter_reference(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "ST010", "single-key-multiple-response", "warning",
+    key_risk="No: ticking the one key still scores full marks; the type misleads.",
     fix="Use type: single_choice when one option is right; keep multiple_response only when "
     "students may have to tick several.",
     items=(MultipleResponse,),
@@ -493,6 +511,8 @@ _LABEL = re.compile(r"\s*(?:\(([A-Ha-h])\)|([A-Ha-h])[.):])\s")
 
 @rule(
     "ST011", "option-letter-label", "error",
+    key_risk="Yes: on a printed form answered by letter, a student writes the letter in the text, "
+             "which is no longer the option's position.",
     fix="Remove the letter from the option text: the LMS numbers the options itself, after "
     "shuffling.",
     items=OPTION_CHOICE,
@@ -535,6 +555,7 @@ def option_letter_label(ctx: ItemContext[SingleChoice | MultipleResponse]) -> It
 
 @rule(
     "ST012", "essay-without-guide", "warning",
+    key_risk="No: graders without a guide grade unevenly, but no answer is graded by rule.",
     fix="Write `grader_info` (a rubric or a model answer) in every language.",
     items=(Essay,),
 )
@@ -569,6 +590,7 @@ def essay_without_guide(ctx: ItemContext[Essay]) -> Iterator[Hit]:
 
 @rule(
     "ST013", "wildcard-accepts-anything", "error",
+    key_risk="Yes, the other way round: every answer, a wrong one included, is graded right.",
     fix="Write the accepted wording; `*` matches any characters, so a wording of only `*` "
     "accepts every answer.",
     items=(ShortAnswer,),

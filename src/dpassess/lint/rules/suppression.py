@@ -11,6 +11,7 @@ from dpassess.model import Item
 
 @suppression_rule(
     "SP001", "unused-suppression", "warning",
+    key_risk="No: it reports a suppression that does nothing.",
     fix="Remove the `suppress` entry: the rule no longer fires on this item (or never did).",
 )
 def unused_suppression(ctx: ItemContext[Item], used: set[int], ran: set[str]) -> Iterator[Hit]:

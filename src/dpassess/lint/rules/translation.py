@@ -39,6 +39,7 @@ def _label(sub: FieldPath) -> str:
 
 @rule(
     "TR001", "missing-translation", "error",
+    key_risk="Yes: students of the missing language get no item, or an empty one.",
     fix="Translate the field into every language the bank requires.",
 )
 def missing_translation(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -83,6 +84,8 @@ def missing_translation(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "TR002", "numbers-differ", "error",
+    key_risk="Yes: a number changed in translation changes the question, and the key may be right "
+             "for one language only.",
     fix="Use the same numbers in every language (digits, not words).",
 )
 def numbers_differ(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -149,6 +152,7 @@ def _has_markup(text: str) -> bool:
 
 @rule(
     "TR003", "markup-differs", "error",
+    key_risk="Yes: a formula or code that differs asks a different question in one language.",
     fix="Keep code spans, maths and images identical in every language; translate only prose.",
 )
 def markup_differs(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -196,6 +200,7 @@ def _symbol_pattern(symbol: str) -> re.Pattern[str]:
 
 @rule(
     "TR004", "symbol-missing", "error",
+    key_risk="Yes: a renamed symbol leaves the options of one language pointing at nothing.",
     fix="Use each declared symbol (the item's `symbols`) unchanged in every language.",
 )
 def symbol_missing(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -237,6 +242,7 @@ def symbol_missing(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "TR005", "glossary-not-kept", "warning",
+    key_risk="No: an ad-hoc rendering hides the term, but the question is the same.",
     fix="Use the glossary's form of the term (bank.yaml, `glossary`).",
 )
 def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -322,6 +328,8 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "TR006", "glossary-wrong-rendering", "error",
+    key_risk="Yes: a declared wrong rendering names another concept (\"siaran\" is a radio "
+             "broadcast, not the collective).",
     fix="Replace the wrong rendering with the glossary's form of the term.",
 )
 def glossary_wrong_rendering(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -393,6 +401,7 @@ def _identifiable(ctx: ItemContext[Item], lang: str, text: str) -> str | None:
 
 @rule(
     "TR007", "wrong-language", "warning",
+    key_risk="No: the text is the right question in a language the student may not read.",
     fix="Translate the text into the language it is filed under (or move it to the right one).",
 )
 def wrong_language(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -438,6 +447,7 @@ def wrong_language(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 @rule(
     "TR008", "identical-text", "warning",
+    key_risk="No: an untranslated field is readable by some students only.",
     fix="Translate the field; identical text in two languages is usually a forgotten translation.",
 )
 def identical_text(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -472,6 +482,7 @@ MIN_CHARS = 20
 
 @rule(
     "TR009", "length-ratio", "info",
+    key_risk="No: a lost or added clause is worth reading, not always wrong.",
     fix="Check the translation for missing or added content.",
 )
 def length_ratio(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -522,6 +533,7 @@ DECIMAL_COMMA = ("id",)
 
 @rule(
     "TR010", "decimal-separator", "warning",
+    key_risk="No: the number is still readable (ambiguous grouped thousands are not flagged).",
     fix="Write the decimal comma of the language (0,75 in Indonesian); keep a point only "
     "inside code or maths.",
 )

@@ -40,6 +40,7 @@ def key_length_cue(v: LangView, key: str, distractors: list[str], ratio: float) 
 
 @rule(
     "WR001", "key-is-longest", "warning",
+    key_risk="No: a cue lets a guess score; right answers stay right.",
     fix="Shorten the key or give the distractors the same detail, so length does not point to it.",
     items=(SingleChoice,),
 )
@@ -88,6 +89,7 @@ _ALL_NONE = {lang: Phrases(p) for lang, p in ALL_NONE.items()}
 
 @rule(
     "WR002", "all-none-of-the-above", "warning",
+    key_risk="No: the option is a cue, not a change of the key.",
     fix="Replace the option with a plausible distractor that states a specific claim.",
     items=CHOICE,
 )
@@ -139,6 +141,7 @@ def absolute_terms(v: LangView, oid: str) -> list[str]:
 
 @rule(
     "WR003", "absolute-term-cue", "warning",
+    key_risk="No: a cue lets a guess score.",
     fix="Drop the absolute word (only, always, never, hanya, selalu...) or state the claim "
     "without it; absolute distractors are eliminated without knowledge.",
     items=CHOICE,
@@ -206,6 +209,8 @@ _EMPHASIS = re.compile(
 
 @rule(
     "WR004", "negative-stem", "warning",
+    key_risk="No: a missed negation can make a student answer wrong, but the key is right; the "
+             "emphasis makes the question read as graded.",
     fix="Ask the question positively, or emphasise the negative word (NOT, **not**, KECUALI).",
 )
 def negative_stem(ctx: ItemContext[Item]) -> Iterator[Hit]:
@@ -266,6 +271,7 @@ def _may_hold(text: str, ws: set[str]) -> bool:
 
 @rule(
     "WR005", "stem-word-in-key", "warning",
+    key_risk="No: a cue lets a guess score.",
     fix="Reword the key (or the stem) so that it does not echo a stem word no distractor uses.",
     items=(SingleChoice,),
 )
@@ -336,6 +342,7 @@ def _number(text: str, lang: str) -> float | None:
 
 @rule(
     "WR006", "numeric-order", "warning",
+    key_risk="No: options out of order slow students down.",
     fix="List numeric options in ascending (or descending) order and set `shuffle: false`.",
     items=CHOICE,
 )
@@ -391,6 +398,7 @@ _FIRST_WORD = re.compile(r"[A-Za-z0-9]+")
 
 @rule(
     "WR007", "article-cue", "warning",
+    key_risk="No: a cue lets a guess score.",
     fix="End the stem before the article and start each option with its own 'a' or 'an'.",
     items=CHOICE,
 )
@@ -438,6 +446,7 @@ def article_cue(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
 
 @rule(
     "WR008", "repeated-option-opening", "warning",
+    key_risk="No: repeated words slow reading.",
     fix="Move the words every option starts with into the stem.",
     items=CHOICE,
 )
@@ -495,6 +504,7 @@ UNEVEN = 3.0
 
 @rule(
     "WR009", "uneven-option-length", "info",
+    key_risk="No: uneven options are a cue.",
     fix="Bring the options to a similar length and level of detail.",
     items=CHOICE,
 )
@@ -537,6 +547,7 @@ def uneven_option_length(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
 
 @rule(
     "WR010", "absolute-statement", "warning",
+    key_risk="No: a cue lets a guess score.",
     fix="State the claim without the absolute word (always, never, all, selalu, tidak pernah, "
     "semua...), or make the item a single-choice question.",
     items=(TrueFalse,),

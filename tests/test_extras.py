@@ -1,0 +1,83 @@
+"""The optional extras (`dpassess[assemble]`: ortools; `dpassess[pdf]`: typst): without them
+the bare package lints and exports, a job that needs one says which extra installs it (exit 2,
+before anything is written), and assembly without typst writes its papers as HTML and says
+that PDF needs `dpassess[pdf]`. A missing package is simulated the way Python's import system
+reports one: a `None` entry in `sys.modules` makes `import ortools` raise ModuleNotFoundError.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from conftest import ROOT, SEED_BANK, files
+from dpassess.cli import main
+
+BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
+
+
+def without(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+    """`package` cannot be imported for the rest of the test, and no module of ours that
+    imported it stays imported."""
+    monkeypatch.setitem(sys.modules, package, None)
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in [n for n in sys.modules if n.startswith("dpassess.assemble")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def dpassess(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+        sys.exit(0)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def test_assemble_without_ortools_names_the_extra_and_exits_2(tmp_path, monkeypatch, capsys):
+    without(monkeypatch, "ortools")
+    code, _, err = dpassess(capsys, "assemble", str(BLUEPRINT), "--out", str(tmp_path / "o"))
+    assert code == 2, err
+    assert err.strip() == ('error: Assembling forms needs the optional package ortools, which '
+                           'is not installed: pip install "dpassess[assemble]" (or '
+                           '"dpassess[all]")')
+    assert not (tmp_path / "o").exists()
+
+
+def test_build_with_blueprints_without_ortools_writes_nothing(tmp_path, monkeypatch, capsys):
+    without(monkeypatch, "ortools")
+    out = tmp_path / "exports"
+    code, _, err = dpassess(capsys, "build", "--items", str(SEED_BANK.parent), "--out", str(out),
+                            "--blueprints", str(BLUEPRINT.parent), "--no-cache")
+    assert code == 2, err
+    assert 'pip install "dpassess[assemble]"' in err
+    assert not out.exists()
+
+
+def test_lint_and_export_need_neither_extra(tmp_path, monkeypatch, capsys):
+    without(monkeypatch, "ortools")
+    without(monkeypatch, "typst")
+    code, out, err = dpassess(capsys, "lint", str(SEED_BANK), "--no-cache")
+    assert code == 0, out + err
+    code, _, err = dpassess(capsys, "export", str(SEED_BANK), "-f", "gift", "-l", "en",
+                            "-o", str(tmp_path / "q.txt"))
+    assert code == 0, err
+    assert (tmp_path / "q.txt").read_bytes()
+    assert "ortools" not in sys.modules or sys.modules["ortools"] is None
+
+
+def test_assembly_without_typst_writes_html_papers_and_says_pdf_needs_the_extra(
+        tmp_path, monkeypatch, capsys):
+    without(monkeypatch, "typst")
+    out = tmp_path / "o"
+    code, _, err = dpassess(capsys, "assemble", str(BLUEPRINT), "--out", str(out))
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "dpassess[pdf]" in line]
+    assert warned == [f"warning: {out}: the printable forms are written as HTML only: PDF "
+                      "needs the optional package typst, which is not installed (pip install "
+                      '"dpassess[pdf]")']
+    written = files(out)
+    committed = files(ROOT / "exports" / "forms" / "data-parallelism")
+    assert not any(p.endswith(".pdf") for p in written)
+    assert written == {p: b for p, b in committed.items() if not p.endswith(".pdf")}
