@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -249,7 +250,7 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):
     result = dpassess("import", str(XML), "--from", "qti21", "--bank", str(tmp_path / "b"))
-    assert result.returncode == 1 and "looks like moodle-xml, not qti21" in result.stderr
+    assert result.returncode == 2 and "looks like moodle-xml, not qti21" in result.stderr
     empty = tmp_path / "empty.gift"
     empty.write_text("// only a comment\n\n::d::A description.\n", encoding="utf-8")
     result = dpassess("import", str(empty), "--from", "gift", "--bank", str(tmp_path / "b"),
@@ -259,6 +260,24 @@ def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_pa
     result = dpassess("import", str(XML), "--from", "gift", "--bank", str(tmp_path / "c"),
                       "--lang", "en")
     assert "the file looks like moodle-xml, not gift" in result.stderr
+
+
+def test_cli_refuses_a_file_of_another_format(tmp_path):
+    # GIFT reads a Moodle XML file as one question's text: a junk item, once written with exit 0
+    for fmt in ("gift", "qti21"):
+        result = dpassess("import", str(XML), "--from", fmt, "--bank", str(tmp_path / fmt),
+                          "--lang", "en")
+        assert result.returncode == 2, result.stderr
+        assert (f"{XML}: the file looks like moodle-xml, not {fmt}; nothing was imported (read "
+                "it with --from moodle-xml)") in result.stderr
+        assert not (tmp_path / fmt).exists()
+    package = tmp_path / "package.zip"
+    with zipfile.ZipFile(package, "w") as z:
+        z.writestr("imsmanifest.xml", "<manifest/>")
+    for fmt in ("gift", "moodle-xml"):
+        result = dpassess("import", str(package), "--from", fmt, "--bank", str(tmp_path / fmt),
+                          "--lang", "en")
+        assert result.returncode == 2 and "looks like qti21, not " + fmt in result.stderr
 
 
 def test_cli_true_false_words_for_other_languages(tmp_path):
