@@ -314,3 +314,17 @@ def test_cli_bad_input_exits_2_without_traceback(tmp_path):
     assert f"error: {bad}:1:24: invalid XML" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "b").exists()  # nothing half-written
+
+
+def test_gift_says_what_it_did_with_a_second_pair_of_braces():
+    # `{,}` (TeX's decimal comma) is the first pair of braces: Moodle's GIFT reader takes it as
+    # the answers, so "-1{,}5" reads "-15"; the warning names the line and what the text became
+    r = read_gift(b"// a comment\n::q1::Compute\n$-1{,}5 \\times 2$. {#-3}\n", "q.txt", "en")
+    [w] = r.warnings
+    assert (w.line, w.item) == (3, "q1")
+    assert w.message.startswith("GIFT took '{,}' as the answers (the first { and the next }) "
+                                "and the text around it now reads '")
+    assert "$-15 \\times 2$. {#-3}'" in w.message and "is a blank line missing" not in w.message
+    r = read_gift(b"::q2::Write minus one and a half. {=-1{,}5}\n", "q.txt", "en")
+    assert [w.message.split(" (")[0] for w in r.warnings] == ["GIFT took '{=-1{,}' as the answers"]
+    assert "half. 5}'" in r.warnings[0].message
