@@ -23,8 +23,34 @@ def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_version():
+    # run from this checkout: the version, and the commit git says the checkout is at
     r = run("--version")
-    assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__}"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__} (commit {head[:12]})"
+
+
+def test_version_names_the_commit_pip_installed_from_git(tmp_path):
+    # pip records an install from git in direct_url.json (PEP 610); a wheel or an sdist has none
+    from dpassess.cli import _commit
+
+    site = tmp_path / "site-packages"
+    (site / "dpassess" / "cli").mkdir(parents=True)
+    record = site / f"dpassess-{__version__}.dist-info" / "direct_url.json"
+    record.parent.mkdir()
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    record.write_text(json.dumps({"url": "https://example.org/dpassess.git",
+                                  "vcs_info": {"vcs": "git", "commit_id": sha}}))
+    import dpassess.cli
+
+    here = dpassess.cli.__file__
+    try:
+        dpassess.cli.__file__ = str(site / "dpassess" / "cli" / "__init__.py")
+        assert _commit(__version__) == sha
+        record.write_text(json.dumps({"url": "file:///tmp/x.whl", "archive_info": {}}))
+        assert _commit(__version__) is None
+    finally:
+        dpassess.cli.__file__ = here
 
 
 @pytest.mark.parametrize("kind", ["item", "bank"])

@@ -82,6 +82,37 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _version() -> str:
+    """The version, and the git commit it was installed or is run from where that is known:
+    `0.2.0 (commit 1a2b3c4d5e6f)`."""
     from dpassess import __version__
 
-    return __version__
+    commit = _commit(__version__)
+    return f"{__version__} (commit {commit[:12]})" if commit else __version__
+
+
+def _commit(version: str) -> str | None:
+    """The commit id of this copy of dpassess, cheaply (`--version` stays light): pip records it
+    for an install from git (`direct_url.json`, PEP 610: `vcs_info.commit_id`); a checkout (the
+    package under `src/` beside `.git`, as `pip install -e .` runs it) asks git. Else None."""
+    import json
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent
+    record = package.parent / f"dpassess-{version}.dist-info" / "direct_url.json"
+    try:
+        commit = json.loads(record.read_text(encoding="utf-8"))["vcs_info"]["commit_id"]
+        return commit if isinstance(commit, str) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    root = package.parent.parent
+    if package.parent.name != "src" or not (root / ".git").exists():
+        return None
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and out else None
