@@ -51,6 +51,7 @@ KEY_RISK: dict[str, str] = {
     "WR008": "No: repeated words slow reading.",
     "WR009": "No: uneven options are a cue.",
     "WR010": "No: a cue lets a guess score.",
+    "WR011": "No: the order of the options costs time, not marks.",
     "BK001": "No: a form may show the question twice; each copy is graded right.",
     "BK002": "No: near-duplicates give each other away.",
     "BK003": "No, but the assembler cannot keep apart what the author asked it to: an error "
