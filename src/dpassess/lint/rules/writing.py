@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 
 from dpassess.lint.context import ItemContext, LangView
 from dpassess.lint.registry import CHOICE, Hit, rule
@@ -642,8 +643,8 @@ def numeric_options_unordered(ctx: ItemContext[SingleChoice | MultipleResponse])
     if any(v is None for v in values):
         return
     numbers = [v for v in values if v is not None]
-    ordered = (all(a <= b for a, b in zip(numbers, numbers[1:], strict=False))
-               or all(a >= b for a, b in zip(numbers, numbers[1:], strict=False)))
+    steps = list(pairwise(numbers))
+    ordered = all(a <= b for a, b in steps) or all(a >= b for a, b in steps)
     if not ordered:
         yield Hit(("options",), f"the options are numbers, listed out of numerical order in "
                                 f"{lang!r}: {' / '.join(_written(texts[o]) for o in ids)}")
