@@ -581,6 +581,10 @@ def absolute_statement(ctx: ItemContext[TrueFalse]) -> Iterator[Hit]:
 _LEADING_NUMBER = re.compile(r"\s*[(\[$€£]?\s*([-−]?\d+(?:[.,\u00a0\u202f]\d+)*)(?![\w])")
 
 
+#: The items whose options may be quantities (a true/false item's are words).
+_NUMBERED: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
+
+
 def _written(text: str) -> str:
     """The number an option starts with, as written."""
     m = _LEADING_NUMBER.match(text)
@@ -606,7 +610,7 @@ def _leading_number(text: str, lang: str) -> float | None:
     "WR011", "numeric-options-unordered", "info",
     fix="List the options in numerical order (ascending or descending) and set `shuffle: "
     "false`, so every form prints them in that order.",
-    items=(SingleChoice, MultipleResponse),
+    items=_NUMBERED,
 )
 def numeric_options_unordered(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
     """## What it does
