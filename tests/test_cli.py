@@ -171,3 +171,28 @@ def test_qti_maths_as_tex_for_mathjax_players(tmp_path):
                 schema.assertValid(etree.fromstring(z.read(name)))
     r = run("export", str(bank), "-f", "gift", "--maths", "tex", "-o", str(tmp_path / "g"))
     assert r.returncode == 2 and "only QTI 2.1 writes MathML" in r.stderr
+
+
+def test_the_checkout_commit_is_read_from_git_files_as_git_reads_it(tmp_path):
+    # a branch as a loose ref, then packed (`git gc` packs refs), then a detached HEAD, and a
+    # linked worktree (a `.git` file): each gives what `git rev-parse HEAD` gives
+    from dpassess.cli import _head
+
+    def git(*args: str, cwd: Path = tmp_path / "r") -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git("init", "-q", "-b", "main")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    assert _head(repo / ".git") == git("rev-parse", "HEAD")
+    git("pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert _head(repo / ".git") == git("rev-parse", "HEAD")
+    first = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    git("checkout", "-q", first)
+    assert _head(repo / ".git") == first
+    git("worktree", "add", "-q", "-b", "side", str(tmp_path / "w"), "main")
+    assert _head(tmp_path / "w" / ".git") == git("rev-parse", "HEAD", cwd=tmp_path / "w") != first
