@@ -42,8 +42,9 @@ fuzz: $(STAMP)
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
 
 ## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
-##               from the package index) and run init/check/lint/export/build outside the repo
-##               (a few minutes; CI runs it after `make test`)
+##               from the package index) and run init/check/lint/export/build outside the repo;
+##               then run every install command the README and docs show (pip, pipx, pre-commit)
+##               on a tag-less copy of this repository (many minutes; CI runs it after `make test`)
 test-install: $(STAMP)
 	DPASSESS_INSTALL_TEST=1 $(BIN)/python -m pytest tests/test_install.py
 

@@ -24,8 +24,39 @@ def test_version_through_the_installed_entry_point():
     """A real process: `python -m dpassess` (the console script's `main`)."""
     r = subprocess.run([sys.executable, "-m", "dpassess", "--version"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__}"
+    assert r.returncode == 0 and r.stdout.startswith(f"dpassess {__version__}")
     assert run("--version").stdout == r.stdout
+
+
+def test_version():
+    # run from this checkout: the version, and the commit git says the checkout is at
+    r = run("--version")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert r.returncode == 0 and r.stdout.strip() == f"dpassess {__version__} (commit {head[:12]})"
+
+
+def test_version_names_the_commit_pip_installed_from_git(tmp_path):
+    # pip records an install from git in direct_url.json (PEP 610); a wheel or an sdist has none
+    from dpassess.cli import _commit
+
+    site = tmp_path / "site-packages"
+    (site / "dpassess" / "cli").mkdir(parents=True)
+    record = site / f"dpassess-{__version__}.dist-info" / "direct_url.json"
+    record.parent.mkdir()
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    record.write_text(json.dumps({"url": "https://example.org/dpassess.git",
+                                  "vcs_info": {"vcs": "git", "commit_id": sha}}))
+    import dpassess.cli
+
+    here = dpassess.cli.__file__
+    try:
+        dpassess.cli.__file__ = str(site / "dpassess" / "cli" / "__init__.py")
+        assert _commit(__version__) == sha
+        record.write_text(json.dumps({"url": "file:///tmp/x.whl", "archive_info": {}}))
+        assert _commit(__version__) is None
+    finally:
+        dpassess.cli.__file__ = here
 
 
 @pytest.mark.parametrize("kind", ["item", "bank"])
@@ -146,3 +177,28 @@ def test_qti_maths_as_tex_for_mathjax_players(tmp_path):
                 schema.assertValid(etree.fromstring(z.read(name)))
     r = run("export", str(bank), "-f", "gift", "--maths", "tex", "-o", str(tmp_path / "g"))
     assert r.returncode == 2 and "only QTI 2.1 writes MathML" in r.stderr
+
+
+def test_the_checkout_commit_is_read_from_git_files_as_git_reads_it(tmp_path):
+    # a branch as a loose ref, then packed (`git gc` packs refs), then a detached HEAD, and a
+    # linked worktree (a `.git` file): each gives what `git rev-parse HEAD` gives
+    from dpassess.cli import _head
+
+    def git(*args: str, cwd: Path = tmp_path / "r") -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git("init", "-q", "-b", "main")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    assert _head(repo / ".git") == git("rev-parse", "HEAD")
+    git("pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert _head(repo / ".git") == git("rev-parse", "HEAD")
+    first = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    git("checkout", "-q", first)
+    assert _head(repo / ".git") == first
+    git("worktree", "add", "-q", "-b", "side", str(tmp_path / "w"), "main")
+    assert _head(tmp_path / "w" / ".git") == git("rev-parse", "HEAD", cwd=tmp_path / "w") != first

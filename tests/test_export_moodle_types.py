@@ -188,6 +188,24 @@ def test_matching_response_formatting_is_warned_in_both_formats() -> None:
     assert gift_question(item)[0].subanswers == ["x y", "4 &lt; 5", "z"]
 
 
+def test_matching_response_maths_is_warned_in_both_formats() -> None:
+    # Moodle's menu is plain text: its TeX/MathJax filters never see it, so the TeX stays raw
+    item = parse_item({"id": "mm", "type": "matching", "topic": "t", "pairs": ["a", "b"],
+                       "distractors": ["c"],
+                       "text": {la: {"stem": "Match.", "premises": {"a": "A", "b": "B"},
+                                     "responses": {"a": r"\(\chi^2\)", "b": "chi squared",
+                                                   "c": r"about $\sqrt{n}$"}}
+                                for la in ("id", "en")}})
+    for export in (moodle_xml.export, gift.export):
+        result = export(collection(item), "en")
+        said = sorted((w.field, w.message) for w in result.warnings if "maths" in w.message)
+        assert [f for f, _ in said] == ["text.en.responses.a", "text.en.responses.c"]
+        assert "'\\\\(\\\\chi^2\\\\)' is shown as TeX source" in said[0][1]
+        assert "'$\\\\sqrt{n}$' is shown as TeX source" in said[1][1]
+    # the oracle: Moodle's reader keeps the TeX source as the menu's text
+    assert xml_question(item)[0].subanswers[0] == r"\(\chi^2\)"
+
+
 def test_plain_essay_template_is_plain_text_as_written() -> None:
     # qformat_xml::trans_format knows `plain_text`; any other name (`plain`) is read as HTML
     item = parse_item({"id": "ee", "type": "essay", "topic": "t", "response_format": "plain",

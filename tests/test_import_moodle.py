@@ -5,6 +5,7 @@ what each question becomes, what is skipped and why, what is warned about; and t
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -249,7 +250,7 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):
     result = dpassess("import", str(XML), "--from", "qti21", "--bank", str(tmp_path / "b"))
-    assert result.returncode == 1 and "looks like moodle-xml, not qti21" in result.stderr
+    assert result.returncode == 2 and "looks like moodle-xml, not qti21" in result.stderr
     empty = tmp_path / "empty.gift"
     empty.write_text("// only a comment\n\n::d::A description.\n", encoding="utf-8")
     result = dpassess("import", str(empty), "--from", "gift", "--bank", str(tmp_path / "b"),
@@ -259,6 +260,24 @@ def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_pa
     result = dpassess("import", str(XML), "--from", "gift", "--bank", str(tmp_path / "c"),
                       "--lang", "en")
     assert "the file looks like moodle-xml, not gift" in result.stderr
+
+
+def test_cli_refuses_a_file_of_another_format(tmp_path):
+    # GIFT reads a Moodle XML file as one question's text: a junk item, once written with exit 0
+    for fmt in ("gift", "qti21"):
+        result = dpassess("import", str(XML), "--from", fmt, "--bank", str(tmp_path / fmt),
+                          "--lang", "en")
+        assert result.returncode == 2, result.stderr
+        assert (f"{XML}: the file looks like moodle-xml, not {fmt}; nothing was imported (read "
+                "it with --from moodle-xml)") in result.stderr
+        assert not (tmp_path / fmt).exists()
+    package = tmp_path / "package.zip"
+    with zipfile.ZipFile(package, "w") as z:
+        z.writestr("imsmanifest.xml", "<manifest/>")
+    for fmt in ("gift", "moodle-xml"):
+        result = dpassess("import", str(package), "--from", fmt, "--bank", str(tmp_path / fmt),
+                          "--lang", "en")
+        assert result.returncode == 2 and "looks like qti21, not " + fmt in result.stderr
 
 
 def test_cli_true_false_words_for_other_languages(tmp_path):
@@ -295,3 +314,17 @@ def test_cli_bad_input_exits_2_without_traceback(tmp_path):
     assert f"error: {bad}:1:24: invalid XML" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "b").exists()  # nothing half-written
+
+
+def test_gift_says_what_it_did_with_a_second_pair_of_braces():
+    # `{,}` (TeX's decimal comma) is the first pair of braces: Moodle's GIFT reader takes it as
+    # the answers, so "-1{,}5" reads "-15"; the warning names the line and what the text became
+    r = read_gift(b"// a comment\n::q1::Compute\n$-1{,}5 \\times 2$. {#-3}\n", "q.txt", "en")
+    [w] = r.warnings
+    assert (w.line, w.item) == (3, "q1")
+    assert w.message.startswith("GIFT took '{,}' as the answers (the first { and the next }) "
+                                "and the text around it now reads '")
+    assert "$-15 \\times 2$. {#-3}'" in w.message and "is a blank line missing" not in w.message
+    r = read_gift(b"::q2::Write minus one and a half. {=-1{,}5}\n", "q.txt", "en")
+    assert [w.message.split(" (")[0] for w in r.warnings] == ["GIFT took '{=-1{,}' as the answers"]
+    assert "half. 5}'" in r.warnings[0].message

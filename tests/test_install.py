@@ -84,3 +84,63 @@ def test_the_wheel_installs_into_a_clean_venv_and_runs_outside_the_repository(tm
                                env=env, capture_output=True, text=True)
     assert no_solver.returncode == 2, no_solver.stdout + no_solver.stderr
     assert 'pip install "dpassess[assemble]"' in no_solver.stderr
+
+
+def test_every_install_command_of_the_docs_works_on_the_repository_as_published(tmp_path: Path):
+    """The README's and the docs' install commands (read out of them: a new one is covered),
+    run as written on a repository like the published one (the default branch `main`, no
+    tags), with the placeholders filled in: pip and pipx from git, pinned to a commit, from a
+    clone, and the pre-commit hook pinned to a commit. Each installs the version this checkout
+    has, and one from git names its commit."""
+    import shutil
+
+    import yaml
+
+    from dpassess import __version__
+    from test_install_docs import install_commands, pre_commit_configs, published, substitute
+
+    repo, commit = published(tmp_path)
+    # file://localhost/...: the pip that `python -m venv` bundles with Python 3.11 (23.2)
+    # refuses `git+file:///...` (an empty host) as a requirement; git reads both
+    url = f"file://localhost{repo}"
+    clone = tmp_path / "clone"
+    sh("git", "clone", "--quiet", url, clone)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    tools = tmp_path / "tools"  # pipx and pre-commit, as a user has them
+    venv.create(tools, with_pip=True)
+    sh(tools / "bin" / "python", "-m", "pip", "install", "--quiet", "pipx", "pre-commit", env=env)
+    python_dir = str(Path(sys.executable).parent)  # `python3 -m venv` makes a 3.11 venv
+    for n, (command, where) in enumerate(sorted(install_commands().items())):
+        work = tmp_path / f"run{n}"
+        shutil.copytree(clone, work, symlinks=True)  # `pip install .` runs in a clone
+        target = tmp_path / f"venv{n}"
+        venv.create(target, with_pip=True)
+        run_env = dict(env, PATH=os.pathsep.join(
+            [str(target / "bin"), python_dir, str(tools / "bin"), env.get("PATH", "")]),
+            PIPX_HOME=str(tmp_path / f"pipx{n}"), PIPX_BIN_DIR=str(tmp_path / f"pipx{n}-bin"))
+        line = substitute(command, url, commit)
+        r = subprocess.run(["bash", "-c", line], cwd=work, env=run_env, capture_output=True,
+                           text=True, timeout=1200)
+        assert r.returncode == 0, f"{where}: {line}\n{r.stdout}\n{r.stderr}"
+        installed = next(p for p in (work / ".venv" / "bin" / "dpassess",
+                                     tmp_path / f"pipx{n}-bin" / "dpassess",
+                                     target / "bin" / "dpassess") if p.exists())
+        version = sh(installed, "--version", cwd=tmp_path, env=env).stdout.strip()
+        if "git+" in line:
+            assert version == f"dpassess {__version__} (commit {commit[:12]})", (where, version)
+        else:
+            assert version.startswith(f"dpassess {__version__}"), (where, version)
+    # pre-commit: the hook, pinned as the docs say, in a bank repository of a user's
+    bank = tmp_path / "my-quizzes"
+    bank.mkdir()
+    sh("git", "init", "--quiet", cwd=bank)
+    sh(installed, "init", "items/statistics", "--languages", "en,id", cwd=bank, env=env)
+    for config, where in pre_commit_configs().items():
+        text = substitute(config, url, commit)
+        assert yaml.safe_load(text)["repos"][0]["rev"] == commit, where
+        (bank / ".pre-commit-config.yaml").write_text(text, encoding="utf-8")
+        sh("git", "add", "-A", cwd=bank)
+        r = subprocess.run([tools / "bin" / "pre-commit", "run", "--all-files"], cwd=bank,
+                           env=dict(env, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home")),
+                           capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0 and "dpassess lint" in r.stdout, f"{where}\n{r.stdout}\n{r.stderr}"

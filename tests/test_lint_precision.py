@@ -15,8 +15,6 @@ import lint_precision
 KNOWN = {
     # 'keragaman' (diversity) has the root of the rendering 'ragam': the stemmer accepts it
     "tr005-variansinya (flawed)",
-    # the verb "mean" is the glossary term: a suppression with `term: mean` is the way out
-    "tr005-verb-mean (clean)",
     # 'tanpa kecuali' (without exception) holds the negative word 'kecuali'
     "wr010-only-condition (flawed)",
 }

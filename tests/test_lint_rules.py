@@ -137,6 +137,16 @@ def test_rule_docs_are_fresh() -> None:
         )
 
 
+def test_the_readme_and_the_rules_index_count_the_rules_there_are() -> None:
+    # the README's "N rules" is checked here; the index page's count is generated
+    import re
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = {int(n) for n in re.findall(r"\b(\d+) (?:lint )?rules\b", readme)}
+    assert said == {len(RULES)}, f"README.md says {sorted(said)} rules; the registry has {len(RULES)}"
+    index = (ROOT / "docs" / "rules" / "README.md").read_text(encoding="utf-8")
+    assert f"{len(RULES)} rules" in index
+
+
 def test_codes_and_names_are_unique_and_well_formed() -> None:
     names = [r.name for r in RULES.values()]
     assert len(names) == len(set(names))

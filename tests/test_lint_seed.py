@@ -81,3 +81,28 @@ def test_original_key_is_longest(by_item: dict[str, list[Diagnostic]]) -> None:
 
 def test_original_clang_association(by_item: dict[str, list[Diagnostic]]) -> None:
     assert _has(by_item["07-scaling-overhead"], "WR005", "'menambah'")
+
+
+def test_the_review_findings_are_acted_on() -> None:
+    # the independent bilingual review's should-fix items on the seed bank (docs/seed-bank.md)
+    import re
+
+    from dpassess.lint.rules.writing import _leading_number
+
+    items = {i.id: i for i in load_banks([SEED_BANK])[0]}
+    nccl = items["dp-nccl-algorithms"]
+    for lang, word in (("en", "protocol"), ("id", "protokol")):
+        options = nccl.text[lang].options
+        naming = [o for o, t in options.items() if word in t]
+        assert nccl.key[0] in naming and len(naming) >= 3, (lang, naming)  # not the key alone
+        assert max(options, key=lambda o: len(options[o])) != nccl.key[0], lang
+    memory = items["dp-memory-limit"]
+    assert len(memory.options) == 4 and not memory.shuffle
+    for lang in ("en", "id"):
+        options = memory.text[lang].options
+        values = [_leading_number(options[o.id], lang) for o in memory.options]
+        assert values == sorted(values), (lang, values)  # 3 / 6 / 8.25 / 24
+        assert not re.search(r"\b24\b", options["all-sharded"])  # no longer states the key's figure
+        assert not any(w in options["offloaded-optimizer"] for w in ("shard", "dibagi", "divided"))
+    assert not items["dp-global-batch"].shuffle
+    assert [o.id for o in items["dp-global-batch"].options] == ["b-div-w", "b-averaged", "b-times-w"]

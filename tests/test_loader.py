@@ -114,7 +114,8 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
          "x.yaml:6:1: text: required language 'en' is missing"),
         (GOOD.replace("stem: Yang mana?", "stem: " + "x" * 20_001),
          "x.yaml:8:5: text.id.stem: text too long (limit 20,000 characters)"),
-        ("id: [unclosed\n", "x.yaml:2:1: invalid YAML: did not find expected ',' or ']'"),
+        ("id: [unclosed\n", "x.yaml:1:5: invalid YAML: while parsing a flow sequence here, did "
+                           "not find expected ',' or ']' at line 2, column 1"),
         ("id: !!python/object/apply:os.system [ls]\n",
          "x.yaml:1:5: YAML tag !!python/object/apply:os.system not allowed"),
         ("", "x.yaml:1:1: empty file"),
@@ -321,3 +322,19 @@ def test_a_utf16_file_is_named_as_utf16(tmp_path):
     root = make_bank(tmp_path, {"x.yaml": GOOD.encode("utf-16")})
     assert errors_of(root) == ["x.yaml:1:1: is UTF-16 (it starts with a UTF-16 byte-order mark): "
                                "save it as UTF-8"]
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens(tmp_path):
+    # PyYAML gives up lines later (at the end of the file, or at the next quote); the
+    # diagnostic points at the quote and keeps the parser's own words and place
+    at_end = GOOD.replace("stem: Which one?", 'stem: "Which one?')
+    errors = errors_of(make_bank(tmp_path / "a", {"x.yaml": at_end}))
+    line = at_end.splitlines().index('    stem: "Which one?') + 1
+    assert any(e.startswith(f"x.yaml:{line}:11: invalid YAML: while scanning a quoted scalar "
+                            "here, found unexpected end of stream at line ") for e in errors), errors
+    swallowing = GOOD.replace("stem: Yang mana?", 'stem: "Yang mana?').replace(
+        "stem: Which one?", 'stem: "Which one?"')
+    errors = errors_of(make_bank(tmp_path / "b", {"x.yaml": swallowing}))
+    line = swallowing.splitlines().index('    stem: "Yang mana?') + 1
+    assert any(e.startswith(f"x.yaml:{line}:11: invalid YAML: the quoted string opened here "
+                            "runs on to line ") for e in errors), errors

@@ -41,7 +41,11 @@ class BuildReport:
     when lint failed and nothing was written)."""
 
     lines: list[str] = field(default_factory=list)
+    #: Warnings of the outputs this run wrote.
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: Warnings of the outputs left as they were, said when they were written: not repeated
+    #: (lint's findings are: they are about the bank; these are about files not written now).
+    replayed: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     exit_code: int = 0
     #: Outputs written by this run, and outputs left as they were (their key unchanged).
@@ -149,7 +153,7 @@ def build(
     for root in roots:
         if root in fresh:
             outputs = fresh[root]
-            report.warnings += outputs.warnings
+            report.replayed += outputs.warnings
             report.unchanged += [Path(p) for p in outputs.files]
         else:
             say(f"exporting {root.name}")
@@ -163,7 +167,7 @@ def build(
         entry = stored.get(f"forms:{bp}")
         if (form_key is not None and isinstance(entry, _Outputs) and entry.key == form_key
                 and _intact(entry)):
-            report.warnings += entry.warnings
+            report.replayed += entry.warnings
             report.unchanged += [Path(p) for p in entry.files]
             new_store[f"forms:{bp}"] = entry
             continue
@@ -175,6 +179,12 @@ def build(
     report.lines += [f"wrote {p}" for p in report.written]
     if report.unchanged:
         report.lines.append(f"unchanged: {len(report.unchanged)} files (inputs as last built)")
+    if report.replayed:
+        n = len(report.replayed)
+        report.notes.append(
+            f"{n} export warning{'s' if n != 1 else ''} about the unchanged files, given when "
+            f"they were written, {'are' if n != 1 else 'is'} not repeated "
+            "(`dpassess build --no-cache` shows them again)")
     if cache is not None:
         cache.store(str(out), "build", build_salt, new_store)
     return report

@@ -254,6 +254,54 @@ def _pos(err: yaml.YAMLError) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
+def _syntax_error(path: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
+    """A YAML syntax error at what caused it, not only where the parser gave up.
+
+    PyYAML's `context_mark` is the cause when its context is a scalar or a flow collection
+    being scanned (a quote or bracket opened and never closed: the parser gives up at the end
+    of the file). A block mapping's context is only where the mapping starts; there, a quoted
+    string that ran over several lines up to where the parser gave up is the usual cause (an
+    unclosed quote swallowed the next keys until the next quote), and is named instead. The
+    message keeps PyYAML's own two sentences and the place it gave up."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None) or ""
+    start = getattr(exc, "context_mark", None)
+    end = getattr(exc, "problem_mark", None)
+    if end is None:
+        line, col = _pos(exc)
+        return Diagnostic(path, line, col, "", f"invalid YAML: {problem}")
+    gave_up = f"at line {end.line + 1}, column {end.column + 1}"
+    if (context and start is not None and not context.startswith("while parsing a block")
+            and (start.line, start.column) < (end.line, end.column)):
+        return Diagnostic(path, start.line + 1, start.column + 1, "",
+                          f"invalid YAML: {context} here, {problem} {gave_up}")
+    quote = _runaway_quote(text, end.line)
+    if quote is not None:
+        return Diagnostic(
+            path, quote[0] + 1, quote[1] + 1, "",
+            f"invalid YAML: the quoted string opened here runs on to line {end.line + 1}, "
+            f"where the parser gave up ({context + ': ' if context else ''}{problem} {gave_up})",
+            help="Close the quote where the text ends (a quote inside the text is written twice "
+            "in single quotes, or escaped \\\" in double quotes).")
+    return Diagnostic(path, end.line + 1, end.column + 1, "", f"invalid YAML: {problem}")
+
+
+def _runaway_quote(text: str, line: int) -> tuple[int, int] | None:
+    """(line, column) of the start of the last quoted scalar that spans several lines and
+    ends on `line` (0-based), scanned up to the error (linear, by PyYAML's own scanner)."""
+    found = None
+    try:
+        for tok in yaml.scan(text, Loader=yaml.SafeLoader):
+            if tok.start_mark.line > line:
+                break
+            if (isinstance(tok, yaml.ScalarToken) and tok.style in ('"', "'")
+                    and tok.end_mark.line == line and tok.start_mark.line < line):
+                found = (tok.start_mark.line, tok.start_mark.column)
+    except yaml.YAMLError:
+        pass
+    return found
+
+
 def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
     """Parse one YAML file with the safe C loader. Returns (data, diagnostics).
 
@@ -303,9 +351,7 @@ def read_yaml(path: str) -> tuple[Any, list[Diagnostic]]:
         msg = f"YAML tag {tag} not allowed (only plain data is accepted)"
         return None, [Diagnostic(path, line, col, "", msg)]
     except yaml.YAMLError as exc:
-        line, col = _pos(exc)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return None, [Diagnostic(path, line, col, "", f"invalid YAML: {problem}")]
+        return None, [_syntax_error(path, text, exc)]
     if data is None:
         return None, [Diagnostic(path, 1, 1, "", "empty file")]
     if not isinstance(data, dict):

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import traceback
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -82,6 +83,78 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _version() -> str:
+    """The version, and the git commit it was installed or is run from where that is known:
+    `0.2.0 (commit 1a2b3c4d5e6f)`."""
     from dpassess import __version__
 
-    return __version__
+    commit = _commit(__version__)
+    return f"{__version__} (commit {commit[:12]})" if commit else __version__
+
+
+def _head(dot_git: Path) -> str | None:
+    """The commit HEAD names, read from the repository's files (a few small reads, no process):
+    `.git` a folder or a worktree's `gitdir:` file, HEAD a commit id or a branch, the branch
+    a loose ref or a line of `packed-refs`. None when anything is not as expected (git then
+    answers)."""
+    try:
+        git = dot_git
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            git = (dot_git.parent / line[7:].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head if _is_commit(head) else None
+        ref = head[4:].strip()
+        common = git
+        if (git / "commondir").is_file():
+            common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        for folder in dict.fromkeys((git, common)):
+            loose = folder / ref
+            if loose.is_file():
+                value = loose.read_text(encoding="utf-8").strip()
+                return value if _is_commit(value) else None
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text(encoding="utf-8").splitlines():
+                value, _, name = line.partition(" ")
+                if name == ref and _is_commit(value):
+                    return value
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _is_commit(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _commit(version: str) -> str | None:
+    """The commit id of this copy of dpassess, cheaply (`--version` stays light): pip records it
+    for an install from git (`direct_url.json`, PEP 610: `vcs_info.commit_id`); a checkout (the
+    package under `src/` beside `.git`, as `pip install -e .` runs it) asks git. Else None."""
+    import json
+
+    package = Path(__file__).resolve().parent.parent
+    record = package.parent / f"dpassess-{version}.dist-info" / "direct_url.json"
+    try:
+        commit = json.loads(record.read_text(encoding="utf-8"))["vcs_info"]["commit_id"]
+        return commit if isinstance(commit, str) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    root = package.parent.parent
+    if package.parent.name != "src" or not (root / ".git").exists():
+        return None
+    found = _head(root / ".git")
+    if found:
+        return found
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and out else None

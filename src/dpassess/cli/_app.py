@@ -12,7 +12,6 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from dpassess import __version__
 from dpassess.diagnostics import Diagnostic, DpassessError
 
 #: The commands in the order a user meets them (unknown ones follow, as registered).
@@ -72,7 +71,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"dpassess {__version__}")
+        from dpassess.cli import _version as version
+
+        typer.echo(f"dpassess {version()}")
         raise typer.Exit()
 
 

@@ -58,13 +58,20 @@ def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
     that cannot be read, NoLanguage when text does not say its language and `lang` is None.
 
     `true_false_words` gives the words true/false items show in languages the bank has no
-    words for (`{"ru": ("Верно", "Неверно")}`). When nothing is imported from a file that
-    looks like another format, a warning says which."""
+    words for (`{"ru": ("Верно", "Неверно")}`). A file that looks like another format (a
+    Moodle XML file read as GIFT, a QTI package read as Moodle XML) is refused with an
+    InputError naming that format; when nothing is imported from a text file read as XML,
+    the error or a warning says it looks like GIFT."""
     if fmt not in READERS:
         raise UsageError(f"format {fmt!r}: choose one of {', '.join(READERS)}")
     data = read_input(path)
     reader = cast(_Reader, importlib.import_module(READERS[fmt]))
     guess = guess_format(data)
+    if guess is not None and guess != fmt and guess != "gift":
+        # An XML document or a zip read as another format gives junk (GIFT reads XML as a
+        # question's text) or nothing: refused, naming what the file looks like.
+        raise InputError(f"{path}: the file looks like {guess}, not {fmt}; nothing was "
+                         f"imported (read it with --from {guess})")
     try:
         result = reader.read(data, str(path), lang, true_false_words=true_false_words)
     except InputError as exc:

@@ -164,15 +164,32 @@ def _blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
         yield start, block
 
 
+def _braces_taken(text: str, start: int, finish: int) -> str:
+    """What GIFT did with a question holding more than one pair of braces: the first `{`
+    and the first `}` after it are the answers, whatever they were meant to be (TeX's
+    `{,}`, a set), and the rest stays in the text."""
+    taken = _post(text[start:finish + 1])
+    before, after = _post(text[:start]), _post(text[finish + 1:])
+    reads = " ".join(f"{'…' if len(before) > 20 else ''}{before[-20:]}{after[:30]}"
+                     f"{'…' if len(after) > 30 else ''}".split())
+    return (f"GIFT took '{taken}' as the answers (the first {{ and the next }}) and the text "
+            f"around it now reads '{reads}': a brace meant as text or maths is written \\{{ "
+            f"and \\}} in GIFT")
+
+
 class _Reader:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
+        self.lead = 0
 
     def block(self, start: int, lines: list[str]) -> None:
         comments = "".join(line + "\n" for line in lines if line.startswith("//"))
-        text = php_trim("\n".join(" " if line.startswith("//") else line for line in lines))
+        joined = "\n".join(" " if line.startswith("//") else line for line in lines)
+        text = php_trim(joined)
         if not text:
             return
+        # lines before the text (comments): the brace warning names the line of its brace
+        self.lead = joined[:joined.find(text[0])].count("\n")
         text = _pre(text)
         if text.startswith("$CATEGORY:"):
             category = php_trim(text[10:])
@@ -200,10 +217,13 @@ class _Reader:
             raise Skip("} comes before { (escape a literal brace as \\} )")
         answers = php_trim(text[start + 1:finish])
         after = text[finish + 1:]
-        if "::" in after or "{" in after:
-            self.b.warn("text after the answers holds '::' or '{': is a blank line missing "
-                        "before the next question? (Moodle reads the rest as part of this one)",
+        if "::" in after:
+            self.b.warn("text after the answers holds '::': is a blank line missing before the "
+                        "next question? (Moodle reads the rest as part of this one)",
                         line=line, item=label(name))
+        elif "{" in after or "}" in after:
+            self.b.warn(_braces_taken(text, start, finish), line=line + self.lead + text[:start].count("\n"),
+                        item=label(name))
         if text.endswith("}"):
             stem_text = text[:start] + text[finish + 1:]
         else:  # the missing-word format: a blank where the answers were

@@ -61,7 +61,10 @@ def rule_page(r: Rule) -> str:
 
 
 def index_page() -> str:
-    lines = [HEADER, "# Lint rules\n", "Run `dpassess lint`; see [../lint.md](../lint.md).\n"]
+    families = sum(1 for fam in FAMILIES if any(r.family == fam for r in RULES.values()))
+    lines = [HEADER, "# Lint rules\n",
+             f"{len(RULES)} rules in {families} families. Run `dpassess lint`; see "
+             "[../lint.md](../lint.md).\n"]
     for fam, title in FAMILIES.items():
         rules = [r for r in RULES.values() if r.family == fam]
         if not rules:

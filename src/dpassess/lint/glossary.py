@@ -91,6 +91,10 @@ def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> _T
     return _Terms(full, re.compile("|".join(bodies)), every)
 
 
+#: English words ending so are verbs first (standardize, normalise, quantify, estimate): a
+#: glossary that pins one means the verb, and its verb uses are the term.
+_VERB_ENDINGS = ("ize", "ise", "yze", "yse", "ify", "ate")
+
 #: Memoised lookups kept at most (then the memo starts again): a bound on its memory.
 MEMO_MAX = 1 << 16
 
@@ -119,6 +123,13 @@ class Glossary:
                 _suffix(lang, self.language),
             )
         self._memo: dict[tuple[str, str, str], object] = {}
+        #: Terms a verb in the glossary language is not (English only): the renderable ones.
+        #: "What does it mean?" does not use the statistic `mean`; a kept term (all-reduce,
+        #: broadcast) is the same word as a verb, so its verb uses count.
+        self._nouns: dict[int, str] = {
+            i: t.term.lower() for i, t in enumerate(self.terms)
+            if not t.keep and not t.term.lower().endswith(_VERB_ENDINGS)
+        } if self.language.split("-")[0] == "en" else {}
         forms = [f for t in self.terms for fs in (t.render | t.wrong).values() for f in fs]
         self._nul = any("\0" in f for f in (*forms, *(t.term for t in self.terms)))
 
@@ -141,14 +152,17 @@ class Glossary:
         pat = self._source
         if pat is None:
             return frozenset()
-        return self._cached("u", "", text, lambda: frozenset(_indices(pat, text.lower())))
+        return self._cached(
+            "u", "", text, lambda: frozenset(_indices(pat, text.lower(), self._nouns)))
 
     def accepted(self, text: str, lang: str) -> frozenset[int]:
         """Indices of the terms `text` (in `lang`) renders in an accepted form."""
         pat = self._accepted.get(lang)
         if pat is None:
             return frozenset()
-        return self._cached("a", lang, text, lambda: frozenset(_indices(pat, text.lower())))
+        nouns = self._nouns if lang == self.language else {}
+        return self._cached(
+            "a", lang, text, lambda: frozenset(_indices(pat, text.lower(), nouns)))
 
     def accepted_fields(self, texts: list[str], lang: str) -> list[frozenset[int]]:
         """`accepted(text, lang)` for each of `texts` (in the glossary language: `used`).
@@ -179,8 +193,10 @@ class Glossary:
             end += len(t) + 1
             ends.append(end)
         found: list[set[int]] = [set() for _ in todo]
-        for m in pat.finditer("\0".join(lows)):
-            if m.lastgroup:
+        nouns = self._nouns if lang == self.language else {}
+        joined = "\0".join(lows)
+        for m in pat.finditer(joined):
+            if m.lastgroup and not (nouns and _verb_use(joined, m, nouns)):
                 found[bisect_right(ends, m.start())].add(int(m.lastgroup[1:]))
         if len(memo) + len(todo) > MEMO_MAX:
             memo.clear()
@@ -194,7 +210,8 @@ class Glossary:
         pat = self._accepted.get(lang)
         if pat is None:
             return Counter()
-        return self._cached("c", lang, text, lambda: _count(pat, text.lower()))
+        nouns = self._nouns if lang == self.language else {}
+        return self._cached("c", lang, text, lambda: _count(pat, text.lower(), nouns))
 
     def inflected(self, text: str, lang: str, index: int) -> bool:
         """Whether an Indonesian `text` renders term `index` in an inflected form the patterns
@@ -271,11 +288,11 @@ def _blank(pat: _Terms, text: str) -> str:
 _IDIOM_JOINS = frozenset({" by ", " after ", " demi "})
 
 
-def _count(pat: _Terms, low: str) -> Counter[int]:
+def _count(pat: _Terms, low: str, nouns: dict[int, str] | None = None) -> Counter[int]:
     out: Counter[int] = Counter()
     last: dict[int, int] = {}
     for m in pat.finditer(low):
-        if not m.lastgroup:
+        if not m.lastgroup or (nouns and _verb_use(low, m, nouns)):
             continue
         i = int(m.lastgroup[1:])
         if i not in last or low[last[i]:m.start()] not in _IDIOM_JOINS:
@@ -284,5 +301,45 @@ def _count(pat: _Terms, low: str) -> Counter[int]:
     return out
 
 
-def _indices(pat: _Terms, text: str) -> list[int]:
-    return [int(m.lastgroup[1:]) for m in pat.finditer(text) if m.lastgroup]
+def _indices(pat: _Terms, text: str, nouns: dict[int, str] | None = None) -> list[int]:
+    return [int(m.lastgroup[1:]) for m in pat.finditer(text)
+            if m.lastgroup and not (nouns and _verb_use(text, m, nouns))]
+
+
+#: English words after which a word is a verb: "to mean", "will mean", "doesn't mean".
+_VERB_AFTER = re.compile(
+    r"(?:(?<![\w-])(?:to|will|would|can|could|may|might|must|shall|should|(?:do|does|did)\s+not)"
+    r"|n['’]t)\s+$")
+#: Do-support: "does it mean", "what do these figures mean", ending the clause.
+_DO_SUPPORT = re.compile(r"(?<![\w-])(?:do|does|did)(?:\s+(?:not|n['’]t))?(?:\s+[^\s,;:!?]+){1,4}\s+$")
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|\s*(?:here|for|to|in|that|by|when|if|exactly)(?![\w-]))")
+#: "it means", "this means that": a third-person verb, never a plural noun after these.
+_SUBJECT = re.compile(r"(?<![\w-])(?:it|this|that|which|he|she|also|still|only)\s+$")
+_OBJECT = re.compile(r"\s*(?:[.,;:!?)]|$|\s*(?:that|the|a|an|we|you|it|there)(?![\w-]))")
+#: A word after these is a noun: "the mean", "what does the mean in this table show".
+_DETERMINER = re.compile(
+    r"(?<![\w-])(?:the|a|an|its|their|his|her|our|your|my|these|those|sample|population"
+    r"|arithmetic|weighted|group|overall)\s+$")
+#: How far back a verb context is looked for (a bound: linear in the text).
+_WINDOW = 60
+
+
+def _verb_use(low: str, m: re.Match[str], nouns: dict[int, str]) -> bool:
+    """Whether the match `m` of a renderable term is the English verb, not the term:
+    "What does it mean?", "to mean", "this means that"; "the mean", "their mean?" and "what
+    does the sample mean tell us" are the term."""
+    assert m.lastgroup
+    term = nouns.get(int(m.lastgroup[1:]))
+    word = m.group(m.lastgroup)
+    if term is None or " " in term:
+        return False
+    start = m.start()
+    before = low[max(0, start - _WINDOW):start].rpartition("\0")[2]
+    if _DETERMINER.search(before):
+        return False
+    if _VERB_AFTER.search(before):
+        return True
+    if _DO_SUPPORT.search(before) and _CLAUSE_END.match(low, m.end()):
+        return True
+    return (word == term + "s" and bool(_SUBJECT.search(before))
+            and _OBJECT.match(low, m.end()) is not None)

@@ -32,6 +32,7 @@ from dpassess.lms.moodle import (
 )
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
+from dpassess.markup.maths import find_maths
 from dpassess.markup.media import has_img_tag
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
@@ -577,8 +578,8 @@ def response_text(t: ItemTexts, item: Matching, rid: str) -> str:
 def check_match(t: ItemTexts, item: Matching) -> None:
     """Warnings for what Moodle's `match` does differently: fewer than three responses (it
     saves the question with the notice "you must supply at least 3 answers"), responses with
-    formatting (its menu shows plain text), and responses that read the same (its menu shows
-    them once, so either is taken as right)."""
+    formatting or maths (its menu shows plain text, where the maths filter does not run), and
+    responses that read the same (its menu shows them once, so either is taken as right)."""
     if len(item.response_ids) < 3:
         t.warn("distractors", f"{len(item.response_ids)} responses: Moodle asks for at least 3 "
                               "(it imports the question with a notice); add a distractor")
@@ -586,6 +587,13 @@ def check_match(t: ItemTexts, item: Matching) -> None:
     for rid in item.response_ids:
         for la in t.langs:
             source = item.text[la].responses[rid]
+            if maths := find_maths(source):
+                t.warn(f"text.{la}.responses.{rid}",
+                       f"Moodle shows matching responses as plain text (in a menu), where its "
+                       f"maths filter does not run: {source[maths[0].start:maths[0].end]!r} is "
+                       f"shown as TeX source; write the response without maths (χ², √n) or "
+                       f"move the formula into the premises")
+                continue
             # inline HTML holds a `<` only in a tag (a text `<` is `&lt;`)
             if "<" in to_inline_html(source) and (plain := to_plain(source)):
                 t.warn(f"text.{la}.responses.{rid}",

@@ -14,6 +14,7 @@ from dpassess.lint.registry import CHOICE, Hit, rule
 from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS, STOPWORDS
 from dpassess.lms.moodle import MAX_IDNUMBER
+from dpassess.markup.maths import find_maths
 from dpassess.model import (
     ChoiceBase,
     ChoiceItem,
@@ -248,11 +249,13 @@ NEAR = 0.9
     items=CHOICE,
 )
 def near_duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
-    """## What it does
+    r"""## What it does
     Finds two options of an item that differ only slightly (90% or more of the text the same,
     and no content word or number of one missing from the other but as a spelling variant) or
     use the same words in another order. Parallel options that differ in the word that
-    matters ("the mean of the scores", "the median of the scores") pass.
+    matters ("the mean of the scores", "the median of the scores") pass, and so do options
+    whose formulas differ: `$\sqrt{\dfrac{\sigma}{n}}$` and `$\dfrac{\sigma}{\sqrt{n}}$` have
+    the same words but are different formulas (formulas are compared as TeX, spaces aside).
 
     ## Why is this bad?
     Near-identical options test reading, not knowledge; when one of them is the key, the pair
@@ -273,22 +276,34 @@ def near_duplicate_option(ctx: ItemContext[ChoiceItem]) -> Iterator[Hit]:
     ```
     """
     for v in ctx.views():
-        keys = [(oid, k, set(k.split())) for oid, k in ((o, norm(t)) for o, t in v.options.items())]
-        for i, (a, ka, wa) in enumerate(keys):
-            for b, kb, wb in keys[i + 1:]:
+        keys = [(oid, k, set(k.split()), t)
+                for oid, k, t in ((o, norm(t), t) for o, t in v.options.items())]
+        for i, (a, ka, wa, ta) in enumerate(keys):
+            for b, kb, wb, tb in keys[i + 1:]:
                 if not ka or not kb or ka == kb:
                     continue  # empty or identical: other rules
                 shared = len(wa & wb)
                 if shared < 0.6 * (len(wa) + len(wb) - shared):  # the union's size
                     continue  # too few shared words to be near-identical
-                if sorted(ka.split()) == sorted(kb.split()) or (
+                if (sorted(ka.split()) == sorted(kb.split()) or (
                     min(len(ka), len(kb)) >= 10 and _similar(ka, kb)
                     and not _differ_in_content(ka, kb, v.lang)
-                ):
+                )) and _formulas(ta) == _formulas(tb):
                     yield Hit(
                         ("text", v.lang, "options", b),
                         f"option {b!r} nearly repeats option {a!r} in {v.lang!r}",
                     )
+
+
+_MATHS_MARKS = ("$", "\\(", "\\[")
+
+
+def _formulas(text: str) -> tuple[str, ...]:
+    r"""The formulas of an option as TeX without spaces: words alone do not tell
+    `\sqrt{\dfrac{\sigma}{n}}` from `\dfrac{\sigma}{\sqrt{n}}`."""
+    if not any(m in text for m in _MATHS_MARKS):
+        return ()
+    return tuple("".join(m.tex.split()) for m in find_maths(text))
 
 
 def _differ_in_content(a: str, b: str, lang: str) -> bool:

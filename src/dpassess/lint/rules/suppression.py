@@ -30,9 +30,9 @@ def unused_suppression(ctx: ItemContext[Item], used: set[int], ran: set[str]) ->
     ```yaml
     suppress:
       - {rule: WR001, reason: the key must name all three factors}
-      - {rule: TR005, field: text.id.stem, term: mean, reason: "'mean' is the verb here"}
+      - {rule: TR005, field: text.id.stem, term: sample, reason: "'sample' is the verb here"}
     ```
-    where the key is no longer the longest option, and the stem no longer says "mean".
+    where the key is no longer the longest option, and the stem no longer says "sample".
 
     ## Use instead
     Remove the entry.

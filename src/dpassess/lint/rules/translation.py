@@ -254,7 +254,12 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
     A term is found in the glossary language as written, in its plural (`GPUs`) and in the
     forms its `inflections` list (`sharded`), whole words only: `mean` is not found in
-    "meaning". In Indonesian, a rendering counts with the clitics and particles `-nya`,
+    "meaning". In an English glossary a one-word term that is translated (not `keep`), and
+    is not a verb by its ending (`standardize`, `estimate`), is not found where English uses
+    the word as a verb: after `to`, a modal or a negation ("to mean",
+    "doesn't mean"), in a question with *do* that ends on it ("What does it mean?"), and as
+    "it means that"; "the mean", "What is their mean?" and "What does the sample mean tell
+    us?" are the term. In Indonesian, a rendering counts with the clitics and particles `-nya`,
     `-lah`, `-kah`, `-pun`, `-ku`, `-mu` (`rata-ratanya`, `simpangan bakunya`), reduplicated
     (`sampel-sampel`) and in its affixed forms (`dibakukan` for `membakukan`: the words'
     roots are compared, by a small rule-based stemmer).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 
 from dpassess.lint.context import ItemContext, LangView
 from dpassess.lint.registry import CHOICE, Hit, rule
@@ -21,7 +22,7 @@ from dpassess.lint.words import (
     STOPWORDS,
     VOWEL_SOUND,
 )
-from dpassess.model import ChoiceItem, Item, SingleChoice, TrueFalse
+from dpassess.model import ChoiceItem, Item, MultipleResponse, SingleChoice, TrueFalse
 
 
 def _base(lang: str) -> str:
@@ -583,3 +584,88 @@ def absolute_statement(ctx: ItemContext[TrueFalse]) -> Iterator[Hit]:
         if m:
             yield Hit(("text", lang, "stem"),
                       f"the statement uses the absolute term {m.group(0).lower()!r} in {lang!r}")
+
+
+#: A number at the start of an option (after a currency sign or an opening bracket): `24 GB`,
+#: `8,25 GB`, `-1.5`, `$3`, `(2) ...`; its separators are read as the option's language writes
+#: them (`markup.numformat.SEPARATORS`; other languages: a point).
+_LEADING_NUMBER = re.compile(r"\s*[(\[$€£]?\s*([-−]?\d+(?:[.,\u00a0\u202f]\d+)*)(?![\w])")
+
+
+#: The items whose options may be quantities (a true/false item's are words).
+_NUMBERED: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
+
+
+def _written(text: str) -> str:
+    """The number an option starts with, as written."""
+    m = _LEADING_NUMBER.match(text)
+    return m.group(1) if m else ""
+
+
+def _leading_number(text: str, lang: str) -> float | None:
+    from dpassess.markup.numformat import SEPARATORS
+
+    m = _LEADING_NUMBER.match(text)
+    if m is None:
+        return None
+    point, group = SEPARATORS.get(lang.split("-")[0], (".", ","))
+    raw = m.group(1).replace("−", "-").replace("\u00a0", "").replace("\u202f", "")
+    raw = raw.replace(group, "").replace(point, ".")
+    try:
+        return float(raw)
+    except ValueError:  # "1.2.3": not one number
+        return None
+
+
+@rule(
+    "WR011", "numeric-options-unordered", "info",
+    key_risk="No: the order of the options costs time, not marks.",
+    fix="List the options in numerical order (ascending or descending) and set `shuffle: "
+    "false`, so every form prints them in that order.",
+    items=_NUMBERED,
+)
+def numeric_options_unordered(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
+    """## What it does
+    Finds a choice item whose options all start with a number (`24 GB`, `8,25 GB`, `3`) and
+    either are not listed in numerical order, ascending or descending, in the default
+    language, or are listed in order but shuffled on the forms (`shuffle` is true, the
+    default). Numbers are read as each language writes them (`8,25` in Indonesian).
+
+    ## Why is this bad?
+    Numeric options belong in numerical order (Haladyna et al. 2002; the NBME item-writing
+    guide): a student then finds a computed value without hunting, and no option stands out
+    by its place. Shuffled, "8.25 / 3 / 24 GB" reads as noise and costs time.
+
+    ## Example
+    ```yaml
+    options: [all-sharded, replicated, optimizer-sharded]   # 3 GB, 24 GB, 8.25 GB
+    ```
+
+    ## Use instead
+    ```yaml
+    options: [replicated, optimizer-sharded, all-sharded]   # 24 GB, 8.25 GB, 3 GB
+    shuffle: false
+    ```
+    """
+    item = ctx.item
+    if len(item.options) < 3:
+        return
+    lang = ctx.bank.default_language
+    if lang not in item.text:
+        return
+    texts = item.text[lang].options
+    ids = [o.id for o in item.options]
+    values = [_leading_number(texts.get(o, ""), lang) for o in ids]
+    if any(v is None for v in values):
+        return
+    numbers = [v for v in values if v is not None]
+    steps = list(pairwise(numbers))
+    ordered = all(a <= b for a, b in steps) or all(a >= b for a, b in steps)
+    if not ordered:
+        yield Hit(("options",), f"the options are numbers, listed out of numerical order in "
+                                f"{lang!r}: {' / '.join(_written(texts[o]) for o in ids)}")
+    elif item.shuffle:
+        yield Hit(("shuffle",) if "shuffle" in item.model_fields_set else ("options",),
+                  "the options are numbers in numerical order, but `shuffle` is on: the forms "
+                  "print them in a random order",
+                  "Set `shuffle: false`: the assembler balances the key positions around it.")
