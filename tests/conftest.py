@@ -43,6 +43,12 @@ if "DPASSESS_MODEL_CACHE" not in os.environ:
     os.environ["DPASSESS_MODEL_CACHE"] = _model_cache
     atexit.register(shutil.rmtree, _model_cache, ignore_errors=True)
 
+# The user's cache folder (where the key that authenticates `.dpassess_cache` files lives): a
+# fresh folder too, so that a test run never makes or reads the user's own key.
+_user_cache = tempfile.mkdtemp(prefix="dpassess-user-cache-")
+os.environ["XDG_CACHE_HOME"] = _user_cache
+atexit.register(shutil.rmtree, _user_cache, ignore_errors=True)
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"
 

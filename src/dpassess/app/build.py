@@ -44,6 +44,8 @@ class BuildReport:
     warnings: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     exit_code: int = 0
+    #: Why the cache was not used (a folder git tracks, an unusable key), or None.
+    cache_warning: str | None = None
     #: Outputs written by this run, and outputs left as they were (their key unchanged).
     written: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
@@ -136,6 +138,7 @@ def build(
     if failing(findings, config.fail_on):
         report.lines.append("lint failed: nothing exported (fix the findings above)")
         report.exit_code = 1
+        report.cache_warning = cache.notice if cache is not None else None
         return report
     report.lines.append(_lint_summary(findings))
 
@@ -172,6 +175,7 @@ def build(
         report.lines.append(f"unchanged: {len(report.unchanged)} files (inputs as last built)")
     if cache is not None:
         cache.store(str(out), "build", build_salt, new_store)
+        report.cache_warning = cache.notice
     return report
 
 

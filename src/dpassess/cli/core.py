@@ -74,6 +74,8 @@ def build(
                            fail_on=fail_on, progress=show)
     for line in report.lines:
         typer.echo(line)
+    if report.cache_warning:
+        err(f"warning: {report.cache_warning}")
     report_warnings(report.warnings)
     for note in report.notes:
         err(f"note: {note}")
