@@ -132,7 +132,7 @@ def test_the_key_is_private_and_made_once(project: Path) -> None:
 def test_a_key_others_can_read_turns_the_cache_off(project: Path) -> None:
     user_key()
     (user_cache_folder() / KEY_FILE).chmod(0o644)
-    code, out, err = run("lint", "items")
+    err = run("lint", "items")[2]
     assert "is not private to you" in err
     assert not (project / ".dpassess_cache").exists()
 
