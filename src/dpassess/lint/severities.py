@@ -80,6 +80,8 @@ KEY_RISK: dict[str, str] = {
     "MT002": "Yes: the rest of the field turns into a formula, or the formula into text.",
     "MT003": "Yes, but the author may mean the emphasis: Markdown drops the characters, so "
              "2*3*4 reads as 234 with the 3 in italics; the rule cannot tell, so it warns.",
+    "MT004": "No, but the maths carries a link, a style or a class that the exports leave "
+             "out: an error for safety, as LM004.",
     "LM007": "Yes: Canvas replaces the whole question text, so no answer can be right.",
     "SP001": "No: it reports a suppression that does nothing.",
 }
