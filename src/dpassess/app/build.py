@@ -29,7 +29,7 @@ from typing import Any
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
-from dpassess.runtime.files import Stamp, stamp, unchanged
+from dpassess.runtime.files import Stamp, refuse_inside, stamp, unchanged
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -95,6 +95,7 @@ def build(
     config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
     roots = _unique(find_banks(items))
+    refuse_inside(out, roots, "--out")  # the exports would overwrite or join a bank's files
     settings = repr((config, dpassess.__version__))
     stored: dict[str, Any] = {}
     build_salt = salt(b"", ("build", str(items), str(out), settings))
