@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from dpassess import __version__
-from dpassess.diagnostics import Diagnostic, DpassessError
+from dpassess.diagnostics import Diagnostic, DpassessError, visible
 
 #: The commands in the order a user meets them (unknown ones follow, as registered).
 ORDER = ("init", "check", "lint", "export", "build", "import", "assemble", "stats", "schema")
@@ -119,7 +119,9 @@ def _plain_type(param: Any) -> str:
 
 
 def err(message: str) -> None:
-    typer.echo(message, err=True)
+    """`message` on stderr, each of its lines with control and bidirectional characters
+    escaped (a file name cannot recolour the terminal or reorder what is shown)."""
+    typer.echo("\n".join(visible(line) for line in message.split("\n")), err=True)
 
 
 def report_error(exc: DpassessError, fmt: str = "text") -> None:
