@@ -152,3 +152,21 @@ def test_entries_written_with_another_key_are_misses(project: Path, tmp_path: Pa
     c = Cache(tmp_path / "c")
     c._path("b", "lint").rename(c._path("other", "lint"))
     assert c.load("other", "lint", b"salt") is None
+
+
+def test_a_folder_added_to_git_after_a_warm_run_is_refused(project: Path) -> None:
+    """The answer "git tracks nothing here" is remembered only for one state of git's index."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q", "."], check=True)
+    subprocess.run([*git, "add", "items"], check=True)
+    subprocess.run([*git, "commit", "-qm", "the bank"], check=True)
+    first = run("lint", "items")  # makes the folder
+    assert "tracked by git" not in first[2]
+    assert run("lint", "items")[:2] == first[:2]  # asks git, remembers its answer
+    assert (project / ".dpassess_cache" / "git-check").is_file()
+    assert run("lint", "items")[:2] == first[:2]
+    subprocess.run([*git, "add", "-f", ".dpassess_cache"], check=True)
+    subprocess.run([*git, "commit", "-qm", "the cache"], check=True)
+    assert "tracked by git" in run("lint", "items")[2]

@@ -143,12 +143,13 @@ class Cache:
         """The user's key, or None when the cache is off (decided once per object)."""
         if not self._checked:
             self._checked = True
-            if tracked_by_git(self.root):
+            key, self.notice = user_key()
+            if key is not None and tracked_by_git(self.root, key):
                 self.notice = (f"the cache folder {self.root} holds files tracked by git; it is "
                                "not read or written (delete it from the repository, or choose "
                                "another with --cache-dir); working without a cache")
             else:
-                self._secret, self.notice = user_key()
+                self._secret = key
         return self._secret
 
     def _path(self, bank_root: str, kind: str) -> Path:
@@ -307,14 +308,30 @@ def _read_key(path: Path) -> tuple[bytes | None, str | None]:
     return key, None
 
 
-def tracked_by_git(folder: Path) -> bool:
+#: The file in the cache folder that remembers, for one state of git's index, that git tracks
+#: nothing in the folder (authenticated like every cache file): a warm run need not ask git.
+_GIT_CHECK = "git-check"
+
+
+def tracked_by_git(folder: Path, key: bytes) -> bool:
     """Whether git tracks a file in `folder` (False when there is no such folder, no repository
-    around it, or no git)."""
+    around it, or no git). An answer of no is remembered in the folder for as long as the
+    repository's index is unchanged (its size, mtime and inode; `git add` changes it)."""
     if not folder.is_dir():
         return False
     here = folder.resolve()
-    if not any((p / ".git").exists() for p in (here, *here.parents)):
+    dot_git = next((p / ".git" for p in (here, *here.parents) if (p / ".git").exists()), None)
+    if dot_git is None:
         return False
+    index = _index_stamp(dot_git)
+    memo = folder / _GIT_CHECK
+    expected = None
+    if index is not None:
+        expected = hmac.new(key, f"{_GIT_CHECK}\0{here}\0{index}".encode("utf-8", "surrogateescape"),
+                            hashlib.sha256).digest()
+        with contextlib.suppress(OSError):
+            if hmac.compare_digest(memo.read_bytes(), expected):
+                return False
     import subprocess
 
     try:
@@ -323,4 +340,27 @@ def tracked_by_git(folder: Path) -> bool:
             capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):  # no git: nothing to ask
         return False
-    return done.returncode == 0 and bool(done.stdout)
+    tracked = done.returncode == 0 and bool(done.stdout)
+    if not tracked and done.returncode == 0 and expected is not None:
+        with contextlib.suppress(OSError, UsageError):
+            atomic_write(memo, expected)
+    return tracked
+
+
+def _index_stamp(dot_git: Path) -> str | None:
+    """Size, mtime and inode of the index of the repository whose `.git` is `dot_git` (a folder,
+    or a worktree's file naming its git folder), or None when it cannot be found."""
+    try:
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = Path(line[len("gitdir:"):].strip())
+            if not git_dir.is_absolute():
+                git_dir = dot_git.parent / git_dir
+        else:
+            git_dir = dot_git
+        st = os.stat(git_dir / "index")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return f"{git_dir / 'index'}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
