@@ -7,8 +7,8 @@ as the HTML parser gives it), read as a browser reads it (the WHATWG URL parser)
 trailing C0 controls and spaces are stripped, tabs and line breaks anywhere are removed, and the
 scheme is the ASCII letters, digits, `+`, `-` and `.` before the first `:` (lower-cased). A URL
 without a scheme is relative: a file of the bank or a page of the same site. Allowed schemes are
-`http`, `https` and `mailto`; `javascript:`, `data:`, `vbscript:`, `file:` and every other are
-not.
+`http`, `https` and `mailto`, and for an image's `src` a PNG, JPEG, GIF or WebP `data:` URL;
+`javascript:`, other `data:`, `vbscript:`, `file:` and every other scheme are not.
 
 HTML written as a string (Moodle XML, GIFT) is read by the standard library's HTML tokenizer
 (character references decoded as HTML5 says, a missing semicolon too); a field whose URLs are
@@ -42,18 +42,29 @@ _REMOVED = {ord("\t"): None, ord("\n"): None, ord("\r"): None}
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
+#: A raster image inlined as a data URL (what an `<img>` may show without a file: no SVG, which
+#: can hold script when opened on its own).
+_DATA_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp)[;,]", re.IGNORECASE)
+
+
+def _as_read(url: str) -> str:
+    return url.strip(_C0_AND_SPACE).translate(_REMOVED)
+
+
 def url_scheme(url: str) -> str | None:
     """The scheme a browser reads in `url` (an attribute's decoded value), lower-cased; None for
     a relative URL."""
-    value = url.strip(_C0_AND_SPACE).translate(_REMOVED)
-    m = _SCHEME.match(value)
+    m = _SCHEME.match(_as_read(url))
     return m.group(0)[:-1].lower() if m else None
 
 
-def url_allowed(url: str) -> bool:
-    """Whether `url` is relative or uses an allowed scheme."""
+def url_allowed(url: str, *, image: bool = False) -> bool:
+    """Whether `url` is relative or uses an allowed scheme; with `image` (an `<img src>`), a PNG,
+    JPEG, GIF or WebP data URL too."""
     scheme = url_scheme(url)
-    return scheme is None or scheme in ALLOWED_SCHEMES
+    if scheme is None or scheme in ALLOWED_SCHEMES:
+        return True
+    return image and _DATA_IMAGE.match(_as_read(url)) is not None
 
 
 def _srcset_allowed(value: str) -> bool:
@@ -61,12 +72,12 @@ def _srcset_allowed(value: str) -> bool:
     return all(url_allowed(part.strip().split(" ")[0]) for part in value.split(",") if part.strip())
 
 
-def attribute_allowed(name: str, value: str) -> bool:
-    """Whether attribute `name` (lower case) may carry `value`: anything for a non-URL attribute,
-    an allowed URL for a URL attribute."""
+def attribute_allowed(element: str, name: str, value: str) -> bool:
+    """Whether attribute `name` (lower case) of `element` may carry `value`: anything for a
+    non-URL attribute, an allowed URL for a URL attribute (`url_allowed`)."""
     if name == "srcset":
         return _srcset_allowed(value)
-    return name not in URL_ATTRIBUTES or url_allowed(value)
+    return name not in URL_ATTRIBUTES or url_allowed(value, image=(element, name) == ("img", "src"))
 
 
 #: A URL attribute's name followed by `=`: HTML without one holds no URL (a cheap first look;
@@ -92,7 +103,7 @@ class _StartTags(HTMLParser):
         self._check(tag, attrs, " />")
 
     def _check(self, tag: str, attrs: list[tuple[str, str | None]], end: str) -> None:
-        bad = [(k, v) for k, v in attrs if v is not None and not attribute_allowed(k, v)]
+        bad = [(k, v) for k, v in attrs if v is not None and not attribute_allowed(tag, k, v)]
         if not bad:
             return
         self.dropped += [f"{k}={v!r} on <{tag}>" for k, v in bad]

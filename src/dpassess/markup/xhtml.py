@@ -8,7 +8,8 @@ there is reported in `notes` and only that wrapper is removed, its text and chil
 `math` elements (from `to_html(..., maths="mathml")`, or raw in the Markdown) are kept where QTI
 2.1 allows `m:math` (wherever it allows inline or block content), held to the elements and
 attributes maths needs (`dpassess.markup.sanitize.clean_mathml`: no links, styles or classes).
-A link or image whose URL is not http, https, mailto or relative loses that attribute
+A link or image whose URL is not http, https, mailto or relative (or, for an image, a raster
+`data:` URL) loses that attribute
 (`dpassess.markup.sanitize.url_allowed`), with a note.
 """
 
@@ -275,7 +276,7 @@ def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
             del el.attrib[key]
             continue
         pattern = allowed[key]
-        if key in _URI_ATTRS and not url_allowed(value):
+        if key in _URI_ATTRS and not url_allowed(value, image=(name, key) == ("img", "src")):
             notes.add(f"{key}={value!r} on <{name}>: only http, https, mailto and relative links "
                       "are written; left out")
             del el.attrib[key]

@@ -195,7 +195,8 @@ def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds `<script>`, `<iframe>`, `<object>`, `<embed>`, `<style>`, form elements, `on...=`
     event handlers and links or sources whose URL is not `http`, `https`, `mailto` or relative
-    (`javascript:`, `data:`, `vbscript:`, `file:`...) in any text field. A URL is read as a
+    (`javascript:`, `vbscript:`, `file:`, `data:` except a PNG, JPEG, GIF or WebP image in
+    `<img src>`...) in any text field. A URL is read as a
     browser reads it: character references decoded (`&#106;avascript:`, with or without the
     semicolon), tabs, line breaks and surrounding control characters removed
     (`java&#x09;script:`). The exports leave such a URL out, with a warning.
