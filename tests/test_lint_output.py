@@ -212,3 +212,17 @@ def test_cli_messages_show_control_characters_escaped(tmp_path) -> None:
     assert r.exit_code == 2
     assert "\x1b" not in r.stderr and "\u202e" not in r.stderr
     assert "\\x1b]0;pwned\\x07bank\\u202e" in r.stderr
+
+
+def test_wrote_lines_show_control_characters_escaped(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from dpassess.cli import app
+
+    target = tmp_path / "quiz\x1b[2J\u202e.txt"
+    r = CliRunner().invoke(app, ["export", str(ORIGINAL), "-f", "gift", "-l", "en", "-o",
+                                 str(target)])
+    assert r.exit_code == 0, r.output
+    assert target.is_file()
+    assert "\x1b" not in r.stdout and "\u202e" not in r.stdout
+    assert "quiz\\x1b[2J\\u202e.txt" in r.stdout

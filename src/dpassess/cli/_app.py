@@ -118,6 +118,12 @@ def _plain_type(param: Any) -> str:
     return shown.get(name, name)
 
 
+def say(message: str) -> None:
+    """`message` on stdout, each line with control and bidirectional characters escaped (as
+    `err`): for lines that echo a path or a name the user or a file gave."""
+    typer.echo("\n".join(visible(line) for line in message.split("\n")))
+
+
 def err(message: str) -> None:
     """`message` on stderr, each of its lines with control and bidirectional characters
     escaped (a file name cannot recolour the terminal or reorder what is shown)."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from dpassess.cli._app import app, report_warnings
+from dpassess.cli._app import app, report_warnings, say
 from dpassess.diagnostics import Diagnostic, UsageError
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def export(
                                       out if not single_file else None, options)
         report_warnings(warnings)
         for path in dests:
-            typer.echo(f"wrote {path}")
+            say(f"wrote {path}")
 
 
 def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None,
