@@ -28,6 +28,9 @@ HOSTILE = [
     '<a href=" JAVASCRIPT:alert(4)">d</a>',
     '<img src="data:image/svg+xml,&lt;svg onload=alert(5)&gt;" alt="e">',
 ]
+#: A comment that a browser ends at `--!>` (so the link after it is live) and the standard
+#: library's tokenizer ends at `-->` (so it would not see the link).
+COMMENTED = '<!-- x --!> <a href="javascript:alert(8)">h</a> -->'
 SAFE = '<a href="https://example.org/x">ok</a> <a href="images/x.png">file</a>'
 MATHS = ('$\\href{javascript:alert(6)}{x}$ $\\style{background:url(http://x/)}{y}$ '
          '$\\class{k}{z}$ $\\colorbox{red}{w}$ '
@@ -41,7 +44,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     for f in root.glob("*.yaml"):
         if f.name != "bank.yaml":
             f.unlink()
-    stem = "Which? " + " ".join(HOSTILE) + " " + SAFE + " " + MATHS
+    stem = "Which? " + " ".join(HOSTILE) + " " + COMMENTED + " " + SAFE + " " + MATHS
     item = {"id": "hostile", "topic": "t/u", "type": "single_choice", "options": ["a", "b"],
             "key": "a", "text": {"en": {"stem": stem, "options": {"a": HOSTILE[0], "b": "B"}}}}
     (root / "hostile.yaml").write_text(yaml.safe_dump(item), encoding="utf-8")
@@ -108,6 +111,7 @@ def test_qti_writes_no_script_url_and_no_live_mathml(collection: Collection) -> 
     docs = check_package(result.data)  # valid against the QTI 2.1.2 and MathML 2 XSDs
     xml = zipfile.ZipFile(io.BytesIO(result.data)).read("items/hostile.xml").decode()
     check(xml)
+    assert "alert(8)" not in xml
     doc = docs["items/hostile.xml"]
     for el in doc.iter():
         assert not any("href" in str(k) and etree.QName(el).localname != "a" for k in el.attrib)
@@ -126,6 +130,7 @@ def test_moodle_and_gift_write_no_script_url(collection: Collection, fmt: str) -
         html = "".join(t.text or "" for t in root.iter("text"))
     else:
         html = text.replace("\\", "")  # GIFT escapes = ~ # { } : with a backslash
+    assert "alert(8)" not in text
     found = read(html)
     assert "https://example.org/x" in found.urls and "images/x.png" in found.urls
     assert {scheme(u) for u in found.urls} <= {None, "http", "https", "mailto"}, found.urls

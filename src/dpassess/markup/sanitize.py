@@ -88,19 +88,44 @@ _MAY_HOLD_URL = re.compile(
 
 
 class _StartTags(HTMLParser):
-    """Every start tag with an attribute that is not allowed: where it is, its source text and
-    what to write instead."""
+    """Every start tag with an attribute that is not allowed in HTML `source`: where it is (an
+    offset), its source text and what to write instead. A comment that holds one goes whole:
+    where this tokenizer and a browser end a comment differently (`--!>`), the browser may read
+    part of it as markup."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: str) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[tuple[tuple[int, int], str, str]] = []
+        self.source = source
+        self.starts = [0]
+        for i, ch in enumerate(source):
+            if ch == "\n":
+                self.starts.append(i + 1)
+        self.found: list[tuple[int, str, str]] = []
         self.dropped: list[str] = []
+
+    def _offset(self) -> int:
+        line, col = self.getpos()
+        return self.starts[line - 1] + col
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._check(tag, attrs, ">")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._check(tag, attrs, " />")
+
+    def handle_comment(self, data: str) -> None:
+        if "<" not in data or not _MAY_HOLD_URL.search(data):
+            return
+        inner = _StartTags(data)
+        inner.feed(data)
+        inner.close()
+        if not inner.dropped:
+            return
+        self.dropped += inner.dropped
+        at = self._offset()
+        close = self.source.find(">", at + 4 + len(data))
+        if close != -1:
+            self.found.append((at, self.source[at:close + 1], ""))
 
     def _check(self, tag: str, attrs: list[tuple[str, str | None]], end: str) -> None:
         bad = [(k, v) for k, v in attrs if v is not None and not attribute_allowed(tag, k, v)]
@@ -111,28 +136,23 @@ class _StartTags(HTMLParser):
                        for k, v in attrs if (k, v) not in bad)
         raw = self.get_starttag_text()
         assert raw is not None
-        self.found.append((self.getpos(), raw, f"<{tag}{kept}{end}"))
+        self.found.append((self._offset(), raw, f"<{tag}{kept}{end}"))
 
 
 def drop_unsafe_urls(html: str) -> tuple[str, list[str]]:
     """`html` without the URL attributes that are not allowed, and a description of each one
     dropped (`href='javascript:alert(1)' on <a>`); `html` itself, unchanged, when there is
-    none. Only the start tags that held one are written again."""
+    none. Only the start tags that held one (and a comment that held one) are written again."""
     if "<" not in html or not _MAY_HOLD_URL.search(html):
         return html, []
-    tags = _StartTags()
+    tags = _StartTags(html)
     tags.feed(html)
     tags.close()
-    if not tags.found:
+    if not tags.dropped:
         return html, []
-    starts = [0]
-    for i, ch in enumerate(html):
-        if ch == "\n":
-            starts.append(i + 1)
     out, last = [], 0
-    for (line, col), raw, instead in tags.found:
-        at = starts[line - 1] + col
-        if html[at:at + len(raw)] != raw:  # cannot happen: the tokenizer read it there
+    for at, raw, instead in tags.found:
+        if at < last or html[at:at + len(raw)] != raw:  # cannot happen: read there, in order
             return escape(html, quote=False), tags.dropped
         out += [html[last:at], instead]
         last = at + len(raw)
