@@ -131,6 +131,9 @@ def test_moodle_and_gift_write_no_script_url(collection: Collection, fmt: str) -
     else:
         html = text.replace("\\", "")  # GIFT escapes = ~ # { } : with a backslash
     assert "alert(8)" not in text
+    for command in ("href", "style", "class", "colorbox"):  # MathJax reads the TeX in Moodle
+        assert f"\\{command}" not in text
+    assert any("\\href, \\style, \\class, \\colorbox" in w.message for w in result.warnings)
     found = read(html)
     assert "https://example.org/x" in found.urls and "images/x.png" in found.urls
     assert {scheme(u) for u in found.urls} <= {None, "http", "https", "mailto"}, found.urls
@@ -138,3 +141,14 @@ def test_moodle_and_gift_write_no_script_url(collection: Collection, fmt: str) -
     assert {(w.item, w.field) for w in warned} == {("hostile", "text.en.stem"),
                                                    ("hostile", "text.en.options.a")}
     assert len(warned) == 2  # one warning per field
+
+
+def test_qti_tex_mode_writes_no_tex_link_or_style(collection: Collection) -> None:
+    """With `--maths tex` the TeX goes to the player's MathJax as written: the commands that
+    make links, styles or actions are written without their backslash, with a warning."""
+    result = qti(collection, "en", maths="tex")
+    check_package(result.data)
+    xml = zipfile.ZipFile(io.BytesIO(result.data)).read("items/hostile.xml").decode()
+    for command in ("href", "style", "class", "colorbox"):
+        assert f"\\{command}" not in xml
+    assert any("\\href" in w.message and w.field == "text.en.stem" for w in result.warnings)

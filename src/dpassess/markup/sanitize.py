@@ -20,6 +20,7 @@ that holds one is written again without it (the rest of the field is left as it 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from html import escape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
@@ -158,6 +159,75 @@ def drop_unsafe_urls(html: str) -> tuple[str, list[str]]:
         last = at + len(raw)
     out.append(html[last:])
     return "".join(out), tags.dropped
+
+
+# --- TeX for MathJax ----
+
+#: TeX commands (MathJax's and latex2mathml's) that put a link, CSS, a class, an id, data
+#: attributes, a tooltip or an action into the formula, or load code.
+ACTIVE_TEX = frozenset({
+    "href", "url", "style", "class", "cssId", "colorbox", "fcolorbox", "htmlClass",
+    "htmlStyle", "htmlId", "htmlData", "data", "bbox", "toggle", "mathtip", "texttip",
+    "require", "unicode",
+})
+
+
+def tex_commands(tex: str) -> Iterator[tuple[int, str]]:
+    """Each command of `tex` (`\\name`, letters only) with its offset; `\\\\` and other
+    escaped characters are not commands. One pass over the characters."""
+    i, n = 0, len(tex)
+    while i < n:
+        if tex[i] != "\\":
+            i += 1
+            continue
+        j = i + 1
+        while j < n and tex[j].isascii() and tex[j].isalpha():
+            j += 1
+        if j == i + 1:  # an escaped character: \\, \{, \$ ...
+            i += 2
+            continue
+        yield i, tex[i + 1:j]
+        i = j
+
+
+_MATHS_OPEN = re.compile(r"\\[(\[]")
+_MATHS_CLOSE = {"(": "\\)", "[": "\\]"}
+
+
+def defuse_tex(html: str) -> tuple[str, list[str]]:
+    """`html` rendered with its maths as TeX (between `\\(` `\\)` or `\\[` `\\]`, what MathJax
+    reads) with each command of `ACTIVE_TEX` inside the maths written without its backslash, so
+    that MathJax shows its name as text instead of making a link, a style or an action; and the
+    commands found (each once, in order). `html` itself when there is none."""
+    if "\\(" not in html and "\\[" not in html:
+        return html, []
+    out: list[str] = []
+    found: list[str] = []
+    last = 0
+    pos = 0
+    while (m := _MATHS_OPEN.search(html, pos)) is not None:
+        close = html.find(_MATHS_CLOSE[m.group(0)[1]], m.end())
+        if close == -1:
+            break
+        for at, name in tex_commands(html[m.end():close]):
+            if name in ACTIVE_TEX:
+                cut = m.end() + at
+                out.append(html[last:cut])
+                last = cut + 1  # the backslash
+                if name not in found:
+                    found.append(name)
+        pos = close + 2
+    if not found:
+        return html, []
+    out.append(html[last:])
+    return "".join(out), found
+
+
+def tex_warning(commands: list[str]) -> str:
+    """The export warning for the commands `defuse_tex` found."""
+    names = ", ".join(f"\\{c}" for c in commands)
+    return (f"the maths uses {names}, which MathJax makes a link, a style or an action of: "
+            "written without the backslash, so it shows as text (lint MT004)")
 
 
 # --- MathML ----------------------------------------------------------------------------------

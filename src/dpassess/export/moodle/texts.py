@@ -33,7 +33,7 @@ from dpassess.lms.moodle import (
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.media import has_img_tag
-from dpassess.markup.sanitize import drop_unsafe_urls
+from dpassess.markup.sanitize import defuse_tex, drop_unsafe_urls, tex_warning
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     ChoiceBase,
@@ -410,11 +410,15 @@ class ItemTexts:
 
     def safe(self, field_: str, html: str) -> str:
         """`html` without the links and image sources whose URL is not http, https, mailto or
-        relative (`dpassess.markup.sanitize`), with one warning naming them."""
+        relative, and its maths without the TeX commands that make links, styles or actions in
+        MathJax (`dpassess.markup.sanitize`), with one warning naming each kind."""
         html, dropped = drop_unsafe_urls(html)
         if dropped:
             self.warn(field_, f"{'; '.join(dropped)}: only http, https, mailto and relative "
                               "links are written; left out")
+        html, active = defuse_tex(html)
+        if active:
+            self.warn(field_, tex_warning(active))
         return html
 
     def _stimulus(self) -> Stimulus | None:
@@ -490,6 +494,9 @@ class ItemTexts:
 
     def name(self) -> str:
         text, full = exported_name(self.item, self.langs)
+        text, active = defuse_tex(text)  # Moodle's maths filter may read names too
+        if active:
+            self.warn("title", tex_warning(active))
         if text != full:
             self.warn("title", f"the name is {len(full)} characters; Moodle keeps {MAX_NAME}: "
                                "written cut at a word" + (

@@ -12,6 +12,7 @@ from dpassess.lint.registry import Hit, rule
 from dpassess.lint.text import _CODE
 from dpassess.markup.markdown import to_inline_html
 from dpassess.markup.maths import find_maths, tex_problem, unbalanced_maths
+from dpassess.markup.sanitize import ACTIVE_TEX, tex_commands
 from dpassess.model import Item
 
 
@@ -169,33 +170,6 @@ def _makes_emphasis(text: str, start: int, end: int) -> bool:
         return False
     escaped = re.sub(r"([*_])", r"\\\1", text[start:end])
     return len(_EMPHASIS_TAG.findall(to_inline_html(text[:start] + escaped + text[end:]))) < emph
-
-
-#: TeX commands (MathJax's and latex2mathml's) that put a link, CSS, a class, an id, data
-#: attributes, a tooltip or an action into the formula, or load code.
-ACTIVE_TEX = frozenset({
-    "href", "url", "style", "class", "cssId", "colorbox", "fcolorbox", "htmlClass",
-    "htmlStyle", "htmlId", "htmlData", "data", "bbox", "toggle", "mathtip", "texttip",
-    "require", "unicode",
-})
-
-
-def tex_commands(tex: str) -> Iterator[tuple[int, str]]:
-    """Each command of `tex` (`\\name`, letters only) with its offset; `\\\\` and other
-    escaped characters are not commands. One pass over the characters."""
-    i, n = 0, len(tex)
-    while i < n:
-        if tex[i] != "\\":
-            i += 1
-            continue
-        j = i + 1
-        while j < n and tex[j].isascii() and tex[j].isalpha():
-            j += 1
-        if j == i + 1:  # an escaped character: \\, \{, \$ ...
-            i += 2
-            continue
-        yield i, tex[i + 1:j]
-        i = j
 
 
 @rule(
