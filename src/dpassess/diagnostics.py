@@ -14,6 +14,7 @@ Imports nothing of ours.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -77,7 +78,36 @@ class Diagnostic:
 
     def __str__(self) -> str:
         parts = [p for p in (self.where, self.code, self.item, self.field) if p]
-        return ": ".join([*parts, self.message])
+        return visible(": ".join([*parts, self.message]))
+
+
+#: Characters that would start a new line, rewrite one or reorder it in a terminal or a CI log:
+#: C0 and C1 controls (ESC, and so the ANSI and OSC sequences), DEL, the Unicode line and
+#: paragraph separators, and the bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E,
+#: U+200F, U+061C: "Trojan Source").
+UNSAFE_CHARACTERS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def visible(s: str, *, keep_breaks: bool = False) -> str:
+    """`s` with every line break, control and bidirectional control character written as an
+    escape (`\\n`, `\\x1b`, `\\u202e`): a file name or message holding one cannot forge a line
+    of a report, recolour a terminal or reverse the text a reader sees (a CI log reads a line
+    starting with `::error` as a workflow command). `keep_breaks` keeps LF and CR as they are,
+    for a format that escapes them itself (GitHub's workflow commands)."""
+    if not UNSAFE_CHARACTERS.search(s):
+        return s
+    if keep_breaks:
+        return UNSAFE_CHARACTERS.sub(
+            lambda m: m.group(0) if m.group(0) in "\r\n" else _escape(m.group(0)), s)
+    return UNSAFE_CHARACTERS.sub(lambda m: _escape(m.group(0)), s)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if ch in "\n\r\t":
+        return repr(ch)[1:-1]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def warning(code: str, message: str, *, path: str = "", field: str = "", item: str | None = None,

@@ -29,7 +29,7 @@ from typing import Any
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
-from dpassess.runtime.files import Stamp, stamp, unchanged
+from dpassess.runtime.files import Stamp, refuse_inside, stamp, unchanged
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -48,6 +48,8 @@ class BuildReport:
     replayed: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     exit_code: int = 0
+    #: Why the cache was not used (a folder git tracks, an unusable key), or None.
+    cache_warning: str | None = None
     #: Outputs written by this run, and outputs left as they were (their key unchanged).
     written: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
@@ -103,6 +105,7 @@ def build(
     config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
     roots = _unique(find_banks(items))
+    refuse_inside(out, roots, "--out")  # the exports would overwrite or join a bank's files
     settings = repr((config, dpassess.__version__))
     stored: dict[str, Any] = {}
     build_salt = salt(b"", ("build", str(items), str(out), settings))
@@ -146,6 +149,7 @@ def build(
     if failing(findings, config.fail_on):
         report.lines.append("lint failed: nothing exported (fix the findings above)")
         report.exit_code = 1
+        report.cache_warning = cache.notice if cache is not None else None
         return report
     report.lines.append(_lint_summary(findings))
 
@@ -187,6 +191,7 @@ def build(
             "(`dpassess build --no-cache` shows them again)")
     if cache is not None:
         cache.store(str(out), "build", build_salt, new_store)
+        report.cache_warning = cache.notice
     return report
 
 

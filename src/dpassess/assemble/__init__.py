@@ -145,7 +145,11 @@ def write_assembly(
     """Write every file of every form, or none (see `output.write`); returns the paths written
     and the warnings (the blueprint's, the exports', and one for each form folder of an earlier
     run that this one does not write: such folders are left in place, the earlier summary.json
-    names them). Raises UsageError naming a path that cannot be written."""
+    names them). Raises UsageError naming a path that cannot be written, or when `out_dir` is
+    inside the bank the forms are drawn from."""
+    from dpassess.runtime.files import refuse_inside
+
+    refuse_inside(out_dir, [assembly.problem.bank.root], "--out")
     out = assembly.layout(out_dir)
     stale = stale_forms(out)
     written, warnings = write(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,17 +64,35 @@ def key_rows(form: Form, langs: Sequence[str] = ()) -> list[dict[str, object]]:
     return rows
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A plain number (`-1.5`): a spreadsheet reads it as that number, never as a formula.
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def csv_cell(value: object) -> str:
+    """`value` as a CSV cell no spreadsheet evaluates: text starting with `=`, `+`, `-`, `@`, a
+    tab or a carriage return gets a leading `'` (OWASP's advice), except a plain number such
+    as `-1.5`, which a spreadsheet reads as the number it is."""
+    text = str(value)
+    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def key_csv(form: Form, langs: Sequence[str]) -> bytes:
     """One row per item: the first five columns as before, then the type, the points and the
-    key in words in the first language."""
+    key in words in the first language. Every cell goes through `csv_cell` (no cell starts a
+    formula); the key JSON keeps the text as written."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["form", "position", "item", "key", "key_ids", "type", "points", "answer"])
     first = langs[0] if langs else "en"
     for fi in form.items:
         a = answer(fi, langs)
-        w.writerow([form.id, fi.position, fi.item.id, ";".join(a.letters), ";".join(a.ids),
-                    fi.item.type.value, f"{fi.item.points:g}", a.words.get(first, "")])
+        w.writerow([csv_cell(c) for c in (
+            form.id, fi.position, fi.item.id, ";".join(a.letters), ";".join(a.ids),
+            fi.item.type.value, f"{fi.item.points:g}", a.words.get(first, ""))])
     return buf.getvalue().encode("utf-8")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from dpassess.diagnostics import Diagnostic, DpassessError
+from dpassess.diagnostics import Diagnostic, DpassessError, visible
 
 #: The commands in the order a user meets them (unknown ones follow, as registered).
 ORDER = ("init", "check", "lint", "export", "build", "import", "assemble", "stats", "schema")
@@ -117,8 +117,16 @@ def _plain_type(param: Any) -> str:
     return shown.get(name, name)
 
 
+def say(message: str) -> None:
+    """`message` on stdout, each line with control and bidirectional characters escaped (as
+    `err`): for lines that echo a path or a name the user or a file gave."""
+    typer.echo("\n".join(visible(line) for line in message.split("\n")))
+
+
 def err(message: str) -> None:
-    typer.echo(message, err=True)
+    """`message` on stderr, each of its lines with control and bidirectional characters
+    escaped (a file name cannot recolour the terminal or reorder what is shown)."""
+    typer.echo("\n".join(visible(line) for line in message.split("\n")), err=True)
 
 
 def report_error(exc: DpassessError, fmt: str = "text") -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err, report_error, report_warnings
+from dpassess.cli._app import app, err, report_error, report_warnings, say
 
 
 def _seed(value: int | None) -> int | None:
@@ -75,5 +75,5 @@ def assemble(
         show("writing the forms")
         written, warnings = write_assembly(result, out)
     typer.echo(result.summary(), nl=False)
-    typer.echo(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
+    say(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
     report_warnings(warnings)

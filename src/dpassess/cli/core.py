@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, err, report_error, report_warnings
+from dpassess.cli._app import app, err, report_error, report_warnings, say
 from dpassess.diagnostics import BankLoadError
 
 SCHEMAS = ("item", "bank", "blueprint")
@@ -73,7 +73,9 @@ def build(
         report = run_build(items, out, blueprints, cache_dir=cache_dir, use_cache=not no_cache,
                            fail_on=fail_on, progress=show)
     for line in report.lines:
-        typer.echo(line)
+        say(line)
+    if report.cache_warning:
+        err(f"warning: {report.cache_warning}")
     report_warnings(report.warnings)
     for note in report.notes:
         err(f"note: {note}")

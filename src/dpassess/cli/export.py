@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from dpassess.cli._app import app, report_warnings
+from dpassess.cli._app import app, report_warnings, say
 from dpassess.diagnostics import Diagnostic, UsageError
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def export(
     from dpassess.bank.load import load_banks
     from dpassess.cli.progress import progress
     from dpassess.export import EXPORTERS
+    from dpassess.runtime.files import refuse_inside
 
     if fmt not in EXPORTERS:
         raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
@@ -61,6 +62,11 @@ def export(
             f"--out {out}: several files will be written (one per language); name a folder, "
             "or give --lang for one file"
         )
+    # no file is written into a bank this command reads (the default folder too)
+    for bank in banks:
+        for dest in _dests(bank, fmt, lang, out if single_file else None,
+                           out if not single_file else None):
+            refuse_inside(dest, [b.root for b in banks], "--out" if out is not None else "output")
     for bank in banks:
         with progress() as show:
             show(f"exporting {bank.id}")
@@ -68,7 +74,7 @@ def export(
                                       out if not single_file else None, options)
         report_warnings(warnings)
         for path in dests:
-            typer.echo(f"wrote {path}")
+            say(f"wrote {path}")
 
 
 def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None,
@@ -76,19 +82,35 @@ def _export(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: P
     """Write the bank's files in `fmt` (one `file`, or one per language into `folder`, default
     exports/<format>/); returns their paths and the warnings."""
     from dpassess.app.export import write_bank_exports
-    from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+    from dpassess.export import Collection
+    from dpassess.export.runner import ExportFile
 
     collection = Collection.from_bank(bank)
-    langs = [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
-    if file is not None:
-        dests = [file]
-    else:
-        target_dir = folder if folder is not None else Path("exports") / FORMAT_DIRS[fmt]
-        dests = [target_dir / file_name(collection, fmt, x) for x in langs]
+    langs = _langs(bank, fmt, lang)
+    dests = _dests(bank, fmt, lang, file, folder)
     exports = [ExportFile(collection, fmt, x, p, options)
                for x, p in zip(langs, dests, strict=True)]
     return dests, write_bank_exports(bank, exports)
+
+
+def _langs(bank: Bank, fmt: str, lang: str | None) -> list[str]:
+    from dpassess.export import EXPORTERS, MULTI
+
+    return [lang] if lang else [*bank.languages, *([MULTI] if EXPORTERS[fmt].multi else [])]
+
+
+def _dests(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Path | None
+           ) -> list[Path]:
+    """The files `_export` writes: `file`, or one per language in `folder` (default
+    exports/<format>/)."""
+    from dpassess.export import Collection
+    from dpassess.export.runner import FORMAT_DIRS, file_name
+
+    if file is not None:
+        return [file]
+    collection = Collection.from_bank(bank)
+    target_dir = folder if folder is not None else Path("exports") / FORMAT_DIRS[fmt]
+    return [target_dir / file_name(collection, fmt, x) for x in _langs(bank, fmt, lang)]
 
 
 def _looks_like_a_file(out: Path) -> bool:

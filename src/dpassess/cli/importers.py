@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from dpassess.cli._app import app, err, report_warnings
+from dpassess.cli._app import app, err, report_warnings, say
 
 if TYPE_CHECKING:
     from dpassess.importers.common import ImportResult
@@ -113,7 +113,7 @@ def import_(
         err(f"error: {exc}; use --force to overwrite")
         raise typer.Exit(exc.exit_code) from None
     for p in written:
-        typer.echo(f"wrote {p}")
+        say(f"wrote {p}")
     typer.echo(result.summary())
     if new_bank:
         err(f"note: wrote {bank / 'bank.yaml'} (check its title and languages) and the "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app
+from dpassess.cli._app import app, say
 
 
 @app.command()
@@ -35,8 +35,8 @@ def init(
 
     langs = [x.strip() for x in languages.split(",") if x.strip()]
     for path in init_bank(folder, langs, bank_id=bank_id, title=title):
-        typer.echo(f"wrote {path}")
+        say(f"wrote {path}")
     for lang in langs:
         if lang not in EXAMPLE_LANGUAGES:
             typer.echo(f"note: the example's {lang!r} text is English: translate it")
-    typer.echo(f"next: dpassess check {folder} && dpassess lint {folder}")
+    say(f"next: dpassess check {folder} && dpassess lint {folder}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from dpassess.cli._app import app, report_error
+from dpassess.cli._app import app, err, report_error
 from dpassess.diagnostics import BankLoadError, UsageError
 
 #: The report formats (dpassess.lint.FORMATS; a test keeps the two the same).
@@ -74,6 +74,8 @@ def lint(
         options = LintOptions(fmt, tuple(select or ()), tuple(ignore or ()), fail_on, config)
         cache = None if no_cache else Cache(default_cache_dir(cache_dir))
         report = lint_report(paths or [Path("items")], options, cache, working=working)
+        if cache is not None and cache.notice:
+            err(f"warning: {cache.notice}")
         if output is not None:
             atomic_write(output, report.text.encode("utf-8"))
         else:

@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from dpassess import __version__
-from dpassess.diagnostics import Diagnostic, Severity, UsageError
+from dpassess.diagnostics import Diagnostic, Severity, UsageError, visible
 from dpassess.lint.registry import FAMILIES, RULES
 
 JSON_VERSION = 1
@@ -26,18 +27,14 @@ def _counts(findings: Sequence[Diagnostic]) -> dict[str, int]:
     return {s.value: c.get(s.value, 0) for s in Severity}
 
 
-#: Characters that would start a new line (or rewrite one) in a terminal or a CI log: C0 and C1
-#: controls, DEL, and the Unicode line and paragraph separators.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: Bidirectional controls and line separators as JSON escapes: the same JSON value, but a
+#: terminal or viewer showing the file does not reorder or break its lines.
+_JSON_UNSAFE = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\x7f-\x9f]")
 
 
-def visible(s: str) -> str:
-    """`s` with every line break and control character written as an escape (`\\n`, `\\x1b`):
-    a file name or message holding a newline cannot forge a line of the report (a CI log
-    reads a line starting with `::error` as a workflow command)."""
-    if not _UNSAFE.search(s):
-        return s
-    return _UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], s)
+def _json_text(doc: object) -> str:
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
 
 
 def format_text(findings: Sequence[Diagnostic]) -> str:
@@ -75,21 +72,23 @@ def format_json(findings: Sequence[Diagnostic]) -> str:
             for f in findings
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return _json_text(doc)
 
 
 _SARIF_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "note"}
 
 
 def _uri(path: str) -> str:
-    """A relative POSIX URI for a path under the working folder, else a file: URI."""
+    """A relative POSIX URI for a path under the working folder, else a file: URI; every
+    character but the unreserved ones and `/` percent-encoded (RFC 3986, of the UTF-8 bytes)."""
     p = Path(path)
     if p.is_absolute():
         try:
             p = p.relative_to(Path.cwd())
         except ValueError:
             return p.as_uri()
-    return str(PurePosixPath(*p.parts)) if os.sep != "/" else p.as_posix()
+    posix = str(PurePosixPath(*p.parts)) if os.sep != "/" else p.as_posix()
+    return quote(posix, safe="/", errors="surrogateescape")
 
 
 def _artifact(path: str) -> dict[str, str]:
@@ -126,7 +125,7 @@ def format_sarif(findings: Sequence[Diagnostic]) -> str:
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _SARIF_LEVEL[f.severity],
-            "message": {"text": f"{f.message}\nhelp: {f.help}"},
+            "message": {"text": f"{visible(f.message)}\nhelp: {visible(f.help)}"},
             "locations": [location],
         })
     doc = {
@@ -142,7 +141,7 @@ def format_sarif(findings: Sequence[Diagnostic]) -> str:
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return _json_text(doc)
 
 
 def _escape_data(s: str) -> str:
@@ -160,14 +159,16 @@ def github_line(d: Diagnostic) -> str:
     """One diagnostic (a finding, or a load error without code or help) as one GitHub Actions
     workflow command, `::error file=...,line=...::message`, every value escaped as the runner
     unescapes it (`%`, CR and LF everywhere; `:` and `,` in properties): nothing in a path or
-    message can end the line or start another command."""
-    props = [("file", d.path)] if d.path else []
+    message can end the line or start another command; control and bidirectional characters
+    are written as escapes (`\\x1b`, `\\u202e`, `visible`)."""
+    props = [("file", visible(d.path, keep_breaks=True))] if d.path else []
     if d.line:
         props += [("line", str(d.line)), ("col", str(d.col))]
     title = " ".join(p for p in (d.code, d.name) if p)
     if title:
         props.append(("title", title))
-    body = d.message + (f"\nhelp: {d.help}" if d.help else "")
+    body = (visible(d.message, keep_breaks=True)
+            + (f"\nhelp: {visible(d.help, keep_breaks=True)}" if d.help else ""))
     head = ",".join(f"{k}={_escape_property(v)}" for k, v in props)
     return f"::{_GITHUB_LEVEL[d.severity]}{' ' + head if head else ''}::{_escape_data(body)}"
 

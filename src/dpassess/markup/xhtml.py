@@ -5,8 +5,12 @@ through libxml2's XML parser straight into the QTI namespace; anything else (han
 such as `<br>` or `&nbsp;`) goes through the standard library's tolerant HTML tokenizer. The tree is
 then held to the content model of the QTI 2.1.2 schema: an element or attribute QTI does not allow
 there is reported in `notes` and only that wrapper is removed, its text and children kept. MathML
-`math` elements (from `to_html(..., maths="mathml")`) are kept whole: QTI 2.1 allows `m:math`
-wherever it allows inline or block content, and the MathML 2 schema it imports checks the rest.
+`math` elements (from `to_html(..., maths="mathml")`, or raw in the Markdown) are kept where QTI
+2.1 allows `m:math` (wherever it allows inline or block content), held to the elements and
+attributes maths needs (`dpassess.markup.sanitize.clean_mathml`: no links, styles or classes).
+A link or image whose URL is not http, https, mailto or relative (or, for an image, a raster
+`data:` URL) loses that attribute
+(`dpassess.markup.sanitize.url_allowed`), with a note.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from html.parser import HTMLParser
 from lxml import etree
 
 from dpassess.markup.maths import MATHML_NS
+from dpassess.markup.sanitize import clean_mathml, mathml_attribute_allowed, url_allowed
 
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
@@ -145,9 +150,21 @@ class _Builder(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         tag = tag.removeprefix("m:")
         if tag == "math" or etree.QName(self.stack[-1]).namespace == MATHML_NS:
-            # MathML names and attributes are lower case, so the tokenizer's folding keeps them
-            mathml = etree.SubElement(self.stack[-1], _MATH + tag,
-                                      {k: v or "" for k, v in attrs if not k.startswith("xmlns")})
+            # MathML names and attributes are lower case, so the tokenizer's folding keeps them;
+            # only the attributes maths needs are kept (`dpassess.markup.sanitize`)
+            if not _NCNAME.fullmatch(tag):
+                self.notes.add(f"<{tag}> is not MathML that maths needs; left out")
+                return
+            kept = {}
+            for k, v in attrs:
+                if k.startswith("xmlns"):
+                    continue
+                if mathml_attribute_allowed(k):
+                    kept[k] = v or ""
+                else:
+                    self.notes.add(f"attribute {k!r} on MathML <{tag}> is not allowed (links, "
+                                   "styles and classes do not belong in maths); left out")
+            mathml = etree.SubElement(self.stack[-1], _MATH + tag, kept)
             self.stack.append(mathml)
             return
         if tag not in KNOWN:
@@ -212,7 +229,8 @@ def clean(container: etree._Element, allowed: frozenset[str], notes: set[str]) -
         qname = etree.QName(child)
         if qname.namespace == MATHML_NS and qname.localname == "math" and (
                 "span" in allowed or "p" in allowed):
-            i += 1  # written by the maths converter, whole
+            clean_mathml(child, notes)  # the elements and attributes maths needs, no links
+            i += 1
             continue
         name = qname.localname.lower() if qname.namespace == QTI_NS else qname.text
         if name not in KNOWN:
@@ -258,7 +276,11 @@ def _attributes(el: etree._Element, name: str, notes: set[str]) -> bool:
             del el.attrib[key]
             continue
         pattern = allowed[key]
-        if key in _URI_ATTRS:
+        if key in _URI_ATTRS and not url_allowed(value, image=(name, key) == ("img", "src")):
+            notes.add(f"{key}={value!r} on <{name}>: only http, https, mailto and relative links "
+                      "are written; left out")
+            del el.attrib[key]
+        elif key in _URI_ATTRS:
             uri = _uri(value)
             if uri is None:
                 notes.add(f"{key}={value!r} on <{name}> is not a URI; left out")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from dpassess.diagnostics import UsageError
@@ -205,3 +205,16 @@ def _fill(tmp: Path, data: bytes, path: Path) -> None:
             fh.write(data)
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
+
+
+def refuse_inside(target: str | os.PathLike[str], folders: Iterable[str | os.PathLike[str]],
+                  option: str) -> None:
+    """UsageError when `target` (an output file or folder, given as `option`) is one of
+    `folders` (the banks a command reads) or inside one: an export written there would
+    overwrite the bank's own files, or be read back as part of it."""
+    where = Path(os.path.realpath(target))
+    for folder in folders:
+        root = Path(os.path.realpath(folder))
+        if where == root or root in where.parents:
+            raise UsageError(f"{option} {target}: inside the bank {folder}, which this command "
+                             "reads; write the output outside the bank's folder")

@@ -34,6 +34,7 @@ from dpassess.markup.fields import markdown_texts
 from dpassess.markup.markdown import to_html, to_inline_html, to_plain
 from dpassess.markup.maths import find_maths
 from dpassess.markup.media import has_img_tag
+from dpassess.markup.sanitize import defuse_tex, drop_unsafe_urls, tex_warning
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     ChoiceBase,
@@ -408,6 +409,19 @@ class ItemTexts:
     def warn(self, field_: str, message: str) -> None:
         self.warnings.append(self.collection.warning(self.fmt, self.item.id, field_, message))
 
+    def safe(self, field_: str, html: str) -> str:
+        """`html` without the links and image sources whose URL is not http, https, mailto or
+        relative, and its maths without the TeX commands that make links, styles or actions in
+        MathJax (`dpassess.markup.sanitize`), with one warning naming each kind."""
+        html, dropped = drop_unsafe_urls(html)
+        if dropped:
+            self.warn(field_, f"{'; '.join(dropped)}: only http, https, mailto and relative "
+                              "links are written; left out")
+        html, active = defuse_tex(html)
+        if active:
+            self.warn(field_, tex_warning(active))
+        return html
+
     def _stimulus(self) -> Stimulus | None:
         sid = self.item.stimulus
         if sid is None:
@@ -437,7 +451,7 @@ class ItemTexts:
         texts = []
         for la in self.langs:
             # the languages are merged through lxml, which cannot hold what XML cannot
-            text, removed = xml_safe(render(la))
+            text, removed = xml_safe(self.safe(where.format(lang=la), render(la)))
             if removed:
                 self.warn(where.format(lang=la), f"removed characters XML cannot carry: {removed}")
             texts.append((la, text))
@@ -461,13 +475,14 @@ class ItemTexts:
     def block(self, where: str, source: Callable[[str], str]) -> str:
         """Block HTML of the Markdown `source(lang)` in the file's language(s)."""
         if self._one is not None:
-            return to_html(source(self.langs[0]))
+            return self.safe(where.format(lang=self.langs[0]), to_html(source(self.langs[0])))
         return self._field(where, lambda la: to_html(source(la)))
 
     def inline(self, where: str, source: Callable[[str], str]) -> str:
         """Inline HTML (no `<p>` around one paragraph) of the Markdown `source(lang)`."""
         if self._one is not None:
-            return to_inline_html(source(self.langs[0]))
+            return self.safe(where.format(lang=self.langs[0]),
+                             to_inline_html(source(self.langs[0])))
         return self._field(where, lambda la: to_inline_html(source(la)))
 
     def plain(self, source: Callable[[str], str]) -> str:
@@ -480,6 +495,9 @@ class ItemTexts:
 
     def name(self) -> str:
         text, full = exported_name(self.item, self.langs)
+        text, active = defuse_tex(text)  # Moodle's maths filter may read names too
+        if active:
+            self.warn("title", tex_warning(active))
         if text != full:
             self.warn("title", f"the name is {len(full)} characters; Moodle keeps {MAX_NAME}: "
                                "written cut at a word" + (
@@ -491,18 +509,20 @@ class ItemTexts:
             return self.block("text.{lang}.stem", lambda la: self._stimulus_source(la) + "\n\n"
                               + self.item.text[la].stem)
         if self._one is not None:
-            return to_html(self._one.stem)
+            return self.safe(f"text.{self.langs[0]}.stem", to_html(self._one.stem))
         return self._field("text.{lang}.stem", lambda la: to_html(self.item.text[la].stem))
 
     def explanation(self) -> str:
         if self._one is not None:
-            return to_html(self._one.explanation or "")
+            return self.safe(f"text.{self.langs[0]}.explanation",
+                             to_html(self._one.explanation or ""))
         return self._field("text.{lang}.explanation",
                            lambda la: to_html(self.item.text[la].explanation or ""))
 
     def option(self, item: ChoiceBase, oid: str) -> str:
         if self._one is not None:
-            html = to_inline_html(item.option_text(self.langs[0], oid))
+            html = self.safe(f"text.{self.langs[0]}.options.{oid}",
+                             to_inline_html(item.option_text(self.langs[0], oid)))
         else:
             html = self._field(f"text.{{lang}}.options.{oid}",
                                lambda la: to_inline_html(item.option_text(la, oid)))
@@ -513,7 +533,8 @@ class ItemTexts:
 
     def feedback(self, oid: str) -> str:
         if self._one is not None:
-            return to_html(_feedback_of(self._one).get(oid, ""))
+            return self.safe(f"text.{self.langs[0]}.feedback.{oid}",
+                             to_html(_feedback_of(self._one).get(oid, "")))
         return self._field(f"text.{{lang}}.feedback.{oid}",
                            lambda la: to_html(_feedback_of(self.item.text[la]).get(oid, "")))
 
@@ -624,5 +645,6 @@ def response_template(t: ItemTexts, item: Essay) -> tuple[str, str]:
                f"the languages' response templates differ, and Moodle does not filter the "
                f"response box: the {t.langs[0]!r} template is written")
     if item.response_format == "editor":
-        return (to_html(texts[0]) if texts[0] else ""), "html"
+        return (t.safe(f"text.{t.langs[0]}.response_template", to_html(texts[0]))
+                if texts[0] else ""), "html"
     return texts[0], "plain_text"

@@ -24,6 +24,7 @@ from dpassess.export.xmlfast import copied, nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import item_title, to_html, to_inline_html
 from dpassess.markup.maths import MATHML_NS, MathsMode, mathml_problems
+from dpassess.markup.sanitize import defuse_tex, tex_warning
 from dpassess.markup.xhtml import MARKUP, append_flow
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, Stimulus
@@ -62,6 +63,9 @@ class Builder:
                 self.warn(field, problem)
             if "<m:math" in html:
                 self.has_mathml = True
+        html, active = defuse_tex(html)  # TeX left for MathJax (tex mode, or not convertible)
+        if active:
+            self.warn(field, tex_warning(active))
         return html
 
     def flow(self, parent: etree._Element, field: str, html: str) -> bool:
@@ -83,7 +87,9 @@ class Builder:
         authored = self.item.text[lang].title
         if authored:
             self.text(f"text.{lang}.title", authored)  # warns of what XML cannot carry
-        title = item_title(self.item, lang) or self.item.id
+        title, active = defuse_tex(item_title(self.item, lang) or self.item.id)
+        if active:  # a player may show the title, and run MathJax over it
+            self.warn(f"text.{lang}.title", tex_warning(active))
         return etree.Element(Q + "assessmentItem", {
             SCHEMA_LOCATION: QTI_LOCATION, "identifier": self.identifier,
             "title": title, "adaptive": "false", "timeDependent": "false", "toolName": TOOL,

@@ -20,6 +20,7 @@ from dpassess.lms.moodle import (
 )
 from dpassess.markup import markdown as render
 from dpassess.markup.parser import parser
+from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item, MultipleResponse
 
@@ -198,7 +199,12 @@ _EVENT = re.compile(r"(?i)<[a-z][^>]*\son[a-z]+\s*=")
 def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """## What it does
     Finds `<script>`, `<iframe>`, `<object>`, `<embed>`, `<style>`, form elements, `on...=`
-    event handlers and `javascript:` URLs in any text field.
+    event handlers and links or sources whose URL is not `http`, `https`, `mailto` or relative
+    (`javascript:`, `vbscript:`, `file:`, `data:` except a PNG, JPEG, GIF or WebP image in
+    `<img src>`...) in any text field. A URL is read as a
+    browser reads it: character references decoded (`&#106;avascript:`, with or without the
+    semicolon), tabs, line breaks and surrounding control characters removed
+    (`java&#x09;script:`). The exports leave such a URL out, with a warning.
 
     ## Why is this bad?
     Moodle strips them or runs them, depending on the site's trust settings; QTI players
@@ -216,11 +222,12 @@ def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
     ```
     """
     j = ctx.joined.lower()
-    if "<" not in j and "script" not in j and "data:" not in j:
+    if "<" not in j and "script" not in j and "data:" not in j and not _may_link(j):
         return
     for loc, text in ctx.all_fields():
         lowered = text.lower()
-        if "<" not in text and "script" not in lowered and "data:" not in lowered:
+        if ("<" not in text and "script" not in lowered and "data:" not in lowered
+                and not _may_link(text)):
             continue
         why = None
         if _JS_URL.search(text):
@@ -233,8 +240,19 @@ def unsafe_html(ctx: ItemContext[Item]) -> Iterator[Hit]:
                 if m and m.group(1).lower() in UNSAFE_TAGS:
                     why = f"a <{m.group(1).lower()}> element"
                     break
+        if why is None and ("<" in text or _may_link(text)):
+            # the URLs as a browser reads them: entities decoded, tabs and controls removed
+            _, dropped = drop_unsafe_urls(render.to_html(text))
+            if dropped:
+                why = (f"a URL that is not http, https, mailto or relative ({dropped[0]}; "
+                       "exports leave it out)")
         if why:
             yield Hit(loc, f"[all targets] {why}: items must not carry active content")
+
+
+def _may_link(text: str) -> bool:
+    """Whether Markdown `text` may hold a link without `<`: `[x](url)` or `[x]: url`."""
+    return "](" in text or "]:" in text
 
 
 VOID_TAGS = frozenset("area base br col embed hr img input link meta source track wbr".split())

@@ -1,5 +1,6 @@
-"""Mathematics rules (MT): TeX that does not parse, unbalanced delimiters, and Markdown emphasis
-that an author meant as maths or code (`a*b*c`, `__init__`)."""
+"""Mathematics rules (MT): TeX that does not parse, unbalanced delimiters, Markdown emphasis
+that an author meant as maths or code (`a*b*c`, `__init__`), and TeX commands that make links,
+styles or classes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dpassess.lint.registry import Hit, rule
 from dpassess.lint.text import _CODE
 from dpassess.markup.markdown import to_inline_html
 from dpassess.markup.maths import find_maths, tex_problem, unbalanced_maths
+from dpassess.markup.sanitize import ACTIVE_TEX, tex_commands
 from dpassess.markup.typst_maths import typst_problem
 from dpassess.model import Item
 
@@ -215,3 +217,44 @@ def _makes_emphasis(text: str, start: int, end: int) -> bool:
         return False
     escaped = re.sub(r"([*_])", r"\\\1", text[start:end])
     return len(_EMPHASIS_TAG.findall(to_inline_html(text[:start] + escaped + text[end:]))) < emph
+
+
+@rule(
+    "MT005", "tex-link-or-style", "error",
+    key_risk="No, but the maths carries a link, a style or a class that the exports leave "
+    "out: an error for safety, as LM004.",
+    fix="Write the link, colour box or style outside the maths (a Markdown link "
+    "[text](https://...) next to it), or drop it; \\color{...} is kept.",
+)
+def tex_link_or_style(ctx: ItemContext[Item]) -> Iterator[Hit]:
+    r"""## What it does
+    Finds TeX commands in maths that make links, styles, classes or actions: `\href`, `\url`,
+    `\style`, `\class`, `\cssId`, `\colorbox`, `\fcolorbox`, `\bbox`, `\htmlClass`,
+    `\htmlStyle`, `\htmlId`, `\htmlData`, `\data`, `\toggle`, `\mathtip`, `\texttip`,
+    `\unicode` and `\require`.
+
+    ## Why is this bad?
+    They become live attributes of the formula (a `javascript:` link, CSS with `url(...)`, a
+    class the page's scripts react to) in MathJax and in the MathML of the QTI export, and
+    `\require` loads code. The exports keep only the MathML that maths needs and leave these
+    out, so the formula also shows differently from what was written.
+
+    ## Example
+    ```yaml
+    stem: The gradient is $\href{https://example.org}{\nabla L}$ and $\colorbox{yellow}{g}$.
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: The gradient is $\nabla L$ ([definition](https://example.org)) and $\color{orange}{g}$.
+    ```
+    """
+    for loc, text in ctx.all_fields():
+        if "\\" not in text or not _may_hold_maths(text):
+            continue
+        for m in find_maths(text):
+            found = next((name for _, name in tex_commands(m.tex) if name in ACTIVE_TEX), None)
+            if found is not None:
+                yield Hit(loc, f"{_label(loc)}: the maths at {_where(text, m.start)} uses "
+                               f"\\{found}, which makes a link, a style or an action")
+                break
