@@ -112,6 +112,8 @@ section.sheet { break-before: page; page-break-before: always; }
 .bubble.filled { background: #000; color: #fff; }
 table { border-collapse: collapse; }
 td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
+math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", "DejaVu Math TeX Gyre",
+       math; }
 """
 
 #: The printed page's footer (browsers that print CSS page margin boxes show it on every page).

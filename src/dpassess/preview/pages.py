@@ -102,7 +102,11 @@ span.finding { display: inline-block; margin: 0.1rem 0.2rem 0.1rem 0; padding: 0
 .excerpt p { margin: 0; }
 svg.chart { max-width: 100%; height: auto; }
 code { background: #f2f2f2; padding: 0 0.2rem; }
+math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math",
+  "DejaVu Math TeX Gyre", math; }
 math[display="block"] { margin: 0.5rem 0; }
+ol.options > li > p:first-of-type { display: inline; }
+ol.options > li { margin-bottom: 0.4rem; }
 """
 
 #: The index's filters: shows the rows whose data attributes match (the table reads without it).
