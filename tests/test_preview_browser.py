@@ -309,3 +309,24 @@ def test_write_the_documentation_screenshots(visit, site):
     w.page.set_viewport_size({"width": 1100, "height": 900})
     w.page.select_option("select[name=finding]", "any")
     w.page.screenshot(path=str(ROOT / "docs" / "img" / "preview-index.png"))
+
+
+# --- the committed preview of the bundled bank (what `make run` writes) --------------------------
+
+
+def test_the_committed_preview_of_the_bundled_bank_opens_offline(browser):
+    site = ROOT / "exports" / "preview"
+    bank = load_bank(ROOT / "items" / "data-parallelism")
+    prefix = site.as_uri() + "/"
+    for rel in ["index.html", "forms/dp-quiz.html",
+                *(f"items/{bank.id}/{it.id}.html" for it in bank)]:
+        v = Visit(browser, site, rel)
+        try:
+            assert v.errors == [], (rel, v.errors)
+            assert [u for u in v.requests if not u.startswith(prefix)] == [], rel
+            if rel.startswith("items/"):
+                langs = v.page.eval_on_selector_all("main .langs > section",
+                                                    "els => els.map(e => e.lang)")
+                assert langs == list(bank.languages)
+        finally:
+            v.close()

@@ -593,8 +593,9 @@ def _forms_page(a: Assembly, here: str, views: Sequence[BankView]) -> bytes:
         for fi in form.items:
             keys = answer(fi, [lang])
             link = E.A(fi.item.id, href=_rel(here, item_path(pr.bank, fi.item.id)))
-            items.append(E.LI(link, " ", E.SPAN(f"key {keys.words.get(lang, '')}",
-                                                E.CLASS("key")), *_stem_excerpt(fi.item, lang)))
+            items.append(E.LI(link, " ", E.SPAN(f"(key {keys.words.get(lang, '')})",
+                                                E.CLASS("key")), ": ",
+                              *_stem_excerpt(fi.item, lang)))
         columns.append(E.SECTION(E.H3(f"Form {form.label} ({form.id})"), E.OL(*items)))
     title = f"Forms of {pr.blueprint.id}"
     body = [
