@@ -105,8 +105,14 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
-    """The seed again at the end, where failures are read (and `-q` hides the header)."""
+    """The seed again at the end, where failures are read (and `-q` hides the header); one line
+    when the browser tests skipped for want of a browser."""
     terminalreporter.write_line(_seed_line(config))
+    reasons = {str(r.longrepr[2]) for r in terminalreporter.stats.get("skipped", [])
+               if "test_preview_browser" in r.nodeid and isinstance(r.longrepr, tuple)
+               and "browser tests" in str(r.longrepr[2])}
+    for reason in sorted(reasons):
+        terminalreporter.write_line(reason.removeprefix("Skipped: "))
 
 
 @pytest.hookimpl(wrapper=True)

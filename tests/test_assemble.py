@@ -327,8 +327,8 @@ def keyed_positions_in_exports(a: Assembly) -> None:
                 assert filled == fi.key_letters
                 choices = html.xpath(f"//li[@id='q{fi.position}']/ol/li")
                 for k, oid in zip(fi.key_letters, fi.key_ids, strict=True):
-                    want = lxml.html.fragment_fromstring(
-                        to_html(fi.item.option_text(lang, oid)), create_parent="div")
+                    want = lxml.html.fragment_fromstring(  # maths as MathML, as the forms
+                        to_html(fi.item.option_text(lang, oid), "mathml"), create_parent="div")
                     # the visible text (HTML collapses white space; an unclosed <b> in raw
                     # Markdown HTML moves a newline when the parser closes it)
                     got = choices[ord(k) - 65].text_content()

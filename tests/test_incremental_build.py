@@ -70,7 +70,10 @@ def test_one_edited_item_rebuilds_only_the_files_it_appears_in(project: Path, tm
     item.write_text(item.read_text().replace("Sort the values", "First sort the values"))
     r = warm(project, cache)
     written = {p.relative_to(project / "exports").as_posix() for p in r.written}
-    assert written and all("second-" in w for w in written), written
+    # the preview is one site over every bank: built again whole (on disk only the pages
+    # whose bytes changed are rewritten)
+    pages = {w for w in written if w.startswith("preview/")}
+    assert written - pages and all("second-" in w for w in written - pages), written
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
 
 

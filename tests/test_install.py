@@ -74,7 +74,9 @@ def test_the_wheel_installs_into_a_clean_venv_and_runs_outside_the_repository(tm
     assert {p.relative_to(work / "exports").as_posix() for p in (work / "exports").rglob("*.*")
             } >= {"qti21/statistics-en.zip", "moodle/statistics-multi.xml", "gift/statistics-id.txt"}
     again = sh(dp, "build", cwd=work, env=env)
-    assert "unchanged: 8 files" in again.stdout
+    site = [p for p in (work / "exports" / "preview").rglob("*") if p.is_file()]
+    assert (work / "exports" / "preview" / "index.html") in site
+    assert f"unchanged: {8 + len(site)} files" in again.stdout  # the exports, and the preview
     for package in ("ortools", "typst"):  # the extras', not the bare package's
         probe = subprocess.run([str(bin_dir / "python"), "-c", f"import {package}"], env=env,
                                capture_output=True)

@@ -154,6 +154,7 @@ def build(
     report.lines.append(_lint_summary(findings))
 
     new_store: dict[str, Any] = {"index": seen}
+    exported: dict[Path, list[Diagnostic]] = {}
     for root in roots:
         if root in fresh:
             outputs = fresh[root]
@@ -162,6 +163,7 @@ def build(
         else:
             say(f"exporting {root.name}")
             outputs = _export_bank(by_root[root], out, report, cache)
+        exported[root] = outputs.warnings
         key = keys[root]
         if key is not None:
             new_store[f"bank:{root}"] = (key, *own[root], outputs)
@@ -181,6 +183,19 @@ def build(
             outputs.key = form_key
             new_store[f"forms:{bp}"] = outputs
     report.lines += [f"wrote {p}" for p in report.written]
+    preview_key = _preview_key(keys, bp_dir, index, seen)
+    entry = stored.get("preview")
+    if (preview_key is not None and isinstance(entry, _Outputs) and entry.key == preview_key
+            and _intact(entry)):
+        report.warnings += entry.warnings
+        report.unchanged += [Path(p) for p in entry.files]
+        new_store["preview"] = entry
+    else:
+        say("writing the preview")
+        outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported)
+        if preview_key is not None:
+            outputs.key = preview_key
+            new_store["preview"] = outputs
     if report.unchanged:
         report.lines.append(f"unchanged: {len(report.unchanged)} files (inputs as last built)")
     if report.replayed:
@@ -273,6 +288,38 @@ def _forms_key(blueprint: Path, keys: dict[Path, bytes | None], index: dict[str,
     if bank_key is None:
         bank_key = _content_key(root, "", index, seen)
     return None if bank_key is None else digest(data + b"\0" + bank_key)
+
+
+def _preview_key(keys: dict[Path, bytes | None], bp_dir: Path, index: dict[str, Stat],
+                 seen: dict[str, Stat]) -> bytes | None:
+    """The content keys of every bank and the bytes of every blueprint (the preview shows them
+    all); None when one cannot be read."""
+    if any(k is None for k in keys.values()):
+        return None
+    parts = [k for _, k in sorted((str(r), k) for r, k in keys.items() if k is not None)]
+    try:
+        for bp in sorted(bp_dir.glob("*.yaml")) if bp_dir.is_dir() else []:
+            parts.append(str(bp).encode("utf-8", "surrogateescape") + b"\0"
+                         + _file_digest(str(bp), index, seen))
+    except OSError:
+        return None
+    return digest(b"preview\0" + b"\0".join(parts))
+
+
+def _write_preview(roots: list[Path], out: Path, bp_dir: Path, cache: Cache | None,
+                   report: BuildReport, exported: dict[Path, list[Diagnostic]]) -> _Outputs:
+    """The preview site of every bank (and of the forms of every blueprint) in `out`, with
+    the warnings of the bank's exports (`exported`, by bank folder)."""
+    from dpassess.app.preview import preview
+
+    done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported)
+    report.warnings += done.warnings
+    # rebuilt, all of it (files already holding their bytes are not touched on disk); one line
+    # for them all, the lines above list the rest
+    report.written += done.files
+    report.lines.append(f"wrote {out / 'index.html'} (the preview: {len(done.written)} of "
+                        f"{len(done.files)} files changed)")
+    return _Outputs(b"", _stamps(done.files), list(done.warnings))
 
 
 def _intact(outputs: object) -> bool:

@@ -21,6 +21,7 @@ from lxml.html import builder as E
 from dpassess.assemble.forms import Form, FormItem, letter
 from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
+from dpassess.markup.htmlnodes import html_nodes
 from dpassess.markup.markdown import to_html
 from dpassess.markup.maths import TEX_ENCODING, MathsMode, find_maths, tex_problem
 from dpassess.markup.media import is_local_image, locate_image, read_media
@@ -132,6 +133,8 @@ section.sheet { break-before: page; page-break-before: always; }
 .bubble.filled { background: #000; color: #fff; }
 table { border-collapse: collapse; }
 td, th { border: 1px solid #888; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
+math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", "DejaVu Math TeX Gyre",
+       math; }
 """
 
 #: The printed page's footer (browsers that print CSS page margin boxes show it on every page).
@@ -298,6 +301,22 @@ def _fields_html(w: dict[str, str]) -> HtmlElement:
                  E.CLASS("fields"))
 
 
+def _nodes(p: Paper, fi: FormItem, markdown: str, field: str, *, stimulus: bool = False
+           ) -> list[Any]:
+    """`markdown` as HTML nodes with its maths as MathML (`dpassess.markup.htmlnodes`); a
+    formula the converter cannot say stays TeX, with the QTI export's warning at the field."""
+    nodes, problems = html_nodes(markdown)
+    if stimulus and fi.stimulus is not None:
+        path = next((e.path for e in p.bank.stimuli if e.stimulus.id == fi.stimulus), "")
+        item = fi.stimulus
+    else:
+        path, item = p.bank.path_of(fi.item.id), fi.item.id
+    p.warnings += [Diagnostic(path, 0, 0, field, f"form {p.form.id} ({p.lang}) HTML: {problem}",
+                              code="html", severity=Severity.warning, item=item)
+                   for problem in problems]
+    return nodes
+
+
 def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
     lang, it = p.lang, fi.item
     parts: list[Any] = []
@@ -305,15 +324,15 @@ def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
         st = p.bank.stimulus(fi.stimulus).text.get(lang)
         if st is not None:
             parts.append(E.DIV(E.P(E.EM(p.stimulus_note(fi))),
-                               *([E.H3(st.title)] if st.title else []), *fragments(st.text),
+                               *([E.H3(st.title)] if st.title else []), *_nodes(p, fi, st.text, f'text.{lang}.text', stimulus=True),
                                E.CLASS("stimulus")))
     head = [E.SPAN(f"{fi.position}.", E.CLASS("num"))]
     if p.points(fi):
         head.append(E.EM(p.points(fi)))
-    parts.append(E.DIV(*head, *fragments(it.text[lang].stem), E.CLASS("stem")))
+    parts.append(E.DIV(*head, *_nodes(p, fi, it.text[lang].stem, f'text.{lang}.stem'), E.CLASS("stem")))
     match it:
         case SingleChoice() | MultipleResponse() | TrueFalse():
-            parts.append(E.OL(*(E.LI(*fragments(it.option_text(lang, o))) for o in it.option_ids),
+            parts.append(E.OL(*(E.LI(*_nodes(p, fi, it.option_text(lang, o), f'text.{lang}.options.{o}')) for o in it.option_ids),
                               E.CLASS("options"), type="A"))
         case Numerical():
             parts.append(E.P(f"{p.w['answer']}: ", E.SPAN(E.CLASS("box"))))
@@ -330,18 +349,19 @@ def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
             for n, pid in enumerate(it.pairs):
                 right = fi.display[n] if n < len(fi.display) else None
                 rows.append(E.TR(
-                    E.TD(E.SPAN(E.CLASS("small")), f"{n + 1}. ", *fragments(content.premises[pid])),
-                    E.TD(*([f"{letter(n)}. ", *fragments(content.responses[right])] if right
+                    E.TD(E.SPAN(E.CLASS("small")), f"{n + 1}. ", *_nodes(p, fi, content.premises[pid], f'text.{lang}.premises.{pid}')),
+                    E.TD(*([f"{letter(n)}. ", *_nodes(p, fi, content.responses[right], f'text.{lang}.responses.{right}')] if right
                            else [])),
                 ))
             for n in range(len(it.pairs), len(fi.display)):
                 rows.append(E.TR(E.TD(), E.TD(f"{letter(n)}. ",
-                                              *fragments(content.responses[fi.display[n]]))))
+                                              *_nodes(p, fi, content.responses[fi.display[n]],
+                                                     f'text.{lang}.responses.{fi.display[n]}'))))
             parts.append(E.TABLE(*rows, E.CLASS("matching")))
         case Ordering():
             order = it.text[lang]
             parts.append(E.UL(*(E.LI(E.SPAN(E.CLASS("small")), f"{letter(n)}. ",
-                                     *fragments(order.options[oid]))
+                                     *_nodes(p, fi, order.options[oid], f'text.{lang}.options.{oid}'))
                                 for n, oid in enumerate(fi.display)),
                               style="list-style: none"))
         case _:
@@ -383,7 +403,7 @@ def _key_list_html(p: Paper) -> HtmlElement:
         if isinstance(fi.item, Essay):
             info = fi.item.text[p.lang].grader_info if p.lang in fi.item.text else None
             if info:
-                cell += [E.BR(), E.EM(f"{w['grader']}: "), *fragments(info)]
+                cell += [E.BR(), E.EM(f"{w['grader']}: "), *_nodes(p, fi, info, f'text.{p.lang}.grader_info')]
         rows.append(E.TR(E.TD(str(fi.position)), E.TD(*cell), E.TD(number(fi.item.points, p.lang)),
                          E.TD(fi.item.id)))
     return E.SECTION(E.TABLE(*rows), E.CLASS("answers"))
