@@ -10,10 +10,9 @@ figures do not depend on the order of the persons or on the machine.
 from __future__ import annotations
 
 import math
-from array import array
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from dpassess.diagnostics import Diagnostic, UsageError
@@ -92,9 +91,11 @@ class ItemStats:
     item: str
     type: str
     points: float
-    #: persons who had the item (omitted and missing answers included, scored 0)
+    #: persons who received the item (omitted answers included, scored 0)
     n: int
+    #: persons who left it empty
     omitted: int
+    #: persons who did not receive it (no row, a slot never reached): not in n
     missing: int
     mean: float
     p: float
@@ -179,11 +180,38 @@ def _zero(var: float, scale: float) -> bool:
     return var <= 1e-24 * max(1.0, scale)
 
 
+def group_weights(ranked: Sequence[int], totals: Sequence[float], g: int) -> dict[int, float]:
+    """Each person's share of membership in a group of `g` taken from the front of `ranked`
+    (persons in order, best first for the upper group). A tied group that straddles the group's
+    edge is shared equally: each of its m members counts (places left)/m, so the group's figures
+    are the average over every way of breaking the tie, and relabelling persons changes
+    nothing."""
+    weights: dict[int, float] = {}
+    left = g
+    i = 0
+    while left > 0 and i < len(ranked):
+        j = i
+        while j < len(ranked) and totals[ranked[j]] == totals[ranked[i]]:
+            j += 1
+        size = j - i
+        share = 1.0 if size <= left else left / size
+        for person in ranked[i:j]:
+            weights[person] = share
+        left -= min(size, left)
+        i = j
+    return weights
+
+
 def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analysis:
     """The classical item analysis of `responses` (items in bank order).
 
-    Raises UsageError when the forms in the file hold different items (analyse one at a
-    time): the total scores of persons on different forms do not measure the same thing.
+    An item a person did not receive (no row, an unreached slot) is left out of that item's
+    figures: its n counts the persons who received it. Reliability (KR-20, alpha, alpha if
+    deleted) rests on the persons who received every item.
+
+    Raises UsageError when the forms in the file hold different items (`analyse_forms` analyses
+    each form apart): the total scores of persons on different forms do not measure the same
+    thing.
     """
     th = thresholds or Thresholds()
     forms = {form: frozenset(items) for form, items in responses.form_items.items()}
@@ -194,30 +222,38 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
     order = {item.id: i for i, item in enumerate(responses.bank)}
     cols = sorted(responses.columns.values(), key=lambda c: order[c.item.id])
     n, k = responses.n, len(cols)
-    scores = [array("d", (0.0 if math.isnan(s) else s for s in c.scores)) for c in cols]
-    totals = [math.fsum(t) for t in zip(*scores, strict=True)]
-    persons = responses.persons
-    ranked = sorted(range(n), key=lambda i: (-totals[i], persons[i]))
-    g = (GROUP_PERCENT * n + 99) // 100
-    upper, lower = ranked[:g], ranked[n - g:]
+    raw = [c.scores for c in cols]
+    totals = [math.fsum(s for s in t if not math.isnan(s)) for t in zip(*raw, strict=True)]
+    items = [_item(c, totals, th) for c in cols]
+
+    complete = [i for i in range(n) if all(not math.isnan(s[i]) for s in raw)]
+    alpha = kr20 = None
+    alpha_del: list[float | None] = [None] * k
+    if len(complete) > 1:
+        sub = [[s[i] for i in complete] for s in raw]
+        sub_totals = [totals[i] for i in complete]
+        mean_c = _mean(sub_totals)
+        var_c = _var(sub_totals, mean_c)
+        variances = [_var(x, _mean(x)) for x in sub]
+        sum_var = math.fsum(variances)
+        if k > 1 and not _zero(var_c, mean_c ** 2):
+            alpha = k / (k - 1) * (1 - sum_var / var_c)
+            if all(v in (0.0, c.item.points) for c, x in zip(cols, sub, strict=True) for v in x):
+                pq = math.fsum(c.item.points ** 2 * (_mean(x) / c.item.points)
+                               * (1 - _mean(x) / c.item.points) for c, x in zip(cols, sub, strict=True))
+                kr20 = k / (k - 1) * (1 - pq / var_c)
+        if k > 2:
+            for j, (x, var_x) in enumerate(zip(sub, variances, strict=True)):
+                rest = [t - v for t, v in zip(sub_totals, x, strict=True)]
+                mean_r = _mean(rest)
+                var_r = _var(rest, mean_r)
+                if not _zero(var_r, mean_r ** 2):
+                    alpha_del[j] = (k - 1) / (k - 2) * (1 - (sum_var - var_x) / var_r)
+    items = [replace(s, alpha_if_deleted=a) for s, a in zip(items, alpha_del, strict=True)]
 
     mean_t = _mean(totals)
-    var_t = _var(totals, mean_t)
-    variances = [_var(x, _mean(x)) for x in scores]
-    sum_var = math.fsum(variances)
-    dichotomous = all(v in (0.0, c.item.points) for c, x in zip(cols, scores, strict=True)
-                      for v in x)
-    items = []
-    for c, x, var_x in zip(cols, scores, variances, strict=True):
-        items.append(_item(c, x, var_x, totals, upper, lower, k, sum_var, th))
-
-    alpha = kr20 = None
-    if k > 1 and not _zero(var_t, mean_t ** 2):
-        alpha = k / (k - 1) * (1 - sum_var / var_t)
-        if dichotomous:
-            pq = math.fsum(s.points ** 2 * s.p * (1 - s.p) for s in items)
-            kr20 = k / (k - 1) * (1 - pq / var_t)
-    sd = math.sqrt(var_t)
+    sd = math.sqrt(_var(totals, mean_t))
+    g = (GROUP_PERCENT * n + 99) // 100
     histogram = Counter(round(t, 9) for t in totals)
     test = TestStats(
         n=n, k=k, points=math.fsum(c.item.points for c in cols), mean=mean_t, sd=sd,
@@ -229,11 +265,16 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank)
 
 
-def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], upper: list[int],
-          lower: list[int], k: int, sum_var: float, th: Thresholds) -> ItemStats:
+def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
+    """One item's figures over the persons who received it."""
     item = c.item
-    n, g, pts = len(x), len(upper), item.points
+    got = [i for i, s in enumerate(c.scores) if not math.isnan(s)]
+    x = [c.scores[i] for i in got]
+    totals = [all_totals[i] for i in got]
+    marks = [c.marks[i] for i in got]
+    n, pts = len(x), item.points
     mean = _mean(x)
+    var_x = _var(x, mean)
     p = mean / pts
     rest = [t - v for t, v in zip(totals, x, strict=True)]
     mean_r = _mean(rest)
@@ -242,17 +283,19 @@ def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], uppe
     if var_x > 0 and not _zero(var_r, mean_r ** 2):
         cov = math.fsum((v - mean) * (r - mean_r) for v, r in zip(x, rest, strict=True)) / n
         r_pb = cov / math.sqrt(var_x * var_r)
-    d = (math.fsum(x[i] for i in upper) - math.fsum(x[i] for i in lower)) / g / pts
-    alpha_del = None
-    if k > 2 and not _zero(var_r, mean_r ** 2):
-        alpha_del = (k - 1) / (k - 2) * (1 - (sum_var - var_x) / var_r)
+    g = (GROUP_PERCENT * n + 99) // 100
+    by_total = sorted(range(n), key=lambda i: -totals[i])
+    upper = group_weights(by_total, totals, g)
+    lower = group_weights(by_total[::-1], totals, g)
+    d = (math.fsum(w * x[i] for i, w in upper.items())
+         - math.fsum(w * x[i] for i, w in lower.items())) / g / pts
 
     options = []
-    for oid in c.options:
+    for oid in c.options if c.chosen_known else ():
         bit = c.bits[oid]
-        chose = [i for i, m in enumerate(c.marks) if m & bit]
-        up = sum(1 for i in upper if c.marks[i] & bit)
-        low = sum(1 for i in lower if c.marks[i] & bit)
+        chose = [i for i, m in enumerate(marks) if m & bit]
+        up = math.fsum(w for i, w in upper.items() if marks[i] & bit)
+        low = math.fsum(w for i, w in lower.items() if marks[i] & bit)
         share = len(chose) / n
         wrong = is_distractor(item, oid)
         enough = share >= th.min_distractor_share
@@ -263,11 +306,11 @@ def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], uppe
             works=(enough and low > up) if wrong else None,
             second_key=wrong and enough and up > low,
         ))
-    missing = sum(1 for line in c.lines if not line)
-    omitted = sum(1 for line, o in zip(c.lines, c.omits, strict=True) if line and o)
+    missing = len(c.scores) - n
+    omitted = sum(1 for i in got if c.omits[i])
     return ItemStats(
         item=item.id, type=item.type.value, points=pts, n=n, omitted=omitted, missing=missing,
-        mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=alpha_del,
+        mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=None,
         difficulty_band=("hard" if p < th.hard_below else "easy" if p > th.easy_above
                          else "medium"),
         discrimination_band=("negative" if d < 0 else "poor" if d < th.fair else "fair"
