@@ -93,21 +93,25 @@ def simulate(bank_dir: Path, persons: int, seed: int
 
 def independent(marked: dict[str, dict[str, str]], keys: dict[str, str]) -> dict[str, Any]:
     """p, D, corrected r_pb per item and KR-20, from the marks alone (numpy; the definitions of
-    docs/stats.md: population variances, groups of ceil(0.27 n) by total, ties by person id)."""
+    docs/stats.md: population variances, groups of ceil(0.27 n) by total, persons tied at a
+    group's edge sharing its places left: a person with `above` persons strictly above and `eq`
+    at their total belongs to the upper group by clip(g - above, 0, eq) / eq)."""
     persons = sorted(marked)
     ids = sorted(keys)
     x = np.array([[1.0 if marked[p][i] == keys[i] else 0.0 for i in ids] for p in persons])
     n, k = x.shape
     total = x.sum(axis=1)
-    order = sorted(range(n), key=lambda j: (-total[j], persons[j]))
     g = math.ceil(0.27 * n)
-    upper, lower = order[:g], order[n - g:]
+    above = (total[None, :] > total[:, None]).sum(axis=1)
+    below = (total[None, :] < total[:, None]).sum(axis=1)
+    eq = (total[None, :] == total[:, None]).sum(axis=1)
+    w_up, w_low = np.clip(g - above, 0, eq) / eq, np.clip(g - below, 0, eq) / eq
     out: dict[str, Any] = {"items": {}}
     for c, item in enumerate(ids):
         rest = total - x[:, c]
         r = float(np.corrcoef(x[:, c], rest)[0, 1])
         out["items"][item] = {"p": float(x[:, c].mean()),
-                              "d": float(x[upper, c].mean() - x[lower, c].mean()), "r_pb": r}
+                              "d": float((w_up @ x[:, c] - w_low @ x[:, c]) / g), "r_pb": r}
     pq = float((x.mean(axis=0) * (1 - x.mean(axis=0))).sum())
     out["kr20"] = k / (k - 1) * (1 - pq / float(total.var()))
     return out

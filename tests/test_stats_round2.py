@@ -116,3 +116,161 @@ def test_permuting_person_ids_leaves_every_statistic_unchanged(tmp_path_factory,
 
     assert run([f"p{i:03d}" for i in range(n)], "a.csv") == \
         run([f"p{perm[i]:03d}" for i in range(n)], "b.csv")
+
+
+# --- 3. several forms in one file; 6. a re-download updates its record --------------------------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+MAIN = "import sys, dpassess.cli.stats; from dpassess.cli import main; main(sys.argv[1:])"
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", MAIN, "stats", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def bank_dir(tmp_path: Path) -> Path:
+    dst = tmp_path / "bank"
+    shutil.copytree(FIX / "bank", dst)
+    return dst
+
+
+TWO_FORMS = ("person,form,item,response\n"
+             + "".join(f"a{i},A,q-sun,{'true' if i % 3 else 'false'}\n"
+                       f"a{i},A,q-capital,{'jakarta' if i % 2 else 'medan'}\n" for i in range(6))
+             + "".join(f"b{i},B,q-water,{'c100' if i % 2 else 'c90'}\n"
+                       f"b{i},B,q-capital,{'jakarta' if i % 3 else 'bandung'}\n" for i in range(6)))
+
+
+def test_write_records_each_form_of_one_file(bank_dir: Path, tmp_path: Path) -> None:
+    path = write(tmp_path, TWO_FORMS)
+    r = run(path, "--bank", bank_dir, "--write")
+    assert r.returncode == 0, r.stderr
+    records = sorted((bank_dir / "stats").glob("*.json"))
+    assert [p.name[-7:] for p in records] == ["-a.json", "-b.json"]
+    data = [json.loads(p.read_text(encoding="utf-8")) for p in records]
+    assert [(d["administration"]["form"], sorted(d["items"])) for d in data] == [
+        ("A", ["q-capital", "q-sun"]), ("B", ["q-capital", "q-water"])]
+    assert [d["test"]["n"] for d in data] == [6, 6]
+    # the same file again: refused, nothing new
+    again = run(path, "--bank", bank_dir, "--write")
+    assert again.returncode == 2 and "already recorded" in again.stderr
+    assert len(list((bank_dir / "stats").glob("*.json"))) == 2
+
+
+def _moodle(n: int) -> str:
+    head = '"Last name","First name","Email address","State","Started on","Question 1","Response 1"'
+    rows = [head]
+    for i in range(n):
+        rows.append(f'"P{i}","X","p{i}@example.org","Finished","1 March 2025  08:{i:02d} AM",'
+                    f'"The sun is a star.","{"True" if i % 3 else "False"}"')
+    return "\n".join(rows) + "\n"
+
+
+def test_a_moodle_download_again_after_one_more_attempt_updates_its_record(
+        bank_dir: Path, tmp_path: Path) -> None:
+    first = write(tmp_path, _moodle(40), "first.csv")
+    assert run(first, "--bank", bank_dir, "--write").returncode == 0
+    second = write(tmp_path, _moodle(41), "second.csv")
+    r = run(second, "--bank", bank_dir, "--write")
+    assert r.returncode == 0, r.stderr
+    assert "replaces" in r.stderr
+    [record] = (bank_dir / "stats").glob("*.json")
+    data = json.loads(record.read_text(encoding="utf-8"))
+    assert data["items"]["q-sun"]["n"] == 41
+    assert data["administration"]["responses"] == "second.csv"
+    assert not any("p1@example.org" in a for a in data["administration"]["attempts"])
+    from dpassess.stats.history import observed
+    seen, _ = observed(load_bank(bank_dir))
+    assert seen["q-sun"].n == 41  # not 81
+
+
+# --- 2. Moodle's Responses report as Moodle shows it --------------------------------------------
+
+
+def _bank_with(tmp_path: Path, files: dict[str, str]) -> Path:
+    dst = tmp_path / "bank"
+    shutil.copytree(FIX / "bank", dst)
+    for name, text in files.items():
+        (dst / name).write_text(text, encoding="utf-8")
+    return dst
+
+
+IMAGE_ITEM = """schema: 1
+id: q-flag
+type: single_choice
+topic: geo
+options: [red-white, white-red]
+key: red-white
+text:
+  id:
+    stem: "Bendera mana ini? ![Bendera merah putih](flag.png)"
+    options: {red-white: Merah putih, white-red: Putih merah}
+  en:
+    stem: "Which flag is this? ![A red and white flag](flag.png)"
+    options: {red-white: Red over white, white-red: White over red}
+"""
+
+STIMULUS = """schema: 1
+type: stimulus
+id: s-river
+text:
+  id: {text: "Sungai Kapuas adalah sungai terpanjang di Indonesia."}
+  en: {text: "The Kapuas is the longest river in Indonesia."}
+"""
+
+STIMULUS_ITEM = """schema: 1
+id: q-river
+type: single_choice
+topic: geo
+stimulus: s-river
+options: [kapuas, musi]
+key: kapuas
+text:
+  id:
+    stem: Sungai apa yang terpanjang?
+    options: {kapuas: Kapuas, musi: Musi}
+  en:
+    stem: Which river is the longest?
+    options: {kapuas: Kapuas, musi: Musi}
+"""
+
+
+def test_moodle_images_stimuli_multilang_off_and_indonesian_interface(tmp_path: Path) -> None:
+    bank_dir = _bank_with(tmp_path, {"05-flag.yaml": IMAGE_ITEM, "06-stimulus.yaml": STIMULUS,
+                                     "07-river.yaml": STIMULUS_ITEM})
+    (bank_dir / "flag.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    bank = load_bank(bank_dir)
+    # the interface in Indonesian; row 1 in English with an image as [alt text]; row 2 with the
+    # stimulus before the stem; row 3 with the multilang filter off (both languages one after
+    # the other)
+    text = (
+        '"Nama belakang","Nama depan","Alamat email","Status","Dimulai pada",'
+        '"Pertanyaan 1","Respons 1","Jawaban benar 1","Pertanyaan 2","Respons 2","Jawaban benar 2"\n'
+        '"A","B","a@x.org","Selesai","1 Mar","Which flag is this? [A red and white flag]: '
+        'Red over white; White over red","Red over white","Red over white",'
+        '"The Kapuas is the longest river in Indonesia. Which river is the longest?: Kapuas; '
+        'Musi","Musi","Kapuas"\n'
+        '"C","D","c@x.org","Selesai","1 Mar","Bendera mana ini? [Bendera merah putih]: '
+        'Putih merah; Merah putih","Putih merah","Merah putih",'
+        '"Sungai Kapuas adalah sungai terpanjang di Indonesia. Sungai apa yang terpanjang?: '
+        'Musi; Kapuas","Kapuas","Kapuas"\n'
+        '"E","F","e@x.org","Selesai","1 Mar","Bendera mana ini? [Bendera merah putih]Which '
+        'flag is this? [A red and white flag]: Merah putihRed over white; Putih merahWhite over '
+        'red","Merah putihRed over white","Merah putihRed over white",'
+        '"Sungai Kapuas adalah sungai terpanjang di Indonesia.The Kapuas is the longest river '
+        'in Indonesia.Sungai apa yang terpanjang?Which river is the longest?: Kapuas; Musi",'
+        '"Kapuas","Kapuas"\n'
+    )
+    r = read_responses(write(tmp_path, text), bank)
+    assert r.source.format == "moodle"
+    a = analyse(r)
+    assert a.item("q-flag").n == 3 and a.item("q-flag").p == pytest.approx(2 / 3)
+    assert a.item("q-river").n == 3 and a.item("q-river").p == pytest.approx(2 / 3)
+    assert r.persons == ["a@x.org", "c@x.org", "e@x.org"]
+    assert [r.language_of(i) for i in range(3)] == ["en", "id", ""]

@@ -4,8 +4,8 @@
 Exit codes: 0 the analysis was written (and, with --write, recorded in the bank; warnings go to
 stderr); 1 the responses file has errors (rows that match no item or option, answers given twice,
 bad scores: each printed with its line; nothing is written); 2 usage errors (bad arguments, a
-missing, empty or unknown file, a bank that cannot be loaded, forms with different items, a
-responses file already recorded).
+missing, empty or unknown file, a bank that cannot be loaded, a responses file already
+recorded).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def stats(
     Labels are in the bank's default language (Indonesian or English).
     """
     from dpassess.bank.load import load_bank
-    from dpassess.stats import FORMATS, ResponsesError, analyse, read_responses, render
-    from dpassess.stats.history import prepare_record
+    from dpassess.stats import FORMATS, ResponsesError, analyse_forms, read_responses, render_many
+    from dpassess.stats.history import commit_records, prepare_records
 
     try:
         if fmt not in FORMATS:
@@ -61,15 +61,14 @@ def stats(
         elif form is not None and (form.endswith(".json") or "/" in form):
             raise UsageError(f"--form {form}: no such answer-key file or folder")
         result = read_responses(responses, bank, keys=keys, form=only)
-        analysis = analyse(result)
-        report = render(analysis, fmt, bank.config.default_language)
-        record = prepare_record(analysis) if write else None
+        analyses = analyse_forms(result)
+        report = render_many(analyses, fmt, bank.config.default_language)
+        records = prepare_records(analyses) if write else []
         if out is not None:
             atomic_write(out, report)
         else:
             typer.echo(report.decode("utf-8"), nl=False)
-        if record is not None:
-            atomic_write(*record)
+        commit_records(records)
     except BankLoadError as exc:
         report_error(exc)
         raise typer.Exit(2) from None
@@ -81,9 +80,11 @@ def stats(
     except UsageError as exc:
         err(f"error: {exc}")
         raise typer.Exit(2) from None
-    for d in analysis.warnings:
+    for d in analyses[0].warnings:
         err(f"warning: {d}")
     if out is not None:
         err(f"wrote {out}")
-    if record is not None:
-        err(f"recorded {record[0]}")
+    for record in records:
+        again = f" (replaces {', '.join(p.name for p in record.replaces)}: the same attempts, " \
+            "downloaded again)" if record.replaces else ""
+        err(f"recorded {record.target}{again}")

@@ -16,6 +16,8 @@ The library API (the CLI's `dpassess stats` is a thin layer over it)::
 
 from __future__ import annotations
 
+import json
+
 from dpassess.stats.analysis import (
     FLAGS,
     Analysis,
@@ -24,11 +26,12 @@ from dpassess.stats.analysis import (
     TestStats,
     Thresholds,
     analyse,
+    analyse_forms,
 )
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
 from dpassess.stats.report import to_json, to_text
-from dpassess.stats.report_html import to_html
+from dpassess.stats.report_html import to_html, to_html_many
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
 
@@ -46,6 +49,22 @@ def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
+def render_many(analyses: list[Analysis], fmt: str, lang: str = "en") -> bytes:
+    """The report of the administrations of one file (`analyse_forms`): one analysis renders as
+    `render` does; several (one per form) as the text reports one after the other, a JSON
+    object `{"forms": [...]}`, or one HTML page with a part per form."""
+    if len(analyses) == 1:
+        return render(analyses[0], fmt, lang)
+    if fmt == "text":
+        return "\n".join(to_text(a, lang) for a in analyses).encode("utf-8")
+    if fmt == "json":
+        data = {"forms": [a.to_dict() for a in analyses]}
+        return (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    if fmt == "html":
+        return to_html_many(analyses, lang)
+    raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
+
+
 __all__ = [
     "FLAGS",
     "FORMATS",
@@ -59,8 +78,10 @@ __all__ = [
     "TestStats",
     "Thresholds",
     "analyse",
+    "analyse_forms",
     "read_responses",
     "render",
+    "render_many",
     "score",
     "sniff",
     "to_html",

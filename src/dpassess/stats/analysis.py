@@ -9,6 +9,7 @@ figures do not depend on the order of the persons or on the machine.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -137,6 +138,10 @@ class Analysis:
     #: warnings found while reading (errors stop the reading)
     warnings: tuple[Diagnostic, ...]
     bank: Bank = field(repr=False, compare=False)
+    #: the form analysed when a file's forms hold different items ("" for the whole file)
+    form: str = ""
+    #: what identifies each attempt (hashed: no student id is stored), sorted
+    attempts: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def item(self, item_id: str) -> ItemStats:
         return next(s for s in self.items if s.item == item_id)
@@ -162,6 +167,7 @@ class Analysis:
                 "bank": self.source.bank,
                 "forms": list(self.source.forms),
                 "rows": self.source.rows,
+                **({"form": self.form} if self.form else {}),
             },
             "thresholds": asdict(self.thresholds),
         }
@@ -202,7 +208,8 @@ def group_weights(ranked: Sequence[int], totals: Sequence[float], g: int) -> dic
     return weights
 
 
-def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analysis:
+def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
+            form: str = "") -> Analysis:
     """The classical item analysis of `responses` (items in bank order).
 
     An item a person did not receive (no row, an unreached slot) is left out of that item's
@@ -262,7 +269,25 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
         histogram=tuple(sorted(histogram.items())),
     )
     warnings = tuple(responses.problems.diagnostics())
-    return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank)
+    attempts = tuple(sorted({attempt_hash(responses.bank.config.id, responses.attempt_of(i))
+                             for i in range(n)}))
+    return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank,
+                    form, attempts)
+
+
+def attempt_hash(bank: str, key: str) -> str:
+    """An attempt's key, hashed with the bank's id: records name no student."""
+    return hashlib.sha256(f"{bank}\x1f{key}".encode()).hexdigest()[:16]
+
+
+def analyse_forms(responses: Responses, thresholds: Thresholds | None = None) -> list[Analysis]:
+    """The analysis of each administration in `responses`: one for the whole file when its forms
+    hold the same items (forms that only shuffle), else one per form (persons on forms with
+    different items have totals that measure different things)."""
+    forms = {form: frozenset(items) for form, items in responses.form_items.items()}
+    if len(set(forms.values())) <= 1:
+        return [analyse(responses, thresholds)]
+    return [analyse(responses.only_form(f), thresholds, form=f) for f in responses.forms()]
 
 
 def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:

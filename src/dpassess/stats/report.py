@@ -97,8 +97,9 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
     w = words(lang)
     t = analysis.test
     width = max([len(w["item"]), *(len(s.item) for s in analysis.items)])
+    form = f"{w['form']} {analysis.form}, " if analysis.form else ""
     lines = [f"{w['title']}: {analysis.source.path} ({w['bank']} {analysis.source.bank}, "
-             f"{t.n} {w['persons']}, {t.k} {w['items']})", ""]
+             f"{form}{t.n} {w['persons']}, {t.k} {w['items']})", ""]
     head = f"{w['item']:<{width}}  {'n':>6}  {'p':>6}  {'D':>6}  {'r_pb':>6}  {w['flags']}"
     lines += [head, "-" * len(head)]
     for s in analysis.items:

@@ -223,23 +223,38 @@ def _works(o: OptionStats, lang: str) -> str:
 
 def to_html(analysis: Analysis, lang: str = "en") -> bytes:
     """The report page (UTF-8), labels in `lang` (id or en; others get English labels)."""
+    return to_html_many([analysis], lang)
+
+
+def _parts(analysis: Analysis, lang: str, heading: str) -> list[HtmlElement]:
     w = words(lang)
     src = analysis.source
-    title = f"{w['title']}: {_t(src.path)}"
     forms = f" · {w['form']} {', '.join(src.forms)}" if any(src.forms) else ""
     bank = analysis.bank
+    return [
+        E.HEADER(E.H1(heading),
+                 E.P(f"{w['bank']} {src.bank}{forms} · {analysis.test.n} {w['persons']} · "
+                     f"{analysis.test.k} {w['items']} · sha256 {src.sha256[:12]}")),
+        E.SECTION(E.H2(f"{w['test']} · {w['reliability']}"),
+                  _test_table(analysis.test, lang),
+                  E.H3(w["histogram"]), histogram_svg(analysis.test, lang)),
+        E.SECTION(E.H2(w["summary"]), _summary_table(analysis, lang)),
+        *(_item_section(s, bank.get(s.item), lang) for s in analysis.items),
+    ]
+
+
+def to_html_many(analyses: Sequence[Analysis], lang: str = "en") -> bytes:
+    """One page for the administrations of one file (one per form when the forms hold
+    different items), each with its own heading."""
+    w = words(lang)
+    title = f"{w['title']}: {_t(analyses[0].source.path)}"
+    body: list[HtmlElement] = []
+    for a in analyses:
+        heading = f"{title} · {w['form']} {_t(a.form)}" if a.form else title
+        body += _parts(a, lang, heading)
     doc = E.HTML(
         E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS)),
-        E.BODY(
-            E.HEADER(E.H1(title),
-                     E.P(f"{w['bank']} {src.bank}{forms} · {analysis.test.n} {w['persons']} · "
-                         f"{analysis.test.k} {w['items']} · sha256 {src.sha256[:12]}")),
-            E.SECTION(E.H2(f"{w['test']} · {w['reliability']}"),
-                      _test_table(analysis.test, lang),
-                      E.H3(w["histogram"]), histogram_svg(analysis.test, lang)),
-            E.SECTION(E.H2(w["summary"]), _summary_table(analysis, lang)),
-            *(_item_section(s, bank.get(s.item), lang) for s in analysis.items),
-        ),
+        E.BODY(*body),
         lang=label_lang(lang),
     )
     out: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",

@@ -190,8 +190,12 @@ class Responses:
 
     def attempt_of(self, person: int) -> str:
         """What identifies the person's attempt across downloads: the LMS's attempt key, else
-        the person and their form."""
-        return self._attempts[person] or f"{self.persons[person]}\x1f{self._form[person]}"
+        the person, their form and the items they received (the same students on another
+        exam of the bank are another administration)."""
+        if self._attempts[person]:
+            return self._attempts[person]
+        items = sorted(i for i, c in self.columns.items() if c.lines[person])
+        return "\x1f".join([self.persons[person], self._form[person], *items])
 
     def forms(self) -> list[str]:
         """The forms of the file, by name."""
