@@ -274,3 +274,137 @@ def test_moodle_images_stimuli_multilang_off_and_indonesian_interface(tmp_path: 
     assert a.item("q-river").n == 3 and a.item("q-river").p == pytest.approx(2 / 3)
     assert r.persons == ["a@x.org", "c@x.org", "e@x.org"]
     assert [r.language_of(i) for i in range(3)] == ["en", "id", ""]
+
+
+# --- 5. a key that does not fit the sheet -------------------------------------------------------
+
+SEED = ROOT / "items" / "data-parallelism"
+SEED_FORMS = ROOT / "exports" / "forms" / "data-parallelism"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import stats_end_to_end as e2e  # noqa: E402
+
+sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _rotated_sheet(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """A simulated bank of 30 items, form A printing the options in authoring order and form B
+    rotated by one, and form B's sheet of 200 students (question numbers and letters, without
+    its form column): (bank, sheet, key A, key B)."""
+    import stats_sim
+    bank_dir, responses = stats_sim.write(tmp_path / "sim", persons=200, k=30, seed=5)
+    items = stats_sim.make_items(30, 5)
+    shown = {}
+    keys = {}
+    for label, rotate in (("A", 0), ("B", 1)):
+        rows = []
+        for pos, it in enumerate(items, start=1):
+            opts = list(it.options)
+            if it.type != "true_false":
+                opts = opts[rotate:] + opts[:rotate]
+            shown[(label, it.id)] = opts
+            rows.append({"position": pos, "item": it.id, "options": opts})
+        keys[label] = tmp_path / f"sim-{label.lower()}-key.json"
+        keys[label].write_text(json.dumps({"form": f"sim-{label.lower()}", "label": label,
+                                           "items": rows}), encoding="utf-8")
+    pos = {it.id: n for n, it in enumerate(items, start=1)}
+    lines = ["person,item,response"]
+    for row in responses.read_text(encoding="utf-8").splitlines()[1:]:
+        person, _, item, response = row.split(",")
+        letters = ";".join(chr(65 + shown[("B", item)].index(o)) for o in response.split(";")
+                           if o)
+        lines.append(f"{person},{pos[item]},{letters}")
+    return bank_dir, write(tmp_path, "\n".join(lines) + "\n", "form-b.csv"), keys["A"], keys["B"]
+
+
+def test_a_key_of_another_form_is_a_loud_warning_and_not_recorded(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        bank_dir, sheet, key_a, key_b = _rotated_sheet(tmp_path)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    bank = load_bank(bank_dir)
+    right = analyse(read_responses(sheet, bank, keys=key_b))
+    assert right.misfit == () and not [d for d in right.warnings if d.field == "key"]
+    wrong = analyse(read_responses(sheet, bank, keys=key_a))
+    assert len(wrong.misfit) >= 2  # the items the wrong key leaves right now disagree
+    [d] = [d for d in wrong.warnings if d.field == "key"]
+    assert "DOES NOT FIT" in d.message and "another form" in d.message
+    r = run(sheet, "--bank", bank_dir, "--form", key_a, "--write")
+    assert r.returncode == 2 and "not recorded" in r.stderr and "--force" in r.stderr
+    assert not list((bank_dir / "stats").glob("*.json"))
+    r = run(sheet, "--bank", bank_dir, "--form", key_a, "--write", "--force")
+    assert r.returncode == 0 and len(list((bank_dir / "stats").glob("*.json"))) == 1
+
+
+def test_a_letter_beyond_the_keys_options_is_refused(tmp_path: Path) -> None:
+    from dpassess.stats import ResponsesError
+    path = write(tmp_path, "person,item,response\nx,1,F\n")
+    with pytest.raises(ResponsesError, match="key of this sheet's form"):
+        read_responses(path, load_bank(SEED), keys=SEED_FORMS / "dp-quiz-a" / "dp-quiz-a-key.json")
+
+
+def test_a_sheet_of_another_form_than_its_key_file_is_refused(tmp_path: Path) -> None:
+    from dpassess.diagnostics import UsageError
+    path = write(tmp_path, "person,form,item,response\nx,B,1,A\ny,B,2,B\n")
+    with pytest.raises(UsageError, match="does not fit this sheet"):
+        read_responses(path, load_bank(SEED), keys=SEED_FORMS / "dp-quiz-a" / "dp-quiz-a-key.json")
+
+
+# --- 7. the wide paper sheet and letter answers -------------------------------------------------
+
+
+def _key(form: str) -> dict:
+    return json.loads((SEED_FORMS / form / f"{form}-key.json").read_text(encoding="utf-8"))
+
+
+def test_the_wide_paper_sheet_as_teachers_type_it(tmp_path: Path) -> None:
+    """One row per student, one column per question number, the form letter, lower-case
+    letters, '-' or blank for no answer: the same scores as the long sheet."""
+    bank = load_bank(SEED)
+    rows, _ = e2e.simulate(SEED, 40, 7)
+    long = write(tmp_path, "person,form,item,response\n"
+                 + "".join(f"{p},{f},{q},{x}\n" for p, f, q, x in rows), "long.csv")
+    by_person: dict[str, dict[str, str]] = {}
+    forms: dict[str, str] = {}
+    for p, f, q, x in rows:
+        by_person.setdefault(p, {})[q] = x
+        forms[p] = f
+    numbers = sorted({q for _, _, q, _ in rows}, key=int)
+    lines = ["Nama,Kode," + ",".join(numbers)]
+    for i, (p, answers) in enumerate(by_person.items()):
+        cells = [answers.get(q, "") for q in numbers]
+        cells = [("-" if i % 2 else "") if not c else c.lower() if i % 3 == 0 else c
+                 for c in cells]
+        lines.append(f"{p},{forms[p]}," + ",".join(cells))
+    wide = write(tmp_path, "\n".join(lines) + "\n", "wide.csv")
+    a = read_responses(long, bank, keys=SEED_FORMS)
+    b = read_responses(wide, bank, keys=SEED_FORMS)
+    assert b.source.format == "wide"
+    assert [asdict(s) for s in analyse(a).items] == [asdict(s) for s in analyse(b).items]
+
+
+def test_letter_answers_for_matching_and_ordering(tmp_path: Path) -> None:
+    """`1-B, 2-A, 3-C` as the paper form prints a matching question; `B A C D` or `1-B, ...` for
+    an ordering one: read through the form's key into the items' own ids."""
+    from dpassess.model import Matching, Ordering
+    bank = load_bank(ROOT / "tests" / "banks" / "kitchen-sink")
+    matching = next(it for it in bank if isinstance(it, Matching))
+    ordering = next(it for it in bank if isinstance(it, Ordering))
+    key = {"form": "t", "label": "T", "items": [
+        {"position": 1, "item": matching.id, "options": list(reversed(matching.response_ids))},
+        {"position": 2, "item": ordering.id, "options": list(reversed(ordering.options))}]}
+    key_file = tmp_path / "t-key.json"
+    key_file.write_text(json.dumps(key), encoding="utf-8")
+    shown_m = list(reversed(matching.response_ids))
+    right_m = ", ".join(f"{n + 1}-{chr(65 + shown_m.index(pid))}"
+                        for n, pid in enumerate(matching.pairs))
+    shown_o = list(reversed(ordering.options))
+    right_o = " ".join(chr(65 + shown_o.index(o)) for o in ordering.options)
+    pairs_o = ", ".join(f"{n + 1}-{chr(97 + shown_o.index(o))}"
+                        for n, o in enumerate(ordering.options))
+    path = write(tmp_path, f'person,1,2\na,"{right_m}",{right_o}\nb,"{right_m.lower()}",'
+                 f'"{pairs_o}"\nc,-,\n')
+    s = analyse(read_responses(path, bank, keys=key_file))
+    m, o = s.item(matching.id), s.item(ordering.id)
+    assert (m.n, m.omitted, m.mean) == (3, 1, pytest.approx(2 * matching.points / 3))
+    assert (o.n, o.omitted, o.mean) == (3, 1, pytest.approx(2 * ordering.points / 3))

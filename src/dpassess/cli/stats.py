@@ -41,6 +41,10 @@ def stats(
         False, "--write", help="Record the statistics in the bank (stats/<date>-<sha>.json; "
         "item files are not changed), for lint and assemble to use.",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="With --write: record even figures that contradict the answer "
+        "key on several items (by default refused: most likely the key of another form).",
+    ),
 ) -> None:
     """Item analysis of one administration: difficulty, discrimination, distractors, reliability.
 
@@ -63,6 +67,14 @@ def stats(
         result = read_responses(responses, bank, keys=keys, form=only)
         analyses = analyse_forms(result)
         report = render_many(analyses, fmt, bank.config.default_language)
+        if write and not force:
+            for a in analyses:
+                if a.misfit:
+                    raise UsageError(
+                        f"not recorded: the answer key does not fit {a.source.path} "
+                        f"({len(a.misfit)} items with strongly negative discrimination: "
+                        f"{', '.join(a.misfit[:8])}): most likely the key of another form; check "
+                        "the key file, or record anyway with --write --force")
         records = prepare_records(analyses) if write else []
         if out is not None:
             atomic_write(out, report)

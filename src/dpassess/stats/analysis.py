@@ -16,13 +16,21 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from dpassess.diagnostics import Diagnostic, UsageError
+from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank
 from dpassess.stats.responses import Column, Responses, Source
 from dpassess.stats.scoring import is_distractor
 
 #: Share of persons in each of the upper and lower groups (rounded up).
 GROUP_PERCENT = 27
+
+#: An item whose corrected point-biserial is at or below this contradicts its key strongly ...
+MISFIT_R_PB = -0.20
+#: ... and a key contradicted on at least this many items (and this share of them), with at
+#: least MISFIT_N persons, does not fit the answers.
+MISFIT_ITEMS = 2
+MISFIT_SHARE = 0.10
+MISFIT_N = 20
 
 #: Every flag, in the order they are listed.
 FLAGS = (
@@ -142,6 +150,8 @@ class Analysis:
     form: str = ""
     #: what identifies each attempt (hashed: no student id is stored), sorted
     attempts: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    #: items whose answers contradict the key strongly, when several do (`key_misfit`)
+    misfit: tuple[str, ...] = ()
 
     def item(self, item_id: str) -> ItemStats:
         return next(s for s in self.items if s.item == item_id)
@@ -269,10 +279,31 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
         histogram=tuple(sorted(histogram.items())),
     )
     warnings = tuple(responses.problems.diagnostics())
+    misfit = key_misfit(items, n)
+    if misfit:
+        shown = ", ".join(misfit[:8]) + (", ..." if len(misfit) > 8 else "")
+        warnings += (Diagnostic(
+            responses.source.path, 0, 0, "key",
+            f"THE ANSWER KEY DOES NOT FIT THESE ANSWERS: {len(misfit)} of {k} items have a "
+            f"strongly negative discrimination (r_pb <= {MISFIT_R_PB:.2f}: {shown}). Most "
+            "likely the key of another form (a sheet of form B read with form A's key file, or "
+            "a sheet without its form letter), or answers shifted by one question; check the "
+            "sheet's form letter against the key file before trusting or recording these "
+            "figures", "stats", Severity.warning),)
     attempts = tuple(sorted({attempt_hash(responses.bank.config.id, responses.attempt_of(i))
                              for i in range(n)}))
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank,
-                    form, attempts)
+                    form, attempts, misfit)
+
+
+def key_misfit(items: Sequence[ItemStats], n: int) -> tuple[str, ...]:
+    """The items whose r_pb is at or below MISFIT_R_PB, when they are at least MISFIT_ITEMS and
+    MISFIT_SHARE of the items, with at least MISFIT_N persons: a key that contradicts the data
+    (one such item is a miskeyed item; several, a wrong key file). Else ()."""
+    bad = tuple(s.item for s in items if s.r_pb is not None and s.r_pb <= MISFIT_R_PB)
+    if n >= MISFIT_N and len(bad) >= MISFIT_ITEMS and len(bad) >= MISFIT_SHARE * len(items):
+        return bad
+    return ()
 
 
 def attempt_hash(bank: str, key: str) -> str:

@@ -24,13 +24,14 @@ from dpassess.stats.generic import read_generic
 from dpassess.stats.lms import is_canvas, is_moodle, read_canvas, read_moodle
 from dpassess.stats.problems import Problems, ResponsesError
 from dpassess.stats.responses import Answer, Responses, Source
+from dpassess.stats.wide import is_wide, read_wide
 
 #: Longest field accepted (characters): a question text with its choices fits easily.
 MAX_FIELD = 1 << 20
 
 Reader = Callable[[tuple[int, list[str]], Rows, Context], Iterator[Answer]]
 READERS: dict[str, Reader] = {"generic": read_generic, "moodle": read_moodle,
-                              "canvas": read_canvas}
+                              "canvas": read_canvas, "wide": read_wide}
 
 
 def read_responses(
@@ -70,9 +71,9 @@ def read_responses(
             first = next(rows, None)
             if first is None:
                 raise UsageError(f"{p}: the responses file is empty")
-            fmt = sniff(first[1])
+            fmt = sniff(first[1], bank)
             responses.source.format = fmt
-            if fmt != "generic" and (form_keys or form is not None):
+            if fmt not in ("generic", "wide") and (form_keys or form is not None):
                 raise UsageError(f"{p}: a {fmt.capitalize()} report is one quiz: it has no forms "
                                  "to choose or key files to map through")
             for answer in READERS[fmt](first, rows, ctx):
@@ -86,6 +87,10 @@ def read_responses(
     if responses.source.rows == 0:
         raise UsageError(f"{p}: no responses (the file has a header only)")
     if not responses.columns and not problems.errors:
+        if form is not None and form_keys:
+            raise UsageError(f"{p}: no responses of form {form!r}: the key file does not fit "
+                             "this sheet (its rows are of another form; see the warnings): give "
+                             "the key file of the sheet's form, or the folder of every form's key")
         raise UsageError(f"{p}: no responses of form {form!r} (see the warnings for the forms "
                          "the file has)" if form is not None else f"{p}: no responses to analyse")
     if not responses.columns:
@@ -97,8 +102,9 @@ def read_responses(
     return responses
 
 
-def sniff(header: list[str]) -> str:
-    """The layout a header row belongs to: generic, moodle or canvas (UsageError if none)."""
+def sniff(header: list[str], bank: Bank | None = None) -> str:
+    """The layout a header row belongs to: generic, moodle, canvas or (given the bank, whose
+    item ids may head a column) a wide sheet (UsageError if none)."""
     names = {h.strip().lower() for h in header}
     if is_canvas(header):
         return "canvas"
@@ -106,11 +112,14 @@ def sniff(header: list[str]) -> str:
         return "moodle"
     if {"person", "item", "response"} <= names:
         return "generic"
+    if bank is not None and is_wide(header, bank):
+        return "wide"
     shown = ",".join(h.strip() for h in header[:6]) + ("..." if len(header) > 6 else "")
     raise UsageError(
         f"not a responses file dpassess reads (header: {shown}): expected the columns "
-        "person,form,item,response[,score], a Moodle Responses report download "
-        "('Response 1', ...) or a Canvas Student Analysis report ('<id>: <question>' columns)"
+        "person,form,item,response[,score], a wide sheet (a person column and one column per "
+        "question number), a Moodle Responses report download ('Response 1', ...) or a Canvas "
+        "Student Analysis report ('<id>: <question>' columns)"
     )
 
 
