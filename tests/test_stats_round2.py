@@ -408,3 +408,70 @@ def test_letter_answers_for_matching_and_ordering(tmp_path: Path) -> None:
     m, o = s.item(matching.id), s.item(ordering.id)
     assert (m.n, m.omitted, m.mean) == (3, 1, pytest.approx(2 * matching.points / 3))
     assert (o.n, o.omitted, o.mean) == (3, 1, pytest.approx(2 * ordering.points / 3))
+
+
+# --- 8. Moodle's Grades report, as CSV or Excel -------------------------------------------------
+
+GRADES = [  # the hand-worked example of test_stats_analysis (hand.csv) as Moodle's marks
+    ("Satu", "P1@example.org", ["1.00", "1.00", "1.00", "2.00"]),
+    ("Dua", "P2@example.org", ["1.00", "1.00", "1.00", "0.00"]),
+    ("Tiga", "P3@example.org", ["1.00", "0.00", "1.00", "0.00"]),
+    ("Empat", "P4@example.org", ["0.00", "1.00", "0.00", "0.00"]),
+    ("Lima", "P5@example.org", ["1.00", "0.00", "-", "0.00"]),
+]
+GRADES_HEAD = ["Last name", "First name", "Email address", "State", "Started on", "Completed",
+               "Time taken", "Grade/5.00", "Q. 1 /1.00", "Q. 2 /1.00", "Q. 3 /1.00", "Q. 4 /2.00"]
+
+
+def _grades_rows() -> list[list[str]]:
+    rows = [GRADES_HEAD]
+    for last, email, marks in GRADES:
+        rows.append([last, "Peserta", email, "Finished", "1 March 2025  08:00 AM",
+                     "1 March 2025  08:20 AM", "20 mins", "-", *marks])
+    rows.append(["Overall average", "", "", "", "", "", "", "2.40", "0.80", "0.60", "0.60",
+                 "0.40"])
+    return rows
+
+
+def _grades_key(tmp_path: Path) -> Path:
+    key = {"form": "demo", "label": "A", "items": [
+        {"position": n, "item": i, "options": o} for n, (i, o) in enumerate([
+            ("q-capital", ["jakarta", "bandung", "surabaya", "medan"]), ("q-sun", ["true", "false"]),
+            ("q-water", ["c90", "c100", "c80"]), ("q-prime", ["two", "three", "four", "nine"])],
+            start=1)]}
+    path = tmp_path / "demo-key.json"
+    path.write_text(json.dumps(key), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["csv", "xlsx"])
+def test_moodle_grades_report_marks_only(bank, tmp_path: Path, kind: str) -> None:
+    rows = _grades_rows()
+    if kind == "csv":
+        import csv
+        path = tmp_path / "grades.csv"
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            csv.writer(fh).writerows(rows)
+    else:
+        openpyxl = pytest.importorskip("openpyxl")
+        book = openpyxl.Workbook()
+        for row in rows:  # numbers as Excel holds them
+            book.active.append([float(c) if c.replace(".", "").isdigit() else c for c in row])
+        path = tmp_path / "grades.xlsx"
+        book.save(path)
+    r = read_responses(path, bank, keys=_grades_key(tmp_path))
+    assert r.source.format == "moodle-grades"
+    a = analyse(r)
+    hand = analyse(read_responses(FIX / "hand.csv", bank))
+    for s, h in zip(a.items, hand.items, strict=True):
+        assert (s.item, s.n, s.p, s.d, s.r_pb) == (h.item, h.n, h.p, h.d, h.r_pb)
+        assert s.options == () and "non-functional-distractor" not in s.flags
+    assert a.test.kr20 == pytest.approx(28 / 51, abs=1e-12)
+    assert any("no distractor analysis" in d.message for d in a.warnings)
+
+
+def test_moodle_grades_report_without_a_key_says_what_to_do(bank, tmp_path: Path) -> None:
+    from dpassess.diagnostics import UsageError
+    path = write(tmp_path, "\n".join(",".join(r) for r in _grades_rows()) + "\n")
+    with pytest.raises(UsageError, match="names no question"):
+        read_responses(path, bank)

@@ -342,3 +342,92 @@ def _canvas_parts(text: str) -> str:
         out.append(_SEP if text[i] == "," else text[i])
         i += 1
     return "".join(out)
+
+
+# --- Moodle's Grades report ----------------------------------------------------------------------
+
+_GRADE = re.compile(r"Q\. ?([1-9][0-9]{0,5}) ?/ ?([0-9]{1,9}(?:[.,][0-9]{1,9})?)")
+#: A Grades report's row of averages, in English and Indonesian.
+_AVERAGE = ("overall average", "rata-rata keseluruhan", "rerata keseluruhan")
+GRADES_BLIND = ("Moodle's Grades report gives each question's mark, not the answer: no "
+                "distractor analysis (option figures and distractor flags) for its items; "
+                "download the Responses report for them")
+
+
+def is_moodle_grades(header: list[str]) -> bool:
+    return any(_GRADE.fullmatch(h.strip()) for h in header)
+
+
+def read_moodle_grades(first: tuple[int, list[str]], rows: Rows, ctx: Context
+                       ) -> Iterator[Answer]:
+    """Moodle's quiz Grades report (mod/quiz/report/overview, downloaded as CSV or Excel): per
+    attempt a column "Q. N /max" of marks. The report names no question, so slot N is question
+    N of the form's answer-key file (the form the quiz was made from)."""
+    header_line, header = first
+    slots: list[tuple[int, int, float]] = []  # (column, slot, max mark)
+    for i, h in enumerate(header):
+        m = _GRADE.fullmatch(h.strip())
+        if m:
+            slots.append((i, int(m.group(1)), float(m.group(2).replace(",", "."))))
+    if not ctx.keys:
+        raise UsageError(
+            f"{ctx.problems.path}:{header_line}: Moodle's Grades report names no question, only "
+            "slots 'Q. 1', 'Q. 2', ...: give the answer-key file of the form the quiz was made "
+            "from with --form (slot N is its question N), or download the Responses report "
+            "(with the question text) instead")
+    ids = [i for i in (_column(header, n) for n in MOODLE_IDS) if i is not None]
+    names = [i for i in (_column(header, *n) for n in MOODLE_NAMES) if i is not None]
+    if not ids and not names:
+        names = list(range(min(2, min(c for c, _, _ in slots))))
+    started = _column(header, *MOODLE_STARTED)
+    state = _column(header, *MOODLE_STATE)
+    ctx.responses.duplicate_hint = TWICE_HINT
+    ctx.problems.warning(header_line, "", GRADES_BLIND)
+    form = ctx.form("", header_line)
+    if form is None:
+        return
+    width = len(header)
+    for line, row in rows:
+        if len(row) != width:
+            if len(row) < width and row and row[0].strip().casefold() in _AVERAGE:
+                continue
+            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
+            continue
+        if any(row[i].strip().casefold() in _AVERAGE for i in range(min(3, width))):
+            continue  # the row of averages at the end
+        ctx.responses.source.rows += 1
+        person = _person(row, ids, names)
+        if not person:
+            ctx.problems.error(line, "", "no person: the row has no name, ID number or email")
+            continue
+        if state is not None and row[state].strip() not in MOODLE_FINISHED:
+            ctx.problems.tally(("state",), line, header[state].strip(), "attempts not finished "
+                               "are analysed as they are", example=repr(row[state].strip()))
+        attempt = f"{person}\x1f{row[started].strip()}" if started is not None else ""
+        answered = False
+        for col, slot, top in slots:
+            fld = header[col].strip()
+            found = ctx.item(str(slot), form, line, fld)
+            if found is None:
+                continue
+            item, _ = found
+            raw = row[col].strip()
+            if raw in _NOTHING:
+                answered = True
+                yield Answer(line, person, item, OMITTED, form, field=fld, attempt=attempt)
+                continue
+            try:
+                mark = float(raw.replace(",", ".") if "." not in raw else raw)
+            except ValueError:
+                ctx.problems.tally(("ungraded", item.id), line, fld,
+                                   f"item {item.id!r}: no mark ({raw!r}); left out for that "
+                                   "attempt", example=repr(raw))
+                continue
+            if not 0 <= mark <= top + 1e-9 or top <= 0:
+                ctx.problems.error(line, fld, f"mark {raw} is outside 0 to {top:g}")
+                continue
+            answered = True
+            yield Answer(line, person, item, OMITTED, form, mark / top * item.points, fld,
+                         score_only=True, attempt=attempt)
+        if not answered:
+            _empty(line, ctx)

@@ -179,7 +179,7 @@ class Responses:
         col.scores[idx] = earned
         col.marks[idx] = mask
         col.lines[idx] = a.line
-        col.omits[idx] = a.response.omitted
+        col.omits[idx] = a.response.omitted and not a.score_only
         self.form_items.setdefault(a.form, set()).add(a.item.id)
 
     def language_of(self, person: int) -> str:
