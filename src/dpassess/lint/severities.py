@@ -67,6 +67,8 @@ KEY_RISK: dict[str, str] = {
     "IA003": "No: forms are balanced on a wrong difficulty; every answer is graded as before.",
     "IA004": "No, but what the record says is lost: the other IA rules and the assembler's "
              "observed p-values go on without it, so it is an error.",
+    "IA005": "No: the key stays right, but equally able students score differently by the "
+             "language they read; someone must compare the versions, so it warns.",
     "LM001": "No: some Moodle databases refuse the character (the question is not saved); "
              "nothing is graded differently.",
     "LM002": "Yes: Moodle snaps the grade to its list, and a partly right answer earns "

@@ -18,6 +18,7 @@ from typing import Any
 
 from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank
+from dpassess.stats.dif import Dif, dif
 from dpassess.stats.responses import Column, Responses, Source
 from dpassess.stats.scoring import is_distractor
 
@@ -152,6 +153,8 @@ class Analysis:
     attempts: tuple[str, ...] = field(default=(), repr=False, compare=False)
     #: items whose answers contradict the key strongly, when several do (`key_misfit`)
     misfit: tuple[str, ...] = ()
+    #: DIF between the languages persons read the test in (`stats.dif`), items in bank order
+    dif: tuple[Dif, ...] = ()
 
     def item(self, item_id: str) -> ItemStats:
         return next(s for s in self.items if s.item == item_id)
@@ -166,6 +169,7 @@ class Analysis:
             d["flags"] = list(s.flags)
             items.append(d)
         test = asdict(self.test)
+        dif_rows = [asdict(d) for d in self.dif]
         test["histogram"] = [{"score": score, "n": n} for score, n in self.test.histogram]
         return {
             "items": items,
@@ -180,6 +184,7 @@ class Analysis:
                 **({"form": self.form} if self.form else {}),
             },
             "thresholds": asdict(self.thresholds),
+            **({"dif": dif_rows} if dif_rows else {}),
         }
 
 
@@ -293,7 +298,28 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
     attempts = tuple(sorted({attempt_hash(responses.bank.config.id, responses.attempt_of(i))
                              for i in range(n)}))
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank,
-                    form, attempts, misfit)
+                    form, attempts, misfit, _dif(responses, cols, totals))
+
+
+def _dif(responses: Responses, cols: list[Column], totals: list[float]) -> tuple[Dif, ...]:
+    """Each item's DIF between the bank's default language (else the most read one) and each
+    other language persons read the test in; () when they all read one language."""
+    langs = [responses.language_of(i) for i in range(responses.n)]
+    counts = Counter(la for la in langs if la)
+    if len(counts) < 2:
+        return ()
+    default = responses.bank.config.default_language
+    reference = default if default in counts else min(counts, key=lambda la: (-counts[la], la))
+    out = []
+    for c in cols:
+        got = [i for i, v in enumerate(c.scores) if not math.isnan(v) and langs[i]]
+        right = [c.scores[i] >= c.item.points - 1e-9 for i in got]
+        strata = [round(totals[i], 9) for i in got]
+        for focal in sorted(counts):
+            if focal != reference:
+                out.append(dif(c.item.id, right, [langs[i] for i in got], strata, reference,
+                               focal))
+    return tuple(out)
 
 
 def key_misfit(items: Sequence[ItemStats], n: int) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from dpassess.stats.forms import letter_index
 from dpassess.stats.responses import Answer
 from dpassess.stats.scoring import OMITTED, Response
 
-COLUMNS = ("person", "form", "item", "response", "score")
+COLUMNS = ("person", "form", "item", "response", "score", "language")
 
 
 def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
@@ -47,7 +47,7 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
             ctx.problems.warning(header_line, name.strip(), f"column {name.strip()!r} is not read "
                                  f"(the columns are {', '.join(COLUMNS)})")
     i_person, i_item, i_response = cols["person"], cols["item"], cols["response"]
-    i_form, i_score = cols.get("form"), cols.get("score")
+    i_form, i_score, i_lang = cols.get("form"), cols.get("score"), cols.get("language")
     width = len(header)
     for line, row in rows:
         ctx.responses.source.rows += 1
@@ -68,7 +68,8 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
         response = response_of(item, row[i_response], order, line, ctx)
         ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None else (True, None)
         if response is not None and ok:
-            yield Answer(line, person, item, response, form, given)
+            lang = row[i_lang].strip() if i_lang is not None else ""
+            yield Answer(line, person, item, response, form, given, language=lang)
 
 
 def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,

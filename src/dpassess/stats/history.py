@@ -87,6 +87,11 @@ def to_record(analysis: Analysis, when: date) -> dict[str, Any]:
             "options": {o.option: o.share for o in s.options},
             "flags": list(s.flags),
         }
+    for d in analysis.dif:  # read by the lint rule IA005 (stats.checks.translation_dif)
+        items[d.item].setdefault("dif", []).append({
+            "reference": d.reference, "focal": d.focal, "n_reference": d.n_reference,
+            "n_focal": d.n_focal, "delta": d.delta, "se": d.se, "p_value": d.p_value,
+            "category": d.category, "std_p_dif": d.std_p_dif})
     t = analysis.test
     admin: dict[str, Any] = {
         "id": record_name(analysis, when).removesuffix(".json"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from dpassess.stats.analysis import Analysis, ItemStats
+from dpassess.stats.dif import language_name
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -54,6 +55,13 @@ FLAG_WORDS: dict[str, dict[str, str]] = {
         "possible-second-key": "pengecoh lebih banyak dipilih kelompok atas (kunci ganda?)",
         "non-functional-distractor": "pengecoh tidak berfungsi",
     },
+}
+
+DIF_WORDS: dict[str, dict[str, str]] = {
+    "en": {"title": "Languages (DIF: Mantel-Haenszel, ETS categories A/B/C)",
+           "c": "{item}: the {ref} and {focal} versions do not measure the same thing (ETS C)"},
+    "id": {"title": "Bahasa (DIF: Mantel-Haenszel, kategori ETS A/B/C)",
+           "c": "{item}: versi {ref} dan {focal} tidak mengukur hal yang sama (ETS C)"},
 }
 
 BAND_WORDS: dict[str, dict[str, str]] = {
@@ -114,6 +122,21 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
         lines.append("")
         for s in flagged:
             lines.append(f"{s.item}: " + "; ".join(flag_notes(s, lang)))
+    if analysis.dif:
+        lines += ["", DIF_WORDS[label_lang(lang)]["title"], ""]
+        head = (f"{w['item']:<{width}}  {'lang':>7}  {'n':>9}  {'alpha_MH':>8}  {'D-DIF':>6}  "
+                f"{'SE':>5}  {'p':>6}  ETS  {'STD-P':>6}")
+        lines += [head, "-" * len(head)]
+        for d in analysis.dif:
+            lines.append(f"{d.item:<{width}}  {d.reference + '/' + d.focal:>7}  "
+                         f"{f'{d.n_reference}/{d.n_focal}':>9}  {num(d.alpha_mh, 3):>8}  "
+                         f"{num(d.delta, 2):>6}  {num(d.se, 2):>5}  {num(d.p_value, 3):>6}  "
+                         f"{d.category or '-':>3}  {num(d.std_p_dif, 3):>6}")
+        for d in analysis.dif:
+            if d.category == "C":
+                lines.append("")
+                lines.append(DIF_WORDS[label_lang(lang)]["c"].format(
+                    item=d.item, ref=language_name(d.reference), focal=language_name(d.focal)))
     return "\n".join(lines) + "\n"
 
 

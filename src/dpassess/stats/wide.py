@@ -26,6 +26,8 @@ PERSON = ("person", "name", "student", "nama", "peserta", "siswa", "nis", "nisn"
           "no. peserta", "nomor peserta", "id")
 #: Names of the form column.
 FORM = ("form", "paket", "kode", "kode soal", "kode paket", "versi", "tipe", "type")
+#: Names of the language column (the language the student read the test in).
+LANGUAGE = ("language", "lang", "bahasa")
 #: Cells that mean no answer.
 NOTHING = ("", "-", "–", "—")
 
@@ -49,6 +51,7 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
     folded = [n.casefold() for n in names]
     i_person = next((folded.index(n) for n in PERSON if n in folded), None)
     i_form = next((folded.index(n) for n in FORM if n in folded), None)
+    i_lang = next((folded.index(n) for n in LANGUAGE if n in folded), None)
     questions = [(i, n) for i, n in enumerate(names) if _question(n, ctx.bank)]
     if i_person is None:
         i_person = next((i for i, n in enumerate(names) if not _question(n, ctx.bank)
@@ -56,7 +59,7 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
     if i_person is None:
         raise UsageError(f"{ctx.problems.path}:{header_line}: a wide answer sheet needs a column "
                          f"naming the student ({', '.join(PERSON[:5])}, ...)")
-    used = {i_person, i_form, *(i for i, _ in questions)}
+    used = {i_person, i_form, i_lang, *(i for i, _ in questions)}
     for i, n in enumerate(names):
         if i not in used:
             ctx.problems.warning(header_line, n, f"column {n!r} is not read (a wide sheet has "
@@ -74,6 +77,7 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
         form = ctx.form(row[i_form].strip() if i_form is not None else "", line)
         if form is None:
             continue
+        lang = row[i_lang].strip() if i_lang is not None else ""
         for col, question in questions:
             found = ctx.item(question, form, line, question)
             if found is None:
@@ -81,7 +85,7 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
             item, order = found
             raw = row[col].strip()
             if raw in NOTHING:
-                yield Answer(line, person, item, OMITTED, form, field=question)
+                yield Answer(line, person, item, OMITTED, form, field=question, language=lang)
                 continue
             if order and isinstance(item, MultipleResponse) and raw.isascii() \
                     and raw.isalpha() and len(raw) > 1 and raw not in order \
@@ -91,4 +95,4 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
                 raw = ";".join(tokens(raw))  # "A, C" or "A C"
             response = response_of(item, raw, order, line, ctx)
             if response is not None:
-                yield Answer(line, person, item, response, form, field=question)
+                yield Answer(line, person, item, response, form, field=question, language=lang)
