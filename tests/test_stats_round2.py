@@ -475,3 +475,55 @@ def test_moodle_grades_report_without_a_key_says_what_to_do(bank, tmp_path: Path
     path = write(tmp_path, "\n".join(",".join(r) for r in _grades_rows()) + "\n")
     with pytest.raises(UsageError, match="names no question"):
         read_responses(path, bank)
+
+
+# --- Moodle's definitions side by side; the absolute difficulty flag ----------------------------
+
+
+def test_moodle_statistics_as_moodle_computes_them(tmp_path: Path) -> None:
+    """question/classes/statistics/questions/calculator.php, written out with numpy: sample
+    (n - 1) moments; discriminative efficiency = covariance over the covariance of the two
+    mark lists each sorted."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import stats_sim
+    sys.path.remove(str(ROOT / "benchmarks"))
+    bank_dir, responses = stats_sim.write(tmp_path, persons=300, k=12, seed=8)
+    a = analyse(read_responses(responses, load_bank(bank_dir)))
+    x = np.zeros((300, 12))
+    ids = [s.item for s in a.items]
+    bank = load_bank(bank_dir)
+    from dpassess.stats import Response, score
+    for line in responses.read_text(encoding="utf-8").splitlines()[1:]:
+        person, _, item, resp = line.split(",")
+        x[int(person[1:]) - 1, ids.index(item)] = score(
+            bank.get(item), Response(frozenset(filter(None, resp.split(";")))))
+    total = x.sum(axis=1)
+    for j, s in enumerate(a.items):
+        mark, other = x[:, j], total - x[:, j]
+        n = len(mark)
+        cov = ((mark - mark.mean()) * (other - other.mean())).sum() / (n - 1)
+        covmax = ((np.sort(mark) - mark.mean()) * (np.sort(other) - other.mean())).sum() / (n - 1)
+        var_m, var_o = mark.var(ddof=1), other.var(ddof=1)
+        assert s.facility_index == pytest.approx(100 * mark.mean() / bank.get(s.item).points,
+                                                 abs=1e-9)
+        assert s.discrimination_index == pytest.approx(100 * cov / np.sqrt(var_m * var_o),
+                                                       abs=1e-9)
+        assert s.discriminative_efficiency == pytest.approx(100 * cov / covmax, abs=1e-9)
+    out = run(responses, "--bank", bank_dir, "--format", "moodle")
+    assert out.returncode == 0 and "Discriminative efficiency" in out.stdout
+    assert f"{100 * a.test.alpha:.2f}%" in out.stdout
+
+
+def test_the_absolute_difficulty_flag_is_configurable(bank, tmp_path: Path) -> None:
+    path = FIX / "hand.csv"  # q-capital p 0.8, q-prime p 0.2
+    r = run(path, "--bank", FIX / "bank", "--format", "json")
+    flags = {i["item"]: i["flags"] for i in json.loads(r.stdout)["items"]}
+    assert "too-easy" not in flags["q-capital"] and "too-hard" not in flags["q-prime"]
+    r = run(path, "--bank", FIX / "bank", "--format", "json", "--too-easy", "0.75",
+            "--too-hard", "0.25")
+    flags = {i["item"]: i["flags"] for i in json.loads(r.stdout)["items"]}
+    assert "too-easy" in flags["q-capital"] and "too-hard" in flags["q-prime"]
+    assert json.loads(r.stdout)["thresholds"]["too_easy"] == 0.75
+    r = run(path, "--bank", FIX / "bank", "--too-easy", "0.1", "--too-hard", "0.5")
+    assert r.returncode == 2 and "too_hard" in r.stderr

@@ -33,7 +33,14 @@ def stats(
         "assembled forms, to map question numbers and letters; or a form id or label, to "
         "analyse only that form's rows.", show_default=False,
     ),
-    fmt: str = typer.Option("text", "--format", "-f", help="Report format: text, json, html."),
+    fmt: str = typer.Option("text", "--format", "-f", help="Report format: text, json, html, "
+                            "moodle (the figures under the names of Moodle's Statistics report)."),
+    too_hard: float = typer.Option(
+        0.20, "--too-hard", help="Flag an item too hard below this p (0 to 1).", min=0.0, max=1.0,
+    ),
+    too_easy: float = typer.Option(
+        0.90, "--too-easy", help="Flag an item too easy above this p (0 to 1).", min=0.0, max=1.0,
+    ),
     out: Path = typer.Option(  # noqa: B008
         None, "--out", "-o", help="Write the report to this file (atomically) instead of stdout.",
     ),
@@ -51,7 +58,14 @@ def stats(
     Labels are in the bank's default language (Indonesian or English).
     """
     from dpassess.bank.load import load_bank
-    from dpassess.stats import FORMATS, ResponsesError, analyse_forms, read_responses, render_many
+    from dpassess.stats import (
+        FORMATS,
+        ResponsesError,
+        Thresholds,
+        analyse_forms,
+        read_responses,
+        render_many,
+    )
     from dpassess.stats.history import commit_records, prepare_records
 
     try:
@@ -65,7 +79,7 @@ def stats(
         elif form is not None and (form.endswith(".json") or "/" in form):
             raise UsageError(f"--form {form}: no such answer-key file or folder")
         result = read_responses(responses, bank, keys=keys, form=only)
-        analyses = analyse_forms(result)
+        analyses = analyse_forms(result, Thresholds(too_hard=too_hard, too_easy=too_easy))
         report = render_many(analyses, fmt, bank.config.default_language)
         if write and not force:
             for a in analyses:

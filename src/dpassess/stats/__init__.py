@@ -30,22 +30,25 @@ from dpassess.stats.analysis import (
 )
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
-from dpassess.stats.report import to_json, to_text
+from dpassess.stats.report import to_json, to_moodle, to_text
 from dpassess.stats.report_html import to_html, to_html_many
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
 
-FORMATS = ("text", "json", "html")
+FORMATS = ("text", "json", "html", "moodle")
 
 
 def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
-    """The report in `fmt` (text, json or html) as UTF-8 bytes; ValueError for another format."""
+    """The report in `fmt` (text, json, html, or moodle: the figures under the names of Moodle's
+    Statistics report) as UTF-8 bytes; ValueError for another format."""
     if fmt == "text":
         return to_text(analysis, lang).encode("utf-8")
     if fmt == "json":
         return to_json(analysis).encode("utf-8")
     if fmt == "html":
         return to_html(analysis, lang)
+    if fmt == "moodle":
+        return to_moodle(analysis, lang).encode("utf-8")
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
@@ -62,6 +65,8 @@ def render_many(analyses: list[Analysis], fmt: str, lang: str = "en") -> bytes:
         return (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
     if fmt == "html":
         return to_html_many(analyses, lang)
+    if fmt == "moodle":
+        return "\n".join(to_moodle(a, lang) for a in analyses).encode("utf-8")
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 

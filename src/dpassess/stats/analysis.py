@@ -116,6 +116,12 @@ class ItemStats:
     discrimination_band: str
     options: tuple[OptionStats, ...]
     flags: tuple[str, ...]
+    #: Moodle's Statistics report, under its names (docs/stats.md): facility index = 100 p;
+    #: discrimination index = 100 r_pb; discriminative efficiency = 100 cov(x, rest) / the
+    #: largest cov the two score lists allow (each sorted)
+    facility_index: float = 0.0
+    discrimination_index: float | None = None
+    discriminative_efficiency: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,10 +367,13 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
     rest = [t - v for t, v in zip(totals, x, strict=True)]
     mean_r = _mean(rest)
     var_r = _var(rest, mean_r)
-    r_pb = None
+    r_pb = efficiency = None
     if var_x > 0 and not _zero(var_r, mean_r ** 2):
         cov = math.fsum((v - mean) * (r - mean_r) for v, r in zip(x, rest, strict=True)) / n
         r_pb = cov / math.sqrt(var_x * var_r)
+        cov_max = math.fsum((v - mean) * (r - mean_r)
+                            for v, r in zip(sorted(x), sorted(rest), strict=True)) / n
+        efficiency = 100 * cov / cov_max if cov_max > 0 else None
     g = (GROUP_PERCENT * n + 99) // 100
     by_total = sorted(range(n), key=lambda i: -totals[i])
     upper = group_weights(by_total, totals, g)
@@ -399,6 +408,9 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
                              if d < th.good else "good" if d < th.excellent else "excellent"),
         options=tuple(options),
         flags=_flags(p, d, r_pb, options, th),
+        facility_index=100 * p,
+        discrimination_index=100 * r_pb if r_pb is not None else None,
+        discriminative_efficiency=efficiency,
     )
 
 

@@ -142,3 +142,35 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
 
 def to_json(analysis: Analysis) -> str:
     return json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+MOODLE_WORDS = {
+    "en": ("Moodle's names (Quiz → Results → Statistics)", "Facility index",
+           "Discrimination index", "Discriminative efficiency",
+           "Coefficient of internal consistency (CIC)"),
+    "id": ("Nama-nama Moodle (Kuis → Hasil → Statistik)", "Indeks fasilitas",
+           "Indeks diskriminasi", "Efisiensi diskriminatif",
+           "Koefisien konsistensi internal (CIC)"),
+}
+
+
+def to_moodle(analysis: Analysis, lang: str = "en") -> str:
+    """The item figures under the names of Moodle's quiz Statistics report (percentages), to be
+    read beside it: facility index, discrimination index, discriminative efficiency, and the
+    test's coefficient of internal consistency."""
+    title, facility, discrimination, efficiency, cic = MOODLE_WORDS[label_lang(lang)]
+    w = words(lang)
+    width = max([len(w["item"]), *(len(s.item) for s in analysis.items)])
+    lines = [f"{title}: {analysis.source.path}", ""]
+    head = f"{w['item']:<{width}}  {facility:>14}  {discrimination:>20}  {efficiency:>25}"
+    lines += [head, "-" * len(head)]
+    for s in analysis.items:
+        lines.append(f"{s.item:<{width}}  {s.facility_index:>13.2f}%  "
+                     f"{_pct(s.discrimination_index):>20}  {_pct(s.discriminative_efficiency):>25}")
+    alpha = analysis.test.alpha
+    lines += ["", f"{cic}: {_pct(100 * alpha if alpha is not None else None)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}%"
