@@ -527,3 +527,38 @@ def test_the_absolute_difficulty_flag_is_configurable(bank, tmp_path: Path) -> N
     assert json.loads(r.stdout)["thresholds"]["too_easy"] == 0.75
     r = run(path, "--bank", FIX / "bank", "--too-easy", "0.1", "--too-hard", "0.5")
     assert r.returncode == 2 and "too_hard" in r.stderr
+
+
+# --- the Indonesian report to hand in ----------------------------------------------------------
+
+
+def test_the_anates_report_gives_a_decision_per_item(bank, tmp_path: Path) -> None:
+    import lxml.html
+    from dpassess.stats.report_anates import decision
+    out = tmp_path / "laporan.html"
+    r = run(FIX / "hand.csv", "--bank", FIX / "bank", "--format", "anates", "--out", out)
+    assert r.returncode == 0, r.stderr
+    doc = lxml.html.fromstring(out.read_bytes())
+    rows = doc.xpath("//table/tr[td]")
+    a = analyse(read_responses(FIX / "hand.csv", bank))
+    got = {row[1].text_content(): (row[3].text_content(), row[5].text_content(),
+                                   row[-1].text_content()) for row in rows}
+    assert got == {s.item: (f"{s.p:.2f}", f"{s.d:.2f}", decision(s)) for s in a.items}
+    text = doc.text_content()
+    assert "KR-20 0.549" in text and "SEM 0.78" in text and "Kepala Sekolah" in text
+    # the hand-worked items: no flag -> diterima; a flag -> direvisi
+    assert decision(a.item("q-water")) == "direvisi" and decision(a.item("q-sun")) == "direvisi"
+    assert out.read_bytes() == run(FIX / "hand.csv", "--bank", FIX / "bank", "--format",
+                                   "anates").stdout.encode("utf-8")
+
+
+def test_decisions_by_the_stated_rule() -> None:
+    from dataclasses import replace as copy
+    from dpassess.stats.report_anates import decision
+    a = analyse(read_responses(FIX / "hand.csv", load_bank(FIX / "bank")))
+    s = a.item("q-capital")
+    assert decision(copy(s, flags=())) == "diterima"
+    assert decision(copy(s, flags=("negative-discrimination",))) == "dibuang"
+    assert decision(copy(s, flags=("low-discrimination", "too-easy"))) == "dibuang"
+    assert decision(copy(s, flags=("low-discrimination",))) == "direvisi"
+    assert decision(copy(s, flags=("non-functional-distractor",))) == "direvisi"

@@ -34,7 +34,8 @@ def stats(
         "analyse only that form's rows.", show_default=False,
     ),
     fmt: str = typer.Option("text", "--format", "-f", help="Report format: text, json, html, "
-                            "moodle (the figures under the names of Moodle's Statistics report)."),
+                            "moodle (the figures under the names of Moodle's Statistics report), "
+                            "anates (the printable Indonesian report: a decision per item)."),
     too_hard: float = typer.Option(
         0.20, "--too-hard", help="Flag an item too hard below this p (0 to 1).", min=0.0, max=1.0,
     ),

@@ -31,16 +31,18 @@ from dpassess.stats.analysis import (
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
 from dpassess.stats.report import to_json, to_moodle, to_text
+from dpassess.stats.report_anates import to_anates
 from dpassess.stats.report_html import to_html, to_html_many
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
 
-FORMATS = ("text", "json", "html", "moodle")
+FORMATS = ("text", "json", "html", "moodle", "anates")
 
 
 def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
-    """The report in `fmt` (text, json, html, or moodle: the figures under the names of Moodle's
-    Statistics report) as UTF-8 bytes; ValueError for another format."""
+    """The report in `fmt` (text, json, html; moodle: the figures under the names of Moodle's
+    Statistics report; anates: the printable Indonesian item-analysis report with a decision per
+    item) as UTF-8 bytes; ValueError for another format."""
     if fmt == "text":
         return to_text(analysis, lang).encode("utf-8")
     if fmt == "json":
@@ -49,6 +51,8 @@ def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
         return to_html(analysis, lang)
     if fmt == "moodle":
         return to_moodle(analysis, lang).encode("utf-8")
+    if fmt == "anates":
+        return to_anates([analysis])
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
@@ -67,6 +71,8 @@ def render_many(analyses: list[Analysis], fmt: str, lang: str = "en") -> bytes:
         return to_html_many(analyses, lang)
     if fmt == "moodle":
         return "\n".join(to_moodle(a, lang) for a in analyses).encode("utf-8")
+    if fmt == "anates":
+        return to_anates(analyses)
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
