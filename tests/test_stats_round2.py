@@ -534,6 +534,7 @@ def test_the_absolute_difficulty_flag_is_configurable(bank, tmp_path: Path) -> N
 
 def test_the_anates_report_gives_a_decision_per_item(bank, tmp_path: Path) -> None:
     import lxml.html
+
     from dpassess.stats.report_anates import decision
     out = tmp_path / "laporan.html"
     r = run(FIX / "hand.csv", "--bank", FIX / "bank", "--format", "anates", "--out", out)
@@ -554,6 +555,7 @@ def test_the_anates_report_gives_a_decision_per_item(bank, tmp_path: Path) -> No
 
 def test_decisions_by_the_stated_rule() -> None:
     from dataclasses import replace as copy
+
     from dpassess.stats.report_anates import decision
     a = analyse(read_responses(FIX / "hand.csv", load_bank(FIX / "bank")))
     s = a.item("q-capital")
