@@ -363,13 +363,13 @@ def test_the_wide_paper_sheet_as_teachers_type_it(tmp_path: Path) -> None:
     bank = load_bank(SEED)
     rows, _ = e2e.simulate(SEED, 40, 7)
     long = write(tmp_path, "person,form,item,response\n"
-                 + "".join(f"{p},{f},{q},{x}\n" for p, f, q, x in rows), "long.csv")
+                 + "".join(f"{p},{f},{q},{x}\n" for p, f, q, x, *_ in rows), "long.csv")
     by_person: dict[str, dict[str, str]] = {}
     forms: dict[str, str] = {}
-    for p, f, q, x in rows:
+    for p, f, q, x, *_ in rows:
         by_person.setdefault(p, {})[q] = x
         forms[p] = f
-    numbers = sorted({q for _, _, q, _ in rows}, key=int)
+    numbers = sorted({q for _, _, q, *_ in rows}, key=int)
     lines = ["Nama,Kode," + ",".join(numbers)]
     for i, (p, answers) in enumerate(by_person.items()):
         cells = [answers.get(q, "") for q in numbers]

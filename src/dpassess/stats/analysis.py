@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -258,8 +259,9 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
     alpha = kr20 = None
     alpha_del: list[float | None] = [None] * k
     if len(complete) > 1:
-        sub = [[s[i] for i in complete] for s in raw]
-        sub_totals = [totals[i] for i in complete]
+        every = len(complete) == n
+        sub = raw if every else [array("d", (s[i] for i in complete)) for s in raw]
+        sub_totals = totals if every else [totals[i] for i in complete]
         mean_c = _mean(sub_totals)
         var_c = _var(sub_totals, mean_c)
         variances = [_var(x, _mean(x)) for x in sub]
@@ -301,8 +303,8 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
             "a sheet without its form letter), or answers shifted by one question; check the "
             "sheet's form letter against the key file before trusting or recording these "
             "figures", "stats", Severity.warning),)
-    attempts = tuple(sorted({attempt_hash(responses.bank.config.id, responses.attempt_of(i))
-                             for i in range(n)}))
+    bank_id = responses.bank.config.id
+    attempts = tuple(sorted({attempt_hash(bank_id, responses.attempt_of(i)) for i in range(n)}))
     return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank,
                     form, attempts, misfit, _dif(responses, cols, totals))
 
@@ -357,9 +359,10 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
     """One item's figures over the persons who received it."""
     item = c.item
     got = [i for i, s in enumerate(c.scores) if not math.isnan(s)]
-    x = [c.scores[i] for i in got]
-    totals = [all_totals[i] for i in got]
-    marks = [c.marks[i] for i in got]
+    every = len(got) == len(c.scores)
+    x: Sequence[float] = c.scores if every else array("d", (c.scores[i] for i in got))
+    totals: Sequence[float] = all_totals if every else array("d", (all_totals[i] for i in got))
+    marks: Sequence[int] = c.marks if every else array("Q", (c.marks[i] for i in got))
     n, pts = len(x), item.points
     mean = _mean(x)
     var_x = _var(x, mean)

@@ -109,6 +109,7 @@ class Responses:
     #: per person: the languages their answers name, with counts; the attempt key
     _languages: list[dict[str, int]] = field(default_factory=list, repr=False)
     _attempts: list[str] = field(default_factory=list, repr=False)
+    _form_keys: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:
@@ -190,12 +191,15 @@ class Responses:
 
     def attempt_of(self, person: int) -> str:
         """What identifies the person's attempt across downloads: the LMS's attempt key, else
-        the person, their form and the items they received (the same students on another
+        the person, their form and its items (the same students on another
         exam of the bank are another administration)."""
         if self._attempts[person]:
             return self._attempts[person]
-        items = sorted(i for i, c in self.columns.items() if c.lines[person])
-        return "\x1f".join([self.persons[person], self._form[person], *items])
+        form = self._form[person]
+        items = self._form_keys.get(form)
+        if items is None:
+            items = self._form_keys[form] = "\x1f".join(sorted(self.form_items.get(form, ())))
+        return f"{self.persons[person]}\x1f{form}\x1f{items}"
 
     def forms(self) -> list[str]:
         """The forms of the file, by name."""
