@@ -141,3 +141,21 @@ def test_lint_flags_category_c_between_languages(simulated, tmp_path: Path) -> N
     assert msg.startswith("the English and Indonesian versions of this item do not measure the "
                           "same thing")
     assert "harder in Indonesian" in msg
+
+
+def test_the_reports_show_the_dif(simulated) -> None:
+    import json
+
+    import lxml.html
+
+    from dpassess.stats import render
+    _, _, analysis = simulated
+    doc = lxml.html.fromstring(render(analysis, "html", "en"))
+    [table] = [t for t in doc.xpath("//section[h2]") if "DIF" in t.findtext("h2")]
+    rows = {r[0].text_content(): r[7].text_content() for r in table.xpath(".//tr[td]")}
+    assert rows == {d.item: d.category for d in analysis.dif}
+    data = json.loads(render(analysis, "json"))
+    assert [(d["item"], d["category"]) for d in data["dif"]] == [
+        (d.item, d.category) for d in analysis.dif]
+    text = render(analysis, "text", "en").decode()
+    assert f"{HARDER}: the English and Indonesian versions do not measure the same thing" in text

@@ -18,7 +18,15 @@ from dpassess.markup.markdown import item_title, to_plain
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item
 from dpassess.stats.analysis import Analysis, ItemStats, OptionStats, TestStats
-from dpassess.stats.report import BAND_WORDS, FLAG_WORDS, flag_notes, label_lang, num, words
+from dpassess.stats.report import (
+    BAND_WORDS,
+    DIF_WORDS,
+    FLAG_WORDS,
+    flag_notes,
+    label_lang,
+    num,
+    words,
+)
 from dpassess.stats.scoring import option_text, options_of
 
 CSS = """
@@ -171,6 +179,22 @@ def _summary_table(analysis: Analysis, lang: str) -> HtmlElement:
     return E.TABLE(*rows)
 
 
+def _dif_table(analysis: Analysis, lang: str) -> HtmlElement:
+    """The items' DIF between languages (Mantel-Haenszel, ETS categories)."""
+    w = words(lang)
+    rows = [_head(w["item"], "ref/focal", "n", "α_MH", "MH D-DIF", "SE", "p", "ETS", "STD P-DIF",
+                  numeric=(3, 4, 5, 6, 8))]
+    for d in analysis.dif:
+        rows.append(E.TR(
+            E.TD(E.A(d.item, href=f"#item-{d.item}")), _cell(f"{d.reference}/{d.focal}"),
+            _cell(f"{d.n_reference}/{d.n_focal}"), _cell(num(d.alpha_mh), True),
+            _cell(num(d.delta, 2), True), _cell(num(d.se, 2), True),
+            _cell(num(d.p_value), True), _cell(d.category or "-"),
+            _cell(num(d.std_p_dif), True),
+        ))
+    return E.TABLE(*rows)
+
+
 def _text_lang(item: Item, lang: str) -> str:
     return lang if lang in item.text else next(iter(item.text))
 
@@ -239,6 +263,8 @@ def _parts(analysis: Analysis, lang: str, heading: str) -> list[HtmlElement]:
                   _test_table(analysis.test, lang),
                   E.H3(w["histogram"]), histogram_svg(analysis.test, lang)),
         E.SECTION(E.H2(w["summary"]), _summary_table(analysis, lang)),
+        *([E.SECTION(E.H2(DIF_WORDS[label_lang(lang)]["title"]), _dif_table(analysis, lang))]
+          if analysis.dif else []),
         *(_item_section(s, bank.get(s.item), lang) for s in analysis.items),
     ]
 
