@@ -144,14 +144,26 @@ def oracle(items: list[stats_sim.SimItem], responses: Path) -> dict[str, object]
     rest = total[:, None] - x
     xc, rc = x - x.mean(axis=0), rest - rest.mean(axis=0)
     r_pb = (xc * rc).sum(axis=0) / np.sqrt((xc ** 2).sum(axis=0) * (rc ** 2).sum(axis=0))
-    order = np.lexsort((np.arange(n), -total))  # persons are sorted by id: index = id order
-    g = math.ceil(27 * n / 100)
-    d = x[order[:g]].mean(axis=0) - x[order[-g:]].mean(axis=0)
+    d = tie_averaged_d(x, total)
     var_t = total.var()
     alpha = k / (k - 1) * (1 - x.var(axis=0).sum() / var_t)
     dichotomous = np.isin(x, (0.0, 1.0)).all()
     kr20 = k / (k - 1) * (1 - (p * (1 - p)).sum() / var_t) if dichotomous else None
     return {"ids": ids, "p": p, "d": d, "r_pb": r_pb, "alpha": alpha, "kr20": kr20, "n": n}
+
+
+def tie_averaged_d(x: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """D with the upper and lower 27% groups averaged over every way of breaking ties at their
+    edges: a person with `above` persons strictly above and `eq` persons at their total (them
+    included) belongs to the upper group by clip(g - above, 0, eq) / eq (lower: alike)."""
+    n = len(total)
+    g = math.ceil(27 * n / 100)
+    above = (total[None, :] > total[:, None]).sum(axis=1)
+    below = (total[None, :] < total[:, None]).sum(axis=1)
+    eq = (total[None, :] == total[:, None]).sum(axis=1)
+    w_up = np.clip(g - above, 0, eq) / eq
+    w_low = np.clip(g - below, 0, eq) / eq
+    return (w_up @ x - w_low @ x) / g
 
 
 @pytest.fixture(scope="module")
@@ -240,9 +252,7 @@ def test_any_matrix_matches_numpy(tmp_path_factory: pytest.TempPathFactory,
     x = np.array([[score(bank.get(f"it-{j}"), Response(frozenset(filter(None, r.split(";")))))
                    for j, r in enumerate(row)] for row in cells])
     total = x.sum(axis=1)
-    order = np.lexsort((np.arange(n), -total))
-    g = math.ceil(27 * n / 100)
-    d = x[order[:g]].mean(axis=0) - x[order[-g:]].mean(axis=0)
+    d = tie_averaged_d(x, total)
     for j, s in enumerate(analysis.items):
         assert abs(s.p - x[:, j].mean()) <= 1e-9
         assert abs(s.d - d[j]) <= 1e-9

@@ -152,11 +152,14 @@ def test_missing_files_and_banks(tmp_path: Path) -> None:
     assert r.returncode == 2 and "empty" in r.stderr
 
 
-def test_forms_with_different_items_exit_2(tmp_path: Path) -> None:
+def test_forms_with_different_items_are_analysed_apart(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("person,form,item,response\na,X,q-sun,true\nb,Y,q-water,c90\n",
                     encoding="utf-8")
-    r = run(path, "--bank", BANK)
-    assert r.returncode == 2 and "analyse one form at a time" in r.stderr
+    r = run(path, "--bank", BANK, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    forms = json.loads(r.stdout)["forms"]
+    assert [(f["administration"]["form"], [i["item"] for i in f["items"]]) for f in forms] == [
+        ("X", ["q-sun"]), ("Y", ["q-water"])]
     r = run(path, "--bank", BANK, "--form", "X")
     assert r.returncode == 0 and "rows of form 'Y' passed over" in r.stderr

@@ -24,6 +24,13 @@ def test_seed_forms_end_to_end(tmp_path: Path) -> None:
     assert record["administration"]["forms"] == ["dp-quiz-a", "dp-quiz-b"]
     assert {i: round(v["p"], 4) for i, v in record["items"].items()} == fig["observed_p"]
     assert all(v["n"] == 200 for v in record["items"].values())
+    # both forms in one file, both languages, and a re-download that replaces its record
+    assert fig["forms_in_file"] == ["A", "B"] and fig["languages"] == ["en", "id"]
+    assert len(fig["redownload"]["replaced"]) == 1 and fig["redownload"]["records"] == 1
+    assert fig["redownload"]["pooled_n"] == 200  # not 399
+    # the planted DIF: category C, harder in English, flagged by lint (IA005)
+    assert fig["dif"]["category"] == "C" and fig["dif"]["delta"] < -1.5
+    assert any(line.startswith("02-sync-operation.yaml: IA005") for line in fig["lint"])
     # the planted distractor nobody marks: flagged by the analysis and by lint (IA002)
     assert "non-functional-distractor" in fig["flags"][e2e.PLANTED_DEAD]
     assert any(line.startswith("06-global-batch.yaml: IA002") and "chosen by 0%" in line

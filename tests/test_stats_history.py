@@ -99,10 +99,10 @@ def test_two_administrations_pool_and_an_authors_p_value_wins(bank_dir: Path,
     bank = load_bank(bank_dir)
     first = analyse(read_responses(FIX / "hand.csv", bank))
     write_record(first, date(2026, 1, 10))
-    second_csv = tmp_path / "second.csv"  # the same persons with every answer omitted but one
+    second_csv = tmp_path / "second.csv"  # another class, the same answers, and one more
     lines = (FIX / "hand.csv").read_text(encoding="utf-8").splitlines()
-    second_csv.write_text("\n".join([lines[0], *lines[1:], "P99,,q-sun,"]) + "\n",
-                          encoding="utf-8")
+    second_csv.write_text("\n".join([lines[0], *("Q" + x for x in lines[1:]), "P99,,q-sun,"])
+                          + "\n", encoding="utf-8")
     second = analyse(read_responses(second_csv, bank))
     write_record(second, date(2026, 2, 10))
     seen, problems = observed(bank)

@@ -232,13 +232,13 @@ def test_not_utf8(bank, tmp_path: Path) -> None:
         read_responses(path, bank)
 
 
-def test_missing_answers_are_omitted_with_a_warning(bank, tmp_path: Path) -> None:
+def test_an_item_without_a_row_was_not_received(bank, tmp_path: Path) -> None:
     path = write(tmp_path, "person,item,response\na,q-sun,true\na,q-water,c100\nb,q-sun,true\n")
     r = read_responses(path, bank)
     [d] = r.problems.diagnostics()
     assert d.severity is Severity.warning and "q-water" in d.message and "'b'" in d.message
     s = analyse(r).item("q-water")
-    assert (s.n, s.missing, s.p) == (2, 1, 0.5)
+    assert (s.n, s.missing, s.omitted, s.p) == (1, 1, 0, 1.0)
 
 
 def test_forms_with_different_items(bank, tmp_path: Path) -> None:

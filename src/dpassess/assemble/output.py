@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,7 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
             "key_positions": form.key_counts(),
             "key_sequence": "".join(letter(p) for p in form.key_sequence()),
             "key_patterns": form.key_patterns(),
+            **_predicted(pr, items),
         })
     overlap = [[len((a & b) - anchors) if x != y else len(a)
                 for y, b in enumerate(chosen)] for x, a in enumerate(chosen)]
@@ -159,6 +161,22 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
         "mean_p_spread": round(spread, 4),
         "mean_p_spread_bound": round(sel.spread_bound, 4) if sel.spread_bound is not None else None,
     }
+
+
+def _predicted(pr: Problem, items: list[Any]) -> dict[str, Any]:
+    """The form's score mean, SD and KR-20 predicted from the history, when every item has an
+    observed p and r_pb: mean = sum w p; SD = sum w sqrt(p (1 - p)) r_pb (the items' reliability
+    indices, Gulliksen); KR-20 = k / (k - 1) (1 - sum w^2 p (1 - p) / SD^2). {} otherwise."""
+    if not items or not all(it.id in pr.observed_p and it.id in pr.observed_r for it in items):
+        return {}
+    ps = [(it.points, pr.observed_p[it.id], max(pr.observed_r[it.id], 0.0)) for it in items]
+    mean = math.fsum(w * p for w, p, _ in ps)
+    sd = math.fsum(w * math.sqrt(p * (1 - p)) * r for w, p, r in ps)
+    k = len(ps)
+    kr20 = (k / (k - 1) * (1 - math.fsum(w * w * p * (1 - p) for w, p, _ in ps) / sd ** 2)
+            if k > 1 and sd > 0 else None)
+    return {"predicted": {"mean": round(mean, 4), "sd": round(sd, 4),
+                          "kr20": round(kr20, 4) if kr20 is not None else None}}
 
 
 def unequal_points(data: Mapping[str, Any], where: str) -> list[Diagnostic]:
@@ -191,6 +209,11 @@ def summary_text(data: Mapping[str, Any]) -> str:
                  "-" if target is None else f"{target:g}"])
     rows.append(["mean p declared", *(p3(f.get("mean_p_declared")) for f in forms), ""])
     rows.append(["mean p observed", *(p3(f.get("mean_p_observed")) for f in forms), ""])
+    if any("predicted" in f for f in forms):
+        for key, name in (("mean", "predicted mean"), ("sd", "predicted SD"),
+                          ("kr20", "predicted KR-20")):
+            rows.append([name, *(p3(f["predicted"][key]) if "predicted" in f else "-"
+                                 for f in forms), ""])
     # one column per letter that any form uses, so that every form's counts line up
     letters = sorted({x for f in forms for x in f["key_positions"]}, key=lambda x: (len(x), x))
     rows.append([f"keys at {''.join(letters)}" if letters else "keys at",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,9 +26,10 @@ from dpassess.diagnostics import (
     Severity,
     format_field,
 )
-from dpassess.model import Bank, Item, Status
+from dpassess.model import Bank, Difficulty, Item, Status
 from dpassess.model.blueprint import Blueprint, Cell
-from dpassess.stats.history import effective_p, observed
+from dpassess.stats.checks import MIN_N, band
+from dpassess.stats.history import Observed, effective_p, observed
 
 #: Solver arithmetic is integral: p values and points are scaled by this factor.
 SCALE = 1000
@@ -70,6 +72,11 @@ class Problem:
     sets: list[list[int]] = field(default_factory=list)
     #: the p observed in the bank's recorded administrations, by item id (pooled, weighted by n)
     observed_p: dict[str, float] = field(default_factory=dict)
+    #: the corrected point-biserial observed, by item id (pooled, weighted by n)
+    observed_r: dict[str, float] = field(default_factory=dict)
+    #: each item's reliability index from the history, points * sqrt(p (1 - p)) * r_pb, x SCALE
+    #: (0 without an observed r_pb): a form's predicted score SD is their sum
+    info: list[int] = field(default_factory=list)
 
     @property
     def forms(self) -> int:
@@ -215,6 +222,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
             excluded |= set(ids)
     items = [it for it in bank if it.status in bp.statuses and it.id not in excluded]
     index = {it.id: n for n, it in enumerate(items)}
+    seen, record_problems = observed(bank)
     topics = sorted({it.topic for it in bank})
     tags = sorted({t for it in bank for t in it.tags})
     cells: list[CellSet] = []
@@ -229,7 +237,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
                 diags.append(_diag(
                     path, ("cells", k, "tags", t), f"no item has tag {tag!r}{_hint(tag, tags)}"
                 ))
-        members = [n for n, it in enumerate(items) if _matches(cell, it)]
+        members = [n for n, it in enumerate(items) if _matches(cell, it, seen)]
         cells.append(CellSet(k, cell, members))
     if diags:
         raise BlueprintError(diags)
@@ -239,7 +247,6 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     unrated: list[str] = []
     sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
             if set_items and set_items[0].id in index]
-    seen, record_problems = observed(bank)
     # an unusable record is left out of the balance: a warning here (lint reports it as IA004)
     warnings.extend(dataclasses.replace(d, severity=Severity.warning) for d in record_problems)
     for it in items:
@@ -281,19 +288,38 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         warnings=warnings,
         sets=sets,
         observed_p={i: o.p for i, o in seen.items() if o.p is not None},
+        observed_r={i: o.r_pb for i, o in seen.items() if o.r_pb is not None},
+        info=[_info(it, p[n] / SCALE, seen.get(it.id)) for n, it in enumerate(items)],
     )
+
+
+def _info(item: Item, p: float, obs: Observed | None) -> int:
+    """The item's reliability index (points * sqrt(p (1 - p)) * r_pb) x SCALE from its observed
+    r_pb, 0 without one: the sum over a form's items predicts its score SD (Gulliksen)."""
+    if obs is None or obs.r_pb is None:
+        return 0
+    return round(item.points * math.sqrt(max(p * (1 - p), 0.0)) * max(obs.r_pb, 0.0) * SCALE)
+
+
+def difficulty_of(item: Item, seen: Mapping[str, Observed]) -> Difficulty | None:
+    """The difficulty a blueprint cell counts an item under: the band of its observed p once
+    enough persons answered it (as lint judges: at least MIN_N), else the declared one."""
+    obs = seen.get(item.id)
+    if obs is not None and obs.n >= MIN_N and item.p_value is None:
+        return band(obs.p)
+    return item.difficulty
 
 
 def _pair(a: int, b: int) -> tuple[int, int]:
     return (a, b) if a <= b else (b, a)
 
 
-def _matches(cell: Cell, item: Item) -> bool:
+def _matches(cell: Cell, item: Item, seen: Mapping[str, Observed] | None = None) -> bool:
     if cell.topic is not None and not (
         item.topic == cell.topic or item.topic.startswith(cell.topic + "/")
     ):
         return False
-    if cell.difficulty is not None and item.difficulty != cell.difficulty:
+    if cell.difficulty is not None and difficulty_of(item, seen or {}) != cell.difficulty:
         return False
     if cell.bloom is not None and item.bloom != cell.bloom:
         return False
@@ -316,4 +342,6 @@ def restrict(pr: Problem, keep: list[int]) -> Problem:
         warnings=pr.warnings,
         sets=[[new[i] for i in s] for s in pr.sets if all(i in new for i in s)],
         observed_p=pr.observed_p,
+        observed_r=pr.observed_r,
+        info=[pr.info[i] for i in keep] if pr.info else [],
     )

@@ -272,6 +272,12 @@ class _Model:
     objective: bool
     spread_scale: float  # objective units per unit of mean p
     overlap_rule: str
+    #: the span of the forms' summed reliability indices (predicted score SD), to balance once
+    #: the mean p is balanced (None: no observed r_pb, or forms of varying size)
+    info_span: cp_model.LinearExpr | None = None
+    p_span: cp_model.LinearExpr | None = None
+    #: the forms of the second search (balancing the predicted SD), if it found any
+    values: list[list[bool]] | None = None
 
 
 def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Model:
@@ -366,9 +372,19 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
         if want_tol:
             assert tol is not None
             m.add(p_hi - p_lo <= math.floor(tol * scale + 1e-9))
+        info_span = p_span = None
         if want_obj:
             m.minimize(p_hi - p_lo)
             has_objective = True
+            if fixed is not None and any(pr.info):
+                top_i = sum(sorted(pr.info, reverse=True)[:fixed])
+                i_lo, i_hi = m.new_int_var(0, top_i, "ilo"), m.new_int_var(0, top_i, "ihi")
+                for f in range(n_forms):
+                    total_i = WSum(x[f], pr.info)
+                    m.add(total_i >= i_lo)
+                    m.add(total_i <= i_hi)
+                info_span, p_span = i_hi - i_lo, p_hi - p_lo
+        return _Model(m, x, has_objective, scale, rule, info_span, p_span)
     return _Model(m, x, has_objective, scale, rule)
 
 
@@ -446,7 +462,27 @@ def _run(
         solver.parameters.absolute_gap_limit = max(0, gap)
     cb = _FirstSolution(start)
     code = _solve(solver, built.model, cb)
+    if built.info_span is not None and built.p_span is not None and code in (
+            cp_model.OPTIMAL, cp_model.FEASIBLE):
+        _balance_sd(built, solver, seed, time_limit)
     return built, solver, code, cb.first, time.perf_counter() - start
+
+
+def _balance_sd(built: _Model, first: cp_model.CpSolver, seed: int, time_limit: float) -> None:
+    """A second search: the mean-p spread held at what the first found, the spread of the
+    forms' predicted score SD (summed reliability indices) made as small as the solver can in
+    the same budget, starting from the first forms. Its forms replace the first ones if found."""
+    assert built.info_span is not None and built.p_span is not None
+    m = built.model
+    m.add(built.p_span <= round(first.objective_value))
+    for row in built.x:
+        for v in row:
+            m.add_hint(v, first.boolean_value(v))
+    m.minimize(built.info_span)
+    second = _solver(seed, time_limit)
+    code = _solve(second, m, _FirstSolution(time.perf_counter()))
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        built.values = [[second.boolean_value(v) for v in row] for row in built.x]
 
 
 def _solve(solver: cp_model.CpSolver, model: cp_model.CpModel,
@@ -576,7 +612,11 @@ def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
 
 def _selection(pr: Problem, built: _Model, solver: cp_model.CpSolver,
                code: cp_model.CpSolverStatus, first: float | None, start: float) -> Selection:
-    forms = [[i for i in range(len(pr.items)) if solver.boolean_value(row[i])] for row in built.x]
+    if built.values is not None:
+        forms = [[i for i, on in enumerate(row) if on] for row in built.values]
+    else:
+        forms = [[i for i in range(len(pr.items)) if solver.boolean_value(row[i])]
+                 for row in built.x]
     sel = Selection(Status.feasible, forms, seconds=time.perf_counter() - start,
                     first_solution=first, overlap_rule=built.overlap_rule)
     if built.objective:

@@ -16,6 +16,8 @@ The library API (the CLI's `dpassess stats` is a thin layer over it)::
 
 from __future__ import annotations
 
+import json
+
 from dpassess.stats.analysis import (
     FLAGS,
     Analysis,
@@ -24,25 +26,53 @@ from dpassess.stats.analysis import (
     TestStats,
     Thresholds,
     analyse,
+    analyse_forms,
 )
 from dpassess.stats.problems import ResponsesError
 from dpassess.stats.read import read_responses, sniff
-from dpassess.stats.report import to_json, to_text
-from dpassess.stats.report_html import to_html
+from dpassess.stats.report import to_json, to_moodle, to_text
+from dpassess.stats.report_anates import to_anates
+from dpassess.stats.report_html import to_html, to_html_many
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
 
-FORMATS = ("text", "json", "html")
+FORMATS = ("text", "json", "html", "moodle", "anates")
 
 
 def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
-    """The report in `fmt` (text, json or html) as UTF-8 bytes; ValueError for another format."""
+    """The report in `fmt` (text, json, html; moodle: the figures under the names of Moodle's
+    Statistics report; anates: the printable Indonesian item-analysis report with a decision per
+    item) as UTF-8 bytes; ValueError for another format."""
     if fmt == "text":
         return to_text(analysis, lang).encode("utf-8")
     if fmt == "json":
         return to_json(analysis).encode("utf-8")
     if fmt == "html":
         return to_html(analysis, lang)
+    if fmt == "moodle":
+        return to_moodle(analysis, lang).encode("utf-8")
+    if fmt == "anates":
+        return to_anates([analysis])
+    raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
+
+
+def render_many(analyses: list[Analysis], fmt: str, lang: str = "en") -> bytes:
+    """The report of the administrations of one file (`analyse_forms`): one analysis renders as
+    `render` does; several (one per form) as the text reports one after the other, a JSON
+    object `{"forms": [...]}`, or one HTML page with a part per form."""
+    if len(analyses) == 1:
+        return render(analyses[0], fmt, lang)
+    if fmt == "text":
+        return "\n".join(to_text(a, lang) for a in analyses).encode("utf-8")
+    if fmt == "json":
+        data = {"forms": [a.to_dict() for a in analyses]}
+        return (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    if fmt == "html":
+        return to_html_many(analyses, lang)
+    if fmt == "moodle":
+        return "\n".join(to_moodle(a, lang) for a in analyses).encode("utf-8")
+    if fmt == "anates":
+        return to_anates(analyses)
     raise ValueError(f"no report format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
@@ -59,8 +89,10 @@ __all__ = [
     "TestStats",
     "Thresholds",
     "analyse",
+    "analyse_forms",
     "read_responses",
     "render",
+    "render_many",
     "score",
     "sniff",
     "to_html",

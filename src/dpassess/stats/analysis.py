@@ -9,20 +9,30 @@ figures do not depend on the order of the persons or on the machine.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from dpassess.diagnostics import Diagnostic, UsageError
+from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank
+from dpassess.stats.dif import Dif, dif
 from dpassess.stats.responses import Column, Responses, Source
 from dpassess.stats.scoring import is_distractor
 
 #: Share of persons in each of the upper and lower groups (rounded up).
 GROUP_PERCENT = 27
+
+#: An item whose corrected point-biserial is at or below this contradicts its key strongly ...
+MISFIT_R_PB = -0.20
+#: ... and a key contradicted on at least this many items (and this share of them), with at
+#: least MISFIT_N persons, does not fit the answers.
+MISFIT_ITEMS = 2
+MISFIT_SHARE = 0.10
+MISFIT_N = 20
 
 #: Every flag, in the order they are listed.
 FLAGS = (
@@ -92,9 +102,11 @@ class ItemStats:
     item: str
     type: str
     points: float
-    #: persons who had the item (omitted and missing answers included, scored 0)
+    #: persons who received the item (omitted answers included, scored 0)
     n: int
+    #: persons who left it empty
     omitted: int
+    #: persons who did not receive it (no row, a slot never reached): not in n
     missing: int
     mean: float
     p: float
@@ -105,6 +117,12 @@ class ItemStats:
     discrimination_band: str
     options: tuple[OptionStats, ...]
     flags: tuple[str, ...]
+    #: Moodle's Statistics report, under its names (docs/stats.md): facility index = 100 p;
+    #: discrimination index = 100 r_pb; discriminative efficiency = 100 cov(x, rest) / the
+    #: largest cov the two score lists allow (each sorted)
+    facility_index: float = 0.0
+    discrimination_index: float | None = None
+    discriminative_efficiency: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +154,14 @@ class Analysis:
     #: warnings found while reading (errors stop the reading)
     warnings: tuple[Diagnostic, ...]
     bank: Bank = field(repr=False, compare=False)
+    #: the form analysed when a file's forms hold different items ("" for the whole file)
+    form: str = ""
+    #: what identifies each attempt (hashed: no student id is stored), sorted
+    attempts: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    #: items whose answers contradict the key strongly, when several do (`key_misfit`)
+    misfit: tuple[str, ...] = ()
+    #: DIF between the languages persons read the test in (`stats.dif`), items in bank order
+    dif: tuple[Dif, ...] = ()
 
     def item(self, item_id: str) -> ItemStats:
         return next(s for s in self.items if s.item == item_id)
@@ -150,6 +176,7 @@ class Analysis:
             d["flags"] = list(s.flags)
             items.append(d)
         test = asdict(self.test)
+        dif_rows = [asdict(d) for d in self.dif]
         test["histogram"] = [{"score": score, "n": n} for score, n in self.test.histogram]
         return {
             "items": items,
@@ -161,8 +188,10 @@ class Analysis:
                 "bank": self.source.bank,
                 "forms": list(self.source.forms),
                 "rows": self.source.rows,
+                **({"form": self.form} if self.form else {}),
             },
             "thresholds": asdict(self.thresholds),
+            **({"dif": dif_rows} if dif_rows else {}),
         }
 
 
@@ -179,11 +208,39 @@ def _zero(var: float, scale: float) -> bool:
     return var <= 1e-24 * max(1.0, scale)
 
 
-def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analysis:
+def group_weights(ranked: Sequence[int], totals: Sequence[float], g: int) -> dict[int, float]:
+    """Each person's share of membership in a group of `g` taken from the front of `ranked`
+    (persons in order, best first for the upper group). A tied group that straddles the group's
+    edge is shared equally: each of its m members counts (places left)/m, so the group's figures
+    are the average over every way of breaking the tie, and relabelling persons changes
+    nothing."""
+    weights: dict[int, float] = {}
+    left = g
+    i = 0
+    while left > 0 and i < len(ranked):
+        j = i
+        while j < len(ranked) and totals[ranked[j]] == totals[ranked[i]]:
+            j += 1
+        size = j - i
+        share = 1.0 if size <= left else left / size
+        for person in ranked[i:j]:
+            weights[person] = share
+        left -= min(size, left)
+        i = j
+    return weights
+
+
+def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
+            form: str = "") -> Analysis:
     """The classical item analysis of `responses` (items in bank order).
 
-    Raises UsageError when the forms in the file hold different items (analyse one at a
-    time): the total scores of persons on different forms do not measure the same thing.
+    An item a person did not receive (no row, an unreached slot) is left out of that item's
+    figures: its n counts the persons who received it. Reliability (KR-20, alpha, alpha if
+    deleted) rests on the persons who received every item.
+
+    Raises UsageError when the forms in the file hold different items (`analyse_forms` analyses
+    each form apart): the total scores of persons on different forms do not measure the same
+    thing.
     """
     th = thresholds or Thresholds()
     forms = {form: frozenset(items) for form, items in responses.form_items.items()}
@@ -194,30 +251,39 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
     order = {item.id: i for i, item in enumerate(responses.bank)}
     cols = sorted(responses.columns.values(), key=lambda c: order[c.item.id])
     n, k = responses.n, len(cols)
-    scores = [array("d", (0.0 if math.isnan(s) else s for s in c.scores)) for c in cols]
-    totals = [math.fsum(t) for t in zip(*scores, strict=True)]
-    persons = responses.persons
-    ranked = sorted(range(n), key=lambda i: (-totals[i], persons[i]))
-    g = (GROUP_PERCENT * n + 99) // 100
-    upper, lower = ranked[:g], ranked[n - g:]
+    raw = [c.scores for c in cols]
+    totals = [math.fsum(s for s in t if not math.isnan(s)) for t in zip(*raw, strict=True)]
+    items = [_item(c, totals, th) for c in cols]
+
+    complete = [i for i in range(n) if all(not math.isnan(s[i]) for s in raw)]
+    alpha = kr20 = None
+    alpha_del: list[float | None] = [None] * k
+    if len(complete) > 1:
+        every = len(complete) == n
+        sub = raw if every else [array("d", (s[i] for i in complete)) for s in raw]
+        sub_totals = totals if every else [totals[i] for i in complete]
+        mean_c = _mean(sub_totals)
+        var_c = _var(sub_totals, mean_c)
+        variances = [_var(x, _mean(x)) for x in sub]
+        sum_var = math.fsum(variances)
+        if k > 1 and not _zero(var_c, mean_c ** 2):
+            alpha = k / (k - 1) * (1 - sum_var / var_c)
+            if all(v in (0.0, c.item.points) for c, x in zip(cols, sub, strict=True) for v in x):
+                pq = math.fsum(c.item.points ** 2 * (_mean(x) / c.item.points)
+                               * (1 - _mean(x) / c.item.points) for c, x in zip(cols, sub, strict=True))
+                kr20 = k / (k - 1) * (1 - pq / var_c)
+        if k > 2:
+            for j, (x, var_x) in enumerate(zip(sub, variances, strict=True)):
+                rest = [t - v for t, v in zip(sub_totals, x, strict=True)]
+                mean_r = _mean(rest)
+                var_r = _var(rest, mean_r)
+                if not _zero(var_r, mean_r ** 2):
+                    alpha_del[j] = (k - 1) / (k - 2) * (1 - (sum_var - var_x) / var_r)
+    items = [replace(s, alpha_if_deleted=a) for s, a in zip(items, alpha_del, strict=True)]
 
     mean_t = _mean(totals)
-    var_t = _var(totals, mean_t)
-    variances = [_var(x, _mean(x)) for x in scores]
-    sum_var = math.fsum(variances)
-    dichotomous = all(v in (0.0, c.item.points) for c, x in zip(cols, scores, strict=True)
-                      for v in x)
-    items = []
-    for c, x, var_x in zip(cols, scores, variances, strict=True):
-        items.append(_item(c, x, var_x, totals, upper, lower, k, sum_var, th))
-
-    alpha = kr20 = None
-    if k > 1 and not _zero(var_t, mean_t ** 2):
-        alpha = k / (k - 1) * (1 - sum_var / var_t)
-        if dichotomous:
-            pq = math.fsum(s.points ** 2 * s.p * (1 - s.p) for s in items)
-            kr20 = k / (k - 1) * (1 - pq / var_t)
-    sd = math.sqrt(var_t)
+    sd = math.sqrt(_var(totals, mean_t))
+    g = (GROUP_PERCENT * n + 99) // 100
     histogram = Counter(round(t, 9) for t in totals)
     test = TestStats(
         n=n, k=k, points=math.fsum(c.item.points for c in cols), mean=mean_t, sd=sd,
@@ -226,33 +292,104 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None) -> Analy
         histogram=tuple(sorted(histogram.items())),
     )
     warnings = tuple(responses.problems.diagnostics())
-    return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank)
+    misfit = key_misfit(items, n)
+    if misfit:
+        shown = ", ".join(misfit[:8]) + (", ..." if len(misfit) > 8 else "")
+        warnings += (Diagnostic(
+            responses.source.path, 0, 0, "key",
+            f"THE ANSWER KEY DOES NOT FIT THESE ANSWERS: {len(misfit)} of {k} items have a "
+            f"strongly negative discrimination (r_pb <= {MISFIT_R_PB:.2f}: {shown}). Most "
+            "likely the key of another form (a sheet of form B read with form A's key file, or "
+            "a sheet without its form letter), or answers shifted by one question; check the "
+            "sheet's form letter against the key file before trusting or recording these "
+            "figures", "stats", Severity.warning),)
+    bank_id = responses.bank.config.id
+    attempts = tuple(sorted({attempt_hash(bank_id, responses.attempt_of(i)) for i in range(n)}))
+    return Analysis(responses.source, tuple(items), test, th, warnings, responses.bank,
+                    form, attempts, misfit, _dif(responses, cols, totals))
 
 
-def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], upper: list[int],
-          lower: list[int], k: int, sum_var: float, th: Thresholds) -> ItemStats:
+def _dif(responses: Responses, cols: list[Column], totals: list[float]) -> tuple[Dif, ...]:
+    """Each item's DIF between the bank's default language (else the most read one) and each
+    other language persons read the test in; () when they all read one language."""
+    langs = [responses.language_of(i) for i in range(responses.n)]
+    counts = Counter(la for la in langs if la)
+    if len(counts) < 2:
+        return ()
+    default = responses.bank.config.default_language
+    reference = default if default in counts else min(counts, key=lambda la: (-counts[la], la))
+    out = []
+    for c in cols:
+        got = [i for i, v in enumerate(c.scores) if not math.isnan(v) and langs[i]]
+        right = [c.scores[i] >= c.item.points - 1e-9 for i in got]
+        strata = [round(totals[i], 9) for i in got]
+        for focal in sorted(counts):
+            if focal != reference:
+                out.append(dif(c.item.id, right, [langs[i] for i in got], strata, reference,
+                               focal))
+    return tuple(out)
+
+
+def key_misfit(items: Sequence[ItemStats], n: int) -> tuple[str, ...]:
+    """The items whose r_pb is at or below MISFIT_R_PB, when they are at least MISFIT_ITEMS and
+    MISFIT_SHARE of the items, with at least MISFIT_N persons: a key that contradicts the data
+    (one such item is a miskeyed item; several, a wrong key file). Else ()."""
+    bad = tuple(s.item for s in items if s.r_pb is not None and s.r_pb <= MISFIT_R_PB)
+    if n >= MISFIT_N and len(bad) >= MISFIT_ITEMS and len(bad) >= MISFIT_SHARE * len(items):
+        return bad
+    return ()
+
+
+def attempt_hash(bank: str, key: str) -> str:
+    """An attempt's key, hashed with the bank's id: records name no student."""
+    return hashlib.sha256(f"{bank}\x1f{key}".encode()).hexdigest()[:16]
+
+
+def analyse_forms(responses: Responses, thresholds: Thresholds | None = None) -> list[Analysis]:
+    """The analysis of each administration in `responses`: one for the whole file when its forms
+    hold the same items (forms that only shuffle), else one per form (persons on forms with
+    different items have totals that measure different things)."""
+    forms = {form: frozenset(items) for form, items in responses.form_items.items()}
+    if len(set(forms.values())) <= 1:
+        return [analyse(responses, thresholds)]
+    return [analyse(responses.only_form(f), thresholds, form=f) for f in responses.forms()]
+
+
+def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
+    """One item's figures over the persons who received it."""
     item = c.item
-    n, g, pts = len(x), len(upper), item.points
+    got = [i for i, s in enumerate(c.scores) if not math.isnan(s)]
+    every = len(got) == len(c.scores)
+    x: Sequence[float] = c.scores if every else array("d", (c.scores[i] for i in got))
+    totals: Sequence[float] = all_totals if every else array("d", (all_totals[i] for i in got))
+    marks: Sequence[int] = c.marks if every else array("Q", (c.marks[i] for i in got))
+    n, pts = len(x), item.points
     mean = _mean(x)
+    var_x = _var(x, mean)
     p = mean / pts
     rest = [t - v for t, v in zip(totals, x, strict=True)]
     mean_r = _mean(rest)
     var_r = _var(rest, mean_r)
-    r_pb = None
+    r_pb = efficiency = None
     if var_x > 0 and not _zero(var_r, mean_r ** 2):
         cov = math.fsum((v - mean) * (r - mean_r) for v, r in zip(x, rest, strict=True)) / n
         r_pb = cov / math.sqrt(var_x * var_r)
-    d = (math.fsum(x[i] for i in upper) - math.fsum(x[i] for i in lower)) / g / pts
-    alpha_del = None
-    if k > 2 and not _zero(var_r, mean_r ** 2):
-        alpha_del = (k - 1) / (k - 2) * (1 - (sum_var - var_x) / var_r)
+        cov_max = math.fsum((v - mean) * (r - mean_r)
+                            for v, r in zip(sorted(x), sorted(rest), strict=True)) / n
+        efficiency = 100 * cov / cov_max if cov_max > 0 else None
+    g = (GROUP_PERCENT * n + 99) // 100
+    by_total = sorted(range(n), key=lambda i: -totals[i])
+    upper = group_weights(by_total, totals, g)
+    lower = group_weights(by_total[::-1], totals, g)
+    d = (math.fsum(w * x[i] for i, w in upper.items())
+         - math.fsum(w * x[i] for i, w in lower.items())) / g / pts
 
     options = []
-    for oid in c.options:
+    for oid in c.options if c.chosen_known else ():
         bit = c.bits[oid]
-        chose = [i for i, m in enumerate(c.marks) if m & bit]
-        up = sum(1 for i in upper if c.marks[i] & bit)
-        low = sum(1 for i in lower if c.marks[i] & bit)
+        chose = [i for i, m in enumerate(marks) if m & bit]
+        up = math.fsum(w for i, w in upper.items() if marks[i] & bit)
+        low = math.fsum(w for i, w in lower.items() if marks[i] & bit)
         share = len(chose) / n
         wrong = is_distractor(item, oid)
         enough = share >= th.min_distractor_share
@@ -263,17 +400,20 @@ def _item(c: Column, x: Sequence[float], var_x: float, totals: list[float], uppe
             works=(enough and low > up) if wrong else None,
             second_key=wrong and enough and up > low,
         ))
-    missing = sum(1 for line in c.lines if not line)
-    omitted = sum(1 for line, o in zip(c.lines, c.omits, strict=True) if line and o)
+    missing = len(c.scores) - n
+    omitted = sum(1 for i in got if c.omits[i])
     return ItemStats(
         item=item.id, type=item.type.value, points=pts, n=n, omitted=omitted, missing=missing,
-        mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=alpha_del,
+        mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=None,
         difficulty_band=("hard" if p < th.hard_below else "easy" if p > th.easy_above
                          else "medium"),
         discrimination_band=("negative" if d < 0 else "poor" if d < th.fair else "fair"
                              if d < th.good else "good" if d < th.excellent else "excellent"),
         options=tuple(options),
         flags=_flags(p, d, r_pb, options, th),
+        facility_index=100 * p,
+        discrimination_index=100 * r_pb if r_pb is not None else None,
+        discriminative_efficiency=efficiency,
     )
 
 

@@ -5,13 +5,15 @@ declared one. An item is judged once at least `MIN_N` persons answered it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dpassess.diagnostics import FieldPath
 from dpassess.model import Bank, Difficulty
 from dpassess.stats.analysis import Thresholds
-from dpassess.stats.history import Observed
+from dpassess.stats.dif import language_name
+from dpassess.stats.history import MAX_RECORD_BYTES, Observed, record_files
 from dpassess.stats.scoring import is_distractor, options_of
 
 #: Fewest persons an item's recorded figures must rest on before a rule judges them.
@@ -81,3 +83,57 @@ def difficulty_contradicted(bank: Bank, seen: Mapping[str, Observed]) -> Iterato
         if item.p_value is not None and abs(item.p_value - obs.p) > P_VALUE_GAP:
             yield Finding(item_id, ("p_value",), f"p_value {item.p_value:g} fixed in the item "
                           f"file, p = {obs.p:.2f} observed ({basis(obs)})")
+
+
+def _dif_rows(bank: Bank) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each item's DIF figures of its latest record that has any: item -> (record date, row of
+    the largest |D-DIF|). Records that cannot be read are IA004's business: passed over here."""
+    latest: dict[str, tuple[str, dict[str, Any]]] = {}
+    for path in record_files(bank.root):
+        try:
+            if path.stat().st_size > MAX_RECORD_BYTES:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("items"), dict):
+            continue
+        admin = data.get("administration")
+        when = admin.get("date") if isinstance(admin, dict) else None
+        if not isinstance(when, str):
+            continue
+        for item_id, fig in data["items"].items():
+            rows = fig.get("dif") if isinstance(fig, dict) else None
+            good = [r for r in rows if _dif_row(r)] if isinstance(rows, list) else []
+            if good and (item_id not in latest or latest[item_id][0] <= when):
+                latest[item_id] = (when, max(good, key=lambda r: abs(r["delta"])))
+    return latest
+
+
+def _dif_row(row: object) -> bool:
+    if not isinstance(row, dict):
+        return False
+    numbers = ("delta", "n_reference", "n_focal")
+    return all(isinstance(row.get(k), int | float) and not isinstance(row.get(k), bool)
+               for k in numbers) and all(isinstance(row.get(k), str)
+                                         for k in ("reference", "focal", "category"))
+
+
+def translation_dif(bank: Bank) -> Iterator[Finding]:
+    """Items whose latest recorded DIF between two languages is ETS category C, with at least
+    MIN_N persons in each language."""
+    rows = _dif_rows(bank)
+    for item in bank:
+        got = rows.get(item.id)
+        if got is None:
+            continue
+        when, row = got
+        if row["category"] != "C" or min(row["n_reference"], row["n_focal"]) < MIN_N:
+            continue
+        ref, foc = language_name(row["reference"]), language_name(row["focal"])
+        harder = foc if row["delta"] < 0 else ref
+        yield Finding(item.id, ("text", row["focal"]),
+                      f"the {ref} and {foc} versions of this item do not measure the same thing: "
+                      f"ETS category C DIF, MH D-DIF = {row['delta']:.2f} (harder in {harder} "
+                      f"for persons of the same total; {row['n_reference']} persons in "
+                      f"{row['reference']}, {row['n_focal']} in {row['focal']}, recorded {when})")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import assert_never
 
-from dpassess.diagnostics import UsageError
+from dpassess.diagnostics import Severity, UsageError
 from dpassess.model import (
     Essay,
     Item,
@@ -31,7 +31,7 @@ from dpassess.stats.forms import letter_index
 from dpassess.stats.responses import Answer
 from dpassess.stats.scoring import OMITTED, Response
 
-COLUMNS = ("person", "form", "item", "response", "score")
+COLUMNS = ("person", "form", "item", "response", "score", "language")
 
 
 def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
@@ -47,7 +47,7 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
             ctx.problems.warning(header_line, name.strip(), f"column {name.strip()!r} is not read "
                                  f"(the columns are {', '.join(COLUMNS)})")
     i_person, i_item, i_response = cols["person"], cols["item"], cols["response"]
-    i_form, i_score = cols.get("form"), cols.get("score")
+    i_form, i_score, i_lang = cols.get("form"), cols.get("score"), cols.get("language")
     width = len(header)
     for line, row in rows:
         ctx.responses.source.rows += 1
@@ -65,13 +65,14 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
         if found is None:
             continue
         item, order = found
-        response = _response(item, row[i_response], order, line, ctx)
+        response = response_of(item, row[i_response], order, line, ctx)
         ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None else (True, None)
         if response is not None and ok:
-            yield Answer(line, person, item, response, form, given)
+            lang = row[i_lang].strip() if i_lang is not None else ""
+            yield Answer(line, person, item, response, form, given, language=lang)
 
 
-def _response(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
+def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
               ctx: Context) -> Response | None:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
@@ -79,8 +80,12 @@ def _response(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
         case Numerical() | ShortAnswer() | Essay():
             return Response(typed=raw) if raw.strip() else OMITTED
         case Ordering():
+            if order and "=" not in raw and not set(_ids(raw)) & set(item.options):
+                return _ordering_letters(item, raw, order, line, ctx)
             return _ordering(item, raw, line, ctx)
         case Matching():
+            if order and "=" not in raw:
+                return _matching_letters(item, raw, order, line, ctx)
             return _matching(item, raw, line, ctx)
         case _:
             assert_never(item)
@@ -88,6 +93,80 @@ def _response(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
 
 def _ids(raw: str) -> list[str]:
     return [t for t in (t.strip() for t in raw.split(";")) if t]
+
+
+def tokens(raw: str) -> list[str]:
+    """Tokens separated by ',', ';' or spaces (letters as a paper sheet's answer is typed)."""
+    for sep in ",;":
+        raw = raw.replace(sep, " ")
+    return raw.split()
+
+
+def _letter(token: str, order: tuple[str, ...]) -> str | None:
+    """The id a form's letter (upper or lower case) stands for, None if it is no such letter."""
+    idx = letter_index(token.upper()) if token.isascii() and token.isalpha() else None
+    return order[idx] if idx is not None and idx < len(order) else None
+
+
+def _pairs(raw: str) -> list[tuple[str, str]] | None:
+    """`1-B, 2-A` -> [("1", "B"), ("2", "A")]; None if a token is not number-letter."""
+    out = []
+    for token in tokens(raw):
+        number, dash, rest = token.partition("-")
+        if not dash or not number.strip().isdigit() or not rest.strip():
+            return None
+        out.append((number.strip(), rest.strip()))
+    return out
+
+
+def _ordering_letters(item: Ordering, raw: str, order: tuple[str, ...], line: int,
+                      ctx: Context) -> Response | None:
+    """The form's letters in the order the person put them (`B A C D`, `B,A,C,D`, `BACD`), or
+    place-letter pairs (`1-B, 2-A, 3-C, 4-D`); `-` or empty: omitted."""
+    text = raw.strip()
+    if text in ("", "-"):
+        return OMITTED
+    pairs = _pairs(text)
+    if pairs is not None:
+        letters = [x for _, x in sorted(pairs, key=lambda p: int(p[0]))]
+        if sorted(int(n) for n, _ in pairs) != list(range(1, len(pairs) + 1)):
+            letters = []
+    else:
+        letters = tokens(text)
+        if len(letters) == 1 and len(text) == len(order):
+            letters = list(text)
+    given = [_letter(x, order) for x in letters]
+    if len(given) != len(order) or None in given or len(set(given)) != len(given):
+        ctx.problems.error(line, "response", f"item {item.id!r} (ordering): give the letters "
+                           f"A to {chr(ord('A') + len(order) - 1)} each once, in the order the "
+                           "person put them (B A C D, or 1-B, 2-A, ...)")
+        return None
+    return Response(order=tuple(g for g in given if g is not None))
+
+
+def _matching_letters(item: Matching, raw: str, order: tuple[str, ...], line: int,
+                      ctx: Context) -> Response | None:
+    """Premise number - response letter pairs as the paper form prints them (`1-B, 2-A`); a
+    premise left out is unanswered; `-` or empty: omitted."""
+    text = raw.strip()
+    if text in ("", "-"):
+        return OMITTED
+    pairs = _pairs(text)
+    out: dict[str, str] = {}
+    for number, x in pairs or [("", "")]:
+        n = int(number) if number else 0
+        chosen = _letter(x, order)
+        if not 1 <= n <= len(item.pairs) or chosen is None:
+            ctx.problems.error(line, "response", f"item {item.id!r} (matching): give premise "
+                               f"number - response letter pairs (1-B, 2-A; premises 1 to "
+                               f"{len(item.pairs)}, letters A to {chr(ord('A') + len(order) - 1)})")
+            return None
+        premise = item.pairs[n - 1]
+        if premise in out:
+            ctx.problems.error(line, "response", f"premise {n} matched twice")
+            return None
+        out[premise] = chosen
+    return Response(pairs=tuple(sorted(out.items())))
 
 
 def _ordering(item: Ordering, raw: str, line: int, ctx: Context) -> Response | None:
@@ -130,7 +209,8 @@ def _choices(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
     options = ctx.options(item)
     chosen: list[str] = []
     for t in tokens:
-        idx = None if t in options else letter_index(t)
+        idx = None if t in options else letter_index(t) if order is None or not t.isascii() \
+            else letter_index(t.upper())
         if idx is not None:
             if order is None:
                 ctx.problems.error(line, "response", f"letter {t!r}: letters need the form's "
@@ -138,8 +218,10 @@ def _choices(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
                                    f"option ids ({', '.join(options)})")
                 return None
             if idx >= len(order):
-                ctx.problems.error(line, "response", f"letter {t!r}: the question has options "
-                                   f"A to {chr(ord('A') + len(order) - 1)}")
+                ctx.problems.tally(("letter", item.id, t), line, "response",
+                                   f"letter {t!r} on item {item.id!r}: the question has options "
+                                   f"A to {chr(ord('A') + len(order) - 1)} in the form's key "
+                                   "(is it the key of this sheet's form?)", Severity.error)
                 return None
             oid = order[idx]
         elif t in options:

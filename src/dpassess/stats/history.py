@@ -14,6 +14,7 @@ package) and assemble read the history through `observed`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -65,8 +66,15 @@ class Observed:
     last: str
 
 
+def _slug(form: str) -> str:
+    """A form's name as a part of a file name: letters and digits, the rest as '-'."""
+    out = "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in form.lower()).strip("-")
+    return out[:40] or hashlib.sha256(form.encode()).hexdigest()[:8]
+
+
 def record_name(analysis: Analysis, when: date) -> str:
-    return f"{when.isoformat()}-{analysis.source.sha256[:12]}.json"
+    form = f"-{_slug(analysis.form)}" if analysis.form else ""
+    return f"{when.isoformat()}-{analysis.source.sha256[:12]}{form}.json"
 
 
 def to_record(analysis: Analysis, when: date) -> dict[str, Any]:
@@ -79,50 +87,114 @@ def to_record(analysis: Analysis, when: date) -> dict[str, Any]:
             "options": {o.option: o.share for o in s.options},
             "flags": list(s.flags),
         }
+    for d in analysis.dif:  # read by the lint rule IA005 (stats.checks.translation_dif)
+        items[d.item].setdefault("dif", []).append({
+            "reference": d.reference, "focal": d.focal, "n_reference": d.n_reference,
+            "n_focal": d.n_focal, "delta": d.delta, "se": d.se, "p_value": d.p_value,
+            "category": d.category, "std_p_dif": d.std_p_dif})
     t = analysis.test
+    admin: dict[str, Any] = {
+        "id": record_name(analysis, when).removesuffix(".json"),
+        "date": when.isoformat(),
+        "responses": Path(src.path).name,
+        "sha256": src.sha256,
+        "format": src.format,
+        "bank": src.bank,
+        "forms": list(src.forms),
+    }
+    if analysis.form:
+        admin["form"] = analysis.form
+    admin["attempts"] = list(analysis.attempts)
     return {
         "schema": SCHEMA,
-        "administration": {
-            "id": record_name(analysis, when).removesuffix(".json"),
-            "date": when.isoformat(),
-            "responses": Path(src.path).name,
-            "sha256": src.sha256,
-            "format": src.format,
-            "bank": src.bank,
-            "forms": list(src.forms),
-        },
+        "administration": admin,
         "test": {"n": t.n, "k": t.k, "mean": t.mean, "sd": t.sd, "kr20": t.kr20,
                  "alpha": t.alpha, "sem": t.sem},
         "items": items,
     }
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A record ready to be written, and the records of the same administration it replaces
+    (an earlier download of the same attempts)."""
+
+    target: Path
+    data: bytes
+    replaces: tuple[Path, ...] = ()
+
+
 def write_record(analysis: Analysis, when: date | None = None) -> Path:
-    """Record `analysis` in its bank; the path written (see `prepare_record`)."""
-    target, data = prepare_record(analysis, when)
-    atomic_write(target, data)
-    return target
+    """Record `analysis` in its bank; the path written (see `prepare_records`)."""
+    [prepared] = prepare_records([analysis], when)
+    commit_records([prepared])
+    return prepared.target
+
+
+def commit_records(prepared: list[Prepared]) -> None:
+    """Write each record whole, then remove the records it replaces."""
+    for p in prepared:
+        atomic_write(p.target, p.data)
+    for p in prepared:
+        for old in p.replaces:
+            if old != p.target and old.is_file():
+                old.unlink()
 
 
 def prepare_record(analysis: Analysis, when: date | None = None) -> tuple[Path, bytes]:
-    """Where `analysis` is to be recorded and the bytes, checked before anything is written.
-    UsageError if this responses file is already recorded, or the records folder is a link or
-    not a folder (a record must land in the bank, not wherever a link points)."""
+    """Where `analysis` is to be recorded and the bytes (see `prepare_records`)."""
+    [prepared] = prepare_records([analysis], when)
+    return prepared.target, prepared.data
+
+
+def _administrations(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The `administration` object of each readable record in `folder`."""
+    out = []
+    for path in record_files(folder.parent):
+        try:
+            if path.stat().st_size > MAX_RECORD_BYTES:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        admin = data.get("administration") if isinstance(data, dict) else None
+        if isinstance(admin, dict):
+            out.append((path, admin))
+    return out
+
+
+def prepare_records(analyses: list[Analysis], when: date | None = None) -> list[Prepared]:
+    """Where each analysis of one file is to be recorded, the bytes, and the records it
+    replaces, checked before anything is written.
+
+    An administration is known by its attempts (hashed attempt keys: an LMS's user and start
+    time, else the person and form): a record sharing attempts with a new one is an earlier
+    download of the same administration, and the new record replaces it. UsageError if this
+    responses file (and form) is already recorded, or the records folder is a link or not a
+    folder (a record must land in the bank, not wherever a link points)."""
     when = when or datetime.now(UTC).date()
-    root = analysis.bank.root
-    folder = root / HISTORY_DIR
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise UsageError(f"{folder}: not a folder of the bank (a link or a file): statistics "
-                         "are recorded in a real folder inside the bank only")
-    sha12 = analysis.source.sha256[:12]
-    if folder.is_dir():
-        for old in sorted(folder.glob(f"*-{sha12}.json")):
-            raise UsageError(f"{analysis.source.path}: this responses file is already recorded "
-                             f"in {old}: nothing written")
-    target = folder / record_name(analysis, when)
-    data = json.dumps(to_record(analysis, when), ensure_ascii=False, indent=2,
-                      allow_nan=False) + "\n"
-    return target, data.encode("utf-8")
+    out: list[Prepared] = []
+    for analysis in analyses:
+        folder = analysis.bank.root / HISTORY_DIR
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise UsageError(f"{folder}: not a folder of the bank (a link or a file): statistics "
+                             "are recorded in a real folder inside the bank only")
+        mine = set(analysis.attempts)
+        replaces: list[Path] = []
+        for old, admin in _administrations(folder) if folder.is_dir() else []:
+            if admin.get("sha256") == analysis.source.sha256 and \
+                    admin.get("form", "") == analysis.form:
+                form = f" (form {analysis.form})" if analysis.form else ""
+                raise UsageError(f"{analysis.source.path}{form}: this responses file is already "
+                                 f"recorded in {old}: nothing written")
+            theirs = admin.get("attempts")
+            if isinstance(theirs, list) and mine & {a for a in theirs if isinstance(a, str)}:
+                replaces.append(old)
+        target = folder / record_name(analysis, when)
+        data = json.dumps(to_record(analysis, when), ensure_ascii=False, indent=2,
+                          allow_nan=False) + "\n"
+        out.append(Prepared(target, data.encode("utf-8"), tuple(replaces)))
+    return out
 
 
 # --- reading ---------------------------------------------------------------------------------

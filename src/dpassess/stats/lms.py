@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from dpassess.diagnostics import Severity, UsageError
@@ -41,23 +41,82 @@ from dpassess.stats.context import Context, Rows
 from dpassess.stats.generic import parse_score
 from dpassess.stats.responses import Answer
 from dpassess.stats.scoring import OMITTED, Response, options_of
+from dpassess.stats.text import MULTI, unique_items
 
-_MOODLE = re.compile(r"(Question|Response|Right answer) ([1-9][0-9]{0,5})")
+_NUMBERED = re.compile(r"(.+?) ([1-9][0-9]{0,5})")
 _CANVAS = re.compile(r"([0-9]{1,18}): (.*)", re.S)
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 #: A Moodle cell with nothing in it.
 _NOTHING = ("", "-")
-#: Moodle's columns that say who made the attempt, the first one filled wins.
-MOODLE_IDS = ("ID number", "Email address", "Username")
-MOODLE_NAMES = (("Last name", "Surname"), ("First name",))
+#: Moodle's columns that say who made the attempt, the first one filled wins (the names in
+#: English and in Moodle's Indonesian language pack).
+MOODLE_IDS = ("ID number", "Nomor ID", "Email address", "Alamat email", "Username",
+              "Nama pengguna")
+MOODLE_NAMES = (("Last name", "Surname", "Nama belakang"), ("First name", "Nama depan"))
+MOODLE_STATE = ("State", "Status")
+MOODLE_FINISHED = ("Finished", "Selesai", "")
+MOODLE_STARTED = ("Started on", "Dimulai pada", "Mulai pada", "Dimulai")
+#: The words of a slot's columns ("Question 1", "Response 1", "Right answer 1") in the languages
+#: known here; in any other language the columns are told by their order within a slot.
+MOODLE_ROLES = {
+    "question": ("question", "pertanyaan", "soal"),
+    "response": ("response", "respons", "respon", "jawaban"),
+    "right": ("right answer", "jawaban benar", "jawaban yang benar", "kunci jawaban"),
+}
+#: The role of each column of a slot by its place, when the slot has that many columns.
+_BY_PLACE = {3: ("question", "response", "right"), 2: ("question", "response")}
 CANVAS_IDS = ("sis_id", "id", "name")
 #: The separator a multiple-answer response is written with after `_canvas_parts`.
 _SEP = "\x1f"
 TWICE_HINT = "download one attempt per person"
 
 
+def _role(word: str) -> str | None:
+    w = " ".join(word.casefold().split())
+    return next((role for role, names in MOODLE_ROLES.items() if w in names), None)
+
+
+def moodle_slots(header: list[str]) -> dict[int, dict[str, int]] | None:
+    """Slot number -> role (question, response, right) -> column, from a header in any
+    interface language: the numbered columns ("<word> N") in runs by slot, each word's role by
+    its name if known, else by its place in the slot (Moodle writes question, response, right
+    answer in that order). None if the header is no Moodle Responses report."""
+    runs: list[tuple[int, list[tuple[str, int]]]] = []
+    for i, h in enumerate(header):
+        m = _NUMBERED.fullmatch(h.strip())
+        if m is None or h.strip().startswith("Q. "):
+            continue
+        number = int(m.group(2))
+        if runs and runs[-1][0] == number and runs[-1][1][-1][1] == i - 1:
+            runs[-1][1].append((m.group(1), i))
+        else:
+            runs.append((number, [(m.group(1), i)]))
+    if not runs:
+        return None
+    words = {w for _, run in runs for w, _ in run}
+    known = {w: _role(w) for w in words}
+    patterns = {tuple(w for w, _ in run) for _, run in runs}
+    roles: dict[str, str] = {}
+    if len(patterns) == 1:
+        [pattern] = patterns
+        by_place = _BY_PLACE.get(len(pattern))
+        if len(set(pattern)) == len(pattern) and by_place is not None:
+            roles = dict(zip(pattern, by_place, strict=True))
+    for w, role in known.items():
+        if role is not None:
+            roles[w] = role
+    if "response" not in roles.values():
+        return None
+    slots: dict[int, dict[str, int]] = {}
+    for number, run in runs:
+        for w, col in run:
+            if w in roles:
+                slots.setdefault(number, {})[roles[w]] = col
+    return slots
+
+
 def is_moodle(header: list[str]) -> bool:
-    return any((m := _MOODLE.fullmatch(h.strip())) and m.group(1) == "Response" for h in header)
+    return moodle_slots(header) is not None
 
 
 def is_canvas(header: list[str]) -> bool:
@@ -95,12 +154,9 @@ class _Slot:
 def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
     header_line, header = first
     slots: dict[int, _Slot] = {}
-    for i, h in enumerate(header):
-        m = _MOODLE.fullmatch(h.strip())
-        if m:
-            slot = slots.setdefault(int(m.group(2)), _Slot(int(m.group(2))))
-            setattr(slot, {"Question": "question", "Response": "response",
-                           "Right answer": "right"}[m.group(1)], i)
+    for number, cols in (moodle_slots(header) or {}).items():
+        slots[number] = _Slot(number, cols.get("question"), cols.get("response"),
+                              cols.get("right"))
     missing = sorted(n for n, s in slots.items() if s.question is None)
     if missing:
         raise UsageError(
@@ -109,7 +165,12 @@ def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
             "report tick 'Question text' (and 'Response') under 'Show', then download again")
     ids = [i for i in (_column(header, n) for n in MOODLE_IDS) if i is not None]
     names = [i for i in (_column(header, *n) for n in MOODLE_NAMES) if i is not None]
-    state = _column(header, "State")
+    if not ids and not names:  # another interface language: the name columns come first
+        first_slot = min(c for s in slots.values() for c in (s.question, s.response, s.right)
+                         if c is not None)
+        names = list(range(min(2, first_slot)))
+    state = _column(header, *MOODLE_STATE)
+    started = _column(header, *MOODLE_STARTED)
     ctx.responses.duplicate_hint = TWICE_HINT
     width = len(header)
     for line, row in rows:
@@ -121,15 +182,16 @@ def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
         if not person:
             ctx.problems.error(line, "", "no person: the row has no name, ID number or email")
             continue
-        if state is not None and row[state].strip() not in ("Finished", ""):
+        if state is not None and row[state].strip() not in MOODLE_FINISHED:
             ctx.problems.tally(("state",), line, "State", "attempts not finished are analysed "
                                "as they are", example=repr(row[state].strip()))
         answered = False
+        attempt = f"{person}\x1f{row[started].strip()}" if started is not None else ""
         for slot in sorted(slots.values(), key=lambda s: s.number):
             answer = _moodle_answer(row, line, person, slot, ctx)
             if answer is not None:
                 answered = True
-                yield answer
+                yield replace(answer, attempt=attempt)
         if not answered:
             _empty(line, ctx)
 
@@ -145,9 +207,19 @@ def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
             ctx.problems.error(line, fld, f"a response without its question (Question "
                                f"{slot.number} is empty)")
         return None  # the attempt did not reach this slot: reported as missing if need be
-    item = _one(ctx.index.by_summary(question), question, line, f"Question {slot.number}", ctx)
+    matched = ctx.index.by_summary_lang(question)
+    item = _one(unique_items(matched), question, line, f"Question {slot.number}", ctx)
     if item is None:
         return None
+    langs = {lang for it, lang in matched if it.id == item.id and not lang.startswith(MULTI)}
+    lang = next(iter(langs)) if len(langs) == 1 else ""
+    answer = _moodle_item_answer(row, line, person, slot, item, given, question, ctx)
+    return replace(answer, language=lang) if answer is not None and lang else answer
+
+
+def _moodle_item_answer(row: list[str], line: int, person: str, slot: _Slot, item: Item,
+                        given: str, question: str, ctx: Context) -> Answer | None:
+    fld = f"Response {slot.number}"
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return _moodle_choice(row, line, person, slot, item, given, ctx)
@@ -217,6 +289,8 @@ def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
             if item is not None:
                 questions.append((i, item, f"{m.group(1)}: {m.group(2)}"[:40]))
     ids = [i for i in (_column(header, n) for n in CANVAS_IDS) if i is not None]
+    attempt_cols = [i for i in (_column(header, n) for n in ("id", "attempt", "submitted"))
+                    if i is not None]
     ctx.responses.duplicate_hint = ("generate the Student Analysis for the latest attempts, "
                                     "not all attempts")
     width = len(header)
@@ -228,24 +302,32 @@ def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Itera
         person = _person(row, ids, []) or f"line {line}"  # an anonymous survey names no one
         if not any(row[col].strip() or row[col + 1].strip() for col, _, _ in questions):
             _empty(line, ctx)
-        for col, item, fld in questions:
-            given, points = row[col].strip(), row[col + 1].strip()
-            if not given and not points:
-                continue  # a question this submission did not get
-            ok, score = parse_score(points, item, line, ctx, fld)
-            if not ok:
-                continue
-            if not given:
-                yield Answer(line, person, item, OMITTED, score=score, field=fld)
-                continue
-            if not options_of(item):  # a typed answer (or an order, a matching): Canvas's points
-                yield Answer(line, person, item, Response(typed=given), score=score, field=fld)
-                continue
-            chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)
-            if isinstance(chosen, str):
-                ctx.problems.error(line, fld, chosen)
-                continue
-            yield Answer(line, person, item, Response(chosen), score=score, field=fld)
+        attempt = "\x1f".join(row[i].strip() for i in attempt_cols) if "id" in [
+            header[i].strip() for i in attempt_cols] else ""
+        for answer in _canvas_answers(row, line, person, questions, ctx):
+            yield replace(answer, attempt=attempt)
+
+
+def _canvas_answers(row: list[str], line: int, person: str,
+                    questions: list[tuple[int, Item, str]], ctx: Context) -> Iterator[Answer]:
+    for col, item, fld in questions:
+        given, points = row[col].strip(), row[col + 1].strip()
+        if not given and not points:
+            continue  # a question this submission did not get
+        ok, score = parse_score(points, item, line, ctx, fld)
+        if not ok:
+            continue
+        if not given:
+            yield Answer(line, person, item, OMITTED, score=score, field=fld)
+            continue
+        if not options_of(item):  # a typed answer (or an order, a matching): Canvas's points
+            yield Answer(line, person, item, Response(typed=given), score=score, field=fld)
+            continue
+        chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)
+        if isinstance(chosen, str):
+            ctx.problems.error(line, fld, chosen)
+            continue
+        yield Answer(line, person, item, Response(chosen), score=score, field=fld)
 
 
 def _canvas_parts(text: str) -> str:
@@ -260,3 +342,92 @@ def _canvas_parts(text: str) -> str:
         out.append(_SEP if text[i] == "," else text[i])
         i += 1
     return "".join(out)
+
+
+# --- Moodle's Grades report ----------------------------------------------------------------------
+
+_GRADE = re.compile(r"Q\. ?([1-9][0-9]{0,5}) ?/ ?([0-9]{1,9}(?:[.,][0-9]{1,9})?)")
+#: A Grades report's row of averages, in English and Indonesian.
+_AVERAGE = ("overall average", "rata-rata keseluruhan", "rerata keseluruhan")
+GRADES_BLIND = ("Moodle's Grades report gives each question's mark, not the answer: no "
+                "distractor analysis (option figures and distractor flags) for its items; "
+                "download the Responses report for them")
+
+
+def is_moodle_grades(header: list[str]) -> bool:
+    return any(_GRADE.fullmatch(h.strip()) for h in header)
+
+
+def read_moodle_grades(first: tuple[int, list[str]], rows: Rows, ctx: Context
+                       ) -> Iterator[Answer]:
+    """Moodle's quiz Grades report (mod/quiz/report/overview, downloaded as CSV or Excel): per
+    attempt a column "Q. N /max" of marks. The report names no question, so slot N is question
+    N of the form's answer-key file (the form the quiz was made from)."""
+    header_line, header = first
+    slots: list[tuple[int, int, float]] = []  # (column, slot, max mark)
+    for i, h in enumerate(header):
+        m = _GRADE.fullmatch(h.strip())
+        if m:
+            slots.append((i, int(m.group(1)), float(m.group(2).replace(",", "."))))
+    if not ctx.keys:
+        raise UsageError(
+            f"{ctx.problems.path}:{header_line}: Moodle's Grades report names no question, only "
+            "slots 'Q. 1', 'Q. 2', ...: give the answer-key file of the form the quiz was made "
+            "from with --form (slot N is its question N), or download the Responses report "
+            "(with the question text) instead")
+    ids = [i for i in (_column(header, n) for n in MOODLE_IDS) if i is not None]
+    names = [i for i in (_column(header, *n) for n in MOODLE_NAMES) if i is not None]
+    if not ids and not names:
+        names = list(range(min(2, min(c for c, _, _ in slots))))
+    started = _column(header, *MOODLE_STARTED)
+    state = _column(header, *MOODLE_STATE)
+    ctx.responses.duplicate_hint = TWICE_HINT
+    ctx.problems.warning(header_line, "", GRADES_BLIND)
+    form = ctx.form("", header_line)
+    if form is None:
+        return
+    width = len(header)
+    for line, row in rows:
+        if len(row) != width:
+            if len(row) < width and row and row[0].strip().casefold() in _AVERAGE:
+                continue
+            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
+            continue
+        if any(row[i].strip().casefold() in _AVERAGE for i in range(min(3, width))):
+            continue  # the row of averages at the end
+        ctx.responses.source.rows += 1
+        person = _person(row, ids, names)
+        if not person:
+            ctx.problems.error(line, "", "no person: the row has no name, ID number or email")
+            continue
+        if state is not None and row[state].strip() not in MOODLE_FINISHED:
+            ctx.problems.tally(("state",), line, header[state].strip(), "attempts not finished "
+                               "are analysed as they are", example=repr(row[state].strip()))
+        attempt = f"{person}\x1f{row[started].strip()}" if started is not None else ""
+        answered = False
+        for col, slot, top in slots:
+            fld = header[col].strip()
+            found = ctx.item(str(slot), form, line, fld)
+            if found is None:
+                continue
+            item, _ = found
+            raw = row[col].strip()
+            if raw in _NOTHING:
+                answered = True
+                yield Answer(line, person, item, OMITTED, form, field=fld, attempt=attempt)
+                continue
+            try:
+                mark = float(raw.replace(",", ".") if "." not in raw else raw)
+            except ValueError:
+                ctx.problems.tally(("ungraded", item.id), line, fld,
+                                   f"item {item.id!r}: no mark ({raw!r}); left out for that "
+                                   "attempt", example=repr(raw))
+                continue
+            if not 0 <= mark <= top + 1e-9 or top <= 0:
+                ctx.problems.error(line, fld, f"mark {raw} is outside 0 to {top:g}")
+                continue
+            answered = True
+            yield Answer(line, person, item, OMITTED, form, mark / top * item.points, fld,
+                         score_only=True, attempt=attempt)
+        if not answered:
+            _empty(line, ctx)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from dpassess.stats.analysis import Analysis, ItemStats
+from dpassess.stats.dif import language_name
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -56,6 +57,13 @@ FLAG_WORDS: dict[str, dict[str, str]] = {
     },
 }
 
+DIF_WORDS: dict[str, dict[str, str]] = {
+    "en": {"title": "Languages (DIF: Mantel-Haenszel, ETS categories A/B/C)",
+           "c": "{item}: the {ref} and {focal} versions do not measure the same thing (ETS C)"},
+    "id": {"title": "Bahasa (DIF: Mantel-Haenszel, kategori ETS A/B/C)",
+           "c": "{item}: versi {ref} dan {focal} tidak mengukur hal yang sama (ETS C)"},
+}
+
 BAND_WORDS: dict[str, dict[str, str]] = {
     "en": {"hard": "hard", "medium": "medium", "easy": "easy", "negative": "negative",
            "poor": "poor", "fair": "fair", "good": "good", "excellent": "excellent"},
@@ -97,8 +105,9 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
     w = words(lang)
     t = analysis.test
     width = max([len(w["item"]), *(len(s.item) for s in analysis.items)])
+    form = f"{w['form']} {analysis.form}, " if analysis.form else ""
     lines = [f"{w['title']}: {analysis.source.path} ({w['bank']} {analysis.source.bank}, "
-             f"{t.n} {w['persons']}, {t.k} {w['items']})", ""]
+             f"{form}{t.n} {w['persons']}, {t.k} {w['items']})", ""]
     head = f"{w['item']:<{width}}  {'n':>6}  {'p':>6}  {'D':>6}  {'r_pb':>6}  {w['flags']}"
     lines += [head, "-" * len(head)]
     for s in analysis.items:
@@ -113,8 +122,55 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
         lines.append("")
         for s in flagged:
             lines.append(f"{s.item}: " + "; ".join(flag_notes(s, lang)))
+    if analysis.dif:
+        lines += ["", DIF_WORDS[label_lang(lang)]["title"], ""]
+        head = (f"{w['item']:<{width}}  {'lang':>7}  {'n':>9}  {'alpha_MH':>8}  {'D-DIF':>6}  "
+                f"{'SE':>5}  {'p':>6}  ETS  {'STD-P':>6}")
+        lines += [head, "-" * len(head)]
+        for d in analysis.dif:
+            lines.append(f"{d.item:<{width}}  {d.reference + '/' + d.focal:>7}  "
+                         f"{f'{d.n_reference}/{d.n_focal}':>9}  {num(d.alpha_mh, 3):>8}  "
+                         f"{num(d.delta, 2):>6}  {num(d.se, 2):>5}  {num(d.p_value, 3):>6}  "
+                         f"{d.category or '-':>3}  {num(d.std_p_dif, 3):>6}")
+        for d in analysis.dif:
+            if d.category == "C":
+                lines.append("")
+                lines.append(DIF_WORDS[label_lang(lang)]["c"].format(
+                    item=d.item, ref=language_name(d.reference), focal=language_name(d.focal)))
     return "\n".join(lines) + "\n"
 
 
 def to_json(analysis: Analysis) -> str:
     return json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+MOODLE_WORDS = {
+    "en": ("Moodle's names (Quiz → Results → Statistics)", "Facility index",
+           "Discrimination index", "Discriminative efficiency",
+           "Coefficient of internal consistency (CIC)"),
+    "id": ("Nama-nama Moodle (Kuis → Hasil → Statistik)", "Indeks fasilitas",
+           "Indeks diskriminasi", "Efisiensi diskriminatif",
+           "Koefisien konsistensi internal (CIC)"),
+}
+
+
+def to_moodle(analysis: Analysis, lang: str = "en") -> str:
+    """The item figures under the names of Moodle's quiz Statistics report (percentages), to be
+    read beside it: facility index, discrimination index, discriminative efficiency, and the
+    test's coefficient of internal consistency."""
+    title, facility, discrimination, efficiency, cic = MOODLE_WORDS[label_lang(lang)]
+    w = words(lang)
+    width = max([len(w["item"]), *(len(s.item) for s in analysis.items)])
+    lines = [f"{title}: {analysis.source.path}", ""]
+    head = f"{w['item']:<{width}}  {facility:>14}  {discrimination:>20}  {efficiency:>25}"
+    lines += [head, "-" * len(head)]
+    for s in analysis.items:
+        lines.append(f"{s.item:<{width}}  {s.facility_index:>13.2f}%  "
+                     f"{_pct(s.discrimination_index):>20}  {_pct(s.discriminative_efficiency):>25}")
+    alpha = analysis.test.alpha
+    lines += ["", f"{cic}: {_pct(100 * alpha if alpha is not None else None)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}%"

@@ -18,7 +18,15 @@ from dpassess.markup.markdown import item_title, to_plain
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import Item
 from dpassess.stats.analysis import Analysis, ItemStats, OptionStats, TestStats
-from dpassess.stats.report import BAND_WORDS, FLAG_WORDS, flag_notes, label_lang, num, words
+from dpassess.stats.report import (
+    BAND_WORDS,
+    DIF_WORDS,
+    FLAG_WORDS,
+    flag_notes,
+    label_lang,
+    num,
+    words,
+)
 from dpassess.stats.scoring import option_text, options_of
 
 CSS = """
@@ -171,6 +179,22 @@ def _summary_table(analysis: Analysis, lang: str) -> HtmlElement:
     return E.TABLE(*rows)
 
 
+def _dif_table(analysis: Analysis, lang: str) -> HtmlElement:
+    """The items' DIF between languages (Mantel-Haenszel, ETS categories)."""
+    w = words(lang)
+    rows = [_head(w["item"], "ref/focal", "n", "α_MH", "MH D-DIF", "SE", "p", "ETS", "STD P-DIF",
+                  numeric=(3, 4, 5, 6, 8))]
+    for d in analysis.dif:
+        rows.append(E.TR(
+            E.TD(E.A(d.item, href=f"#item-{d.item}")), _cell(f"{d.reference}/{d.focal}"),
+            _cell(f"{d.n_reference}/{d.n_focal}"), _cell(num(d.alpha_mh), True),
+            _cell(num(d.delta, 2), True), _cell(num(d.se, 2), True),
+            _cell(num(d.p_value), True), _cell(d.category or "-"),
+            _cell(num(d.std_p_dif), True),
+        ))
+    return E.TABLE(*rows)
+
+
 def _text_lang(item: Item, lang: str) -> str:
     return lang if lang in item.text else next(iter(item.text))
 
@@ -223,23 +247,40 @@ def _works(o: OptionStats, lang: str) -> str:
 
 def to_html(analysis: Analysis, lang: str = "en") -> bytes:
     """The report page (UTF-8), labels in `lang` (id or en; others get English labels)."""
+    return to_html_many([analysis], lang)
+
+
+def _parts(analysis: Analysis, lang: str, heading: str) -> list[HtmlElement]:
     w = words(lang)
     src = analysis.source
-    title = f"{w['title']}: {_t(src.path)}"
     forms = f" · {w['form']} {', '.join(src.forms)}" if any(src.forms) else ""
     bank = analysis.bank
+    return [
+        E.HEADER(E.H1(heading),
+                 E.P(f"{w['bank']} {src.bank}{forms} · {analysis.test.n} {w['persons']} · "
+                     f"{analysis.test.k} {w['items']} · sha256 {src.sha256[:12]}")),
+        E.SECTION(E.H2(f"{w['test']} · {w['reliability']}"),
+                  _test_table(analysis.test, lang),
+                  E.H3(w["histogram"]), histogram_svg(analysis.test, lang)),
+        E.SECTION(E.H2(w["summary"]), _summary_table(analysis, lang)),
+        *([E.SECTION(E.H2(DIF_WORDS[label_lang(lang)]["title"]), _dif_table(analysis, lang))]
+          if analysis.dif else []),
+        *(_item_section(s, bank.get(s.item), lang) for s in analysis.items),
+    ]
+
+
+def to_html_many(analyses: Sequence[Analysis], lang: str = "en") -> bytes:
+    """One page for the administrations of one file (one per form when the forms hold
+    different items), each with its own heading."""
+    w = words(lang)
+    title = f"{w['title']}: {_t(analyses[0].source.path)}"
+    body: list[HtmlElement] = []
+    for a in analyses:
+        heading = f"{title} · {w['form']} {_t(a.form)}" if a.form else title
+        body += _parts(a, lang, heading)
     doc = E.HTML(
         E.HEAD(E.META(charset="utf-8"), E.TITLE(title), E.STYLE(CSS)),
-        E.BODY(
-            E.HEADER(E.H1(title),
-                     E.P(f"{w['bank']} {src.bank}{forms} · {analysis.test.n} {w['persons']} · "
-                         f"{analysis.test.k} {w['items']} · sha256 {src.sha256[:12]}")),
-            E.SECTION(E.H2(f"{w['test']} · {w['reliability']}"),
-                      _test_table(analysis.test, lang),
-                      E.H3(w["histogram"]), histogram_svg(analysis.test, lang)),
-            E.SECTION(E.H2(w["summary"]), _summary_table(analysis, lang)),
-            *(_item_section(s, bank.get(s.item), lang) for s in analysis.items),
-        ),
+        E.BODY(*body),
         lang=label_lang(lang),
     )
     out: bytes = lxml.html.tostring(doc, doctype="<!DOCTYPE html>", encoding="utf-8",

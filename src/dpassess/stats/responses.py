@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dpassess.diagnostics import Severity
 from dpassess.model import Bank, Item
@@ -40,15 +40,23 @@ class Answer:
     score: float | None = None
     #: the column the response came from
     field: str = "response"
+    #: only the score is known, not what was answered (a grades report): no distractor figures
+    score_only: bool = False
+    #: the language the person read the item in, if the file says ("" when unknown)
+    language: str = ""
+    #: what identifies the attempt across downloads (an LMS's attempt or user id and time)
+    attempt: str = ""
 
 
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "item", "lines", "marks", "omits", "options", "scores")
+    __slots__ = ("bits", "chosen_known", "item", "lines", "marks", "omits", "options", "scores")
 
     def __init__(self, item: Item) -> None:
         self.item = item
+        #: False once an answer came without what was chosen (a grades report's mark)
+        self.chosen_known = True
         self.options = options_of(item)
         self.bits = {oid: 1 << i for i, oid in enumerate(self.options)}
         self.scores = array("d")
@@ -98,6 +106,10 @@ class Responses:
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _form: list[str] = field(default_factory=list, repr=False)
     _first_line: array[int] = field(default_factory=lambda: array("L"), repr=False)
+    #: per person: the languages their answers name, with counts; the attempt key
+    _languages: list[dict[str, int]] = field(default_factory=list, repr=False)
+    _attempts: list[str] = field(default_factory=list, repr=False)
+    _form_keys: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:
@@ -115,10 +127,15 @@ class Responses:
             self.persons.append(a.person)
             self._form.append(a.form)
             self._first_line.append(a.line)
+            self._languages.append({})
+            self._attempts.append(a.attempt)
         elif self._form[idx] != a.form:
             p.error(a.line, "form", f"person {a.person!r} is on form {a.form!r} here but on form "
                     f"{self._form[idx]!r} at line {self._first_line[idx]}")
             return
+        if a.language:
+            langs = self._languages[idx]
+            langs[a.language] = langs.get(a.language, 0) + 1
         col = self.columns.get(a.item.id)
         if col is None:
             if len(options_of(a.item)) > MAX_OPTIONS:
@@ -134,7 +151,10 @@ class Responses:
                     f"at line {col.lines[idx]}){hint}")
             return
         earned = score(a.item, a.response)
-        if options_of(a.item) or a.response.omitted:
+        if a.score_only and a.score is not None:
+            earned = a.score
+            col.chosen_known = False
+        elif options_of(a.item) or a.response.omitted:
             if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
                 p.tally(("score", a.item.id), a.line, "score",
                         f"item {a.item.id!r}: the file's score differs from the bank's key; the "
@@ -160,12 +180,61 @@ class Responses:
         col.scores[idx] = earned
         col.marks[idx] = mask
         col.lines[idx] = a.line
-        col.omits[idx] = a.response.omitted
+        col.omits[idx] = a.response.omitted and not a.score_only
         self.form_items.setdefault(a.form, set()).add(a.item.id)
 
+    def language_of(self, person: int) -> str:
+        """The language a person read the test in (the one most of their answers name; ties
+        by name), "" if the file does not say."""
+        langs = self._languages[person]
+        return min(langs, key=lambda lang: (-langs[lang], lang)) if langs else ""
+
+    def attempt_of(self, person: int) -> str:
+        """What identifies the person's attempt across downloads: the LMS's attempt key, else
+        the person, their form and its items (the same students on another
+        exam of the bank are another administration)."""
+        if self._attempts[person]:
+            return self._attempts[person]
+        form = self._form[person]
+        items = self._form_keys.get(form)
+        if items is None:
+            items = self._form_keys[form] = "\x1f".join(sorted(self.form_items.get(form, ())))
+        return f"{self.persons[person]}\x1f{form}\x1f{items}"
+
+    def forms(self) -> list[str]:
+        """The forms of the file, by name."""
+        return sorted(self.form_items)
+
+    def only_form(self, form: str) -> Responses:
+        """The persons of one form and the items of that form, as a responses set of its own
+        (the problems are shared)."""
+        keep = [i for i in range(self.n) if self._form[i] == form]
+        items = self.form_items.get(form, set())
+        sub = Responses(replace(self.source, forms=(form,)), self.problems, self.bank)
+        sub.form_items = {form: set(items)}
+        sub.duplicate_hint = self.duplicate_hint
+        for i in keep:
+            sub._index[self.persons[i]] = len(sub.persons)
+            sub.persons.append(self.persons[i])
+            sub._form.append(form)
+            sub._first_line.append(self._first_line[i])
+            sub._languages.append(self._languages[i])
+            sub._attempts.append(self._attempts[i])
+        for item_id, col in self.columns.items():
+            if item_id not in items:
+                continue
+            new = sub.columns[item_id] = Column(col.item)
+            new.chosen_known = col.chosen_known
+            new.scores = array("d", (col.scores[i] for i in keep))
+            new.marks = array("Q", (col.marks[i] for i in keep))
+            new.lines = array("L", (col.lines[i] for i in keep))
+            new.omits = array("B", (col.omits[i] for i in keep))
+        return sub
+
     def finish(self) -> None:
-        """Every column as long as the list of persons; a missing answer is reported (tallied
-        per item) and stays NOT_ANSWERED until the analysis scores it as omitted."""
+        """Every column as long as the list of persons; an item a person of its form has no
+        answer to is reported (tallied per item) and stays NOT_ANSWERED: not received, left
+        out of that item's figures."""
         n = self.n
         for col in self.columns.values():
             col.grow(n)
@@ -177,7 +246,8 @@ class Responses:
                     continue  # an item of another form: the analysis decides
                 self.problems.tally(
                     ("missing", col.item.id), self._first_line[idx], "item",
-                    f"item {col.item.id!r}: no answer from some persons; scored 0 as omitted",
+                    f"item {col.item.id!r}: not received by some persons of its form (no row): "
+                    "left out of its figures (an empty response is an omission, scored 0)",
                     Severity.warning, example=repr(self.persons[idx]))
 
     @staticmethod

@@ -11,11 +11,14 @@ for Moodle, its choices) in one of the bank's languages, and only one item match
 from __future__ import annotations
 
 import html
+import itertools
 import unicodedata
 from collections.abc import Iterable
 from typing import assert_never
 
-from dpassess.markup.markdown import to_plain
+import lxml.html
+
+from dpassess.markup.markdown import to_html, to_plain
 from dpassess.model import (
     TRUE_FALSE_WORDS,
     Bank,
@@ -36,6 +39,52 @@ MAX_STEPS = 10_000
 CACHE = 65_536
 #: Stems are looked up by their first HEAD letters and digits (shorter stems whole).
 HEAD = 24
+#: The "language" of a text Moodle showed with its multilang filter off: every language's text
+#: one after the other (`MULTI` + the languages in their order, e.g. "*id+en").
+MULTI = "*"
+#: Most languages whose orders are tried for a text shown with the multilang filter off.
+MAX_ORDERED = 3
+
+
+def moodle_plain(source: str) -> list[str]:
+    """The loose keys Moodle's plain text of a Markdown text may have: its question summary
+    writes an image as `[alt text]` (the first key); an LMS that drops images, without it."""
+    rendered = to_html(source)
+    if "<img" not in rendered:
+        return [loose(to_plain(source))]
+    frag = _alt_text(lxml.html.fragment_fromstring(rendered, create_parent="div"))
+    return list(dict.fromkeys([loose(frag.text_content()), loose(to_plain(source))]))
+
+
+def _alt_text(frag: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """Each image of `frag` followed by its alt text in brackets, as Moodle's plain text has it."""
+    for img in frag.iter("img"):
+        alt = img.get("alt") or ""
+        img.tail = (f" [{alt}] " if alt else " ") + (img.tail or "")
+    return frag
+
+
+def _blocks(source: str) -> list[str]:
+    """The loose keys of a Markdown text's top-level blocks (paragraphs, lists, ...)."""
+    rendered = to_html(source)
+    if not rendered.strip():
+        return []
+    frag = _alt_text(lxml.html.fragment_fromstring(rendered, create_parent="div"))
+    out = [loose(el.text_content()) for el in frag]
+    return [b for b in out if b] or [loose(frag.text_content())]
+
+
+def multilang_keys(sources: list[str]) -> list[str]:
+    """The loose keys of one text in several languages (in this order) as Moodle shows it with
+    the multilang filter off: each block's languages one after the other (a block the same in
+    every language once), or each language's whole text after the other's."""
+    keys = {"".join(moodle_plain(s)[0] for s in sources),
+            "".join(moodle_plain(s)[-1] for s in sources)}
+    blocks = [_blocks(s) for s in sources]
+    if len({len(b) for b in blocks}) == 1:
+        keys.add("".join(parts[0] if len(set(parts)) == 1 else "".join(parts)
+                         for parts in zip(*blocks, strict=True)))
+    return sorted(keys)
 
 
 def loose(text: str) -> str:
@@ -110,18 +159,46 @@ class TextIndex:
         for item in bank:
             langs = self._options[item.id] = {}
             lookup = self._lookup[item.id] = _extra_words(item)
-            for lang, content in item.text.items():
-                stem = loose(to_plain(content.stem))
-                if stem:
+            for lang in item.text:
+                for stem in self._stem_keys(item, lang):
                     self._stems.setdefault(stem, []).append((item, lang))
                 langs[lang] = _option_texts(item, lang)
                 for oid, key in langs[lang].items():
                     lookup.setdefault(key, set()).add(oid)
+            if 1 < len(item.text) <= MAX_ORDERED:
+                for order in itertools.permutations(item.text):
+                    multi = MULTI + "+".join(order)
+                    for stem in multilang_keys([self._stem_source(item, la) for la in order]):
+                        self._stems.setdefault(stem, []).append((item, multi))
+                    langs[multi] = {oid: "".join(dict.fromkeys(langs[la][oid] for la in order))
+                                    for oid in langs[order[0]]}
+                    for oid, key in langs[multi].items():
+                        lookup.setdefault(key, set()).add(oid)
         self._heads: dict[str, list[str]] = {}
         for stem in self._stems:
             self._heads.setdefault(stem[:HEAD], []).append(stem)
         self._short = sorted({len(k) for k in self._stems if len(k) < HEAD})
-        self._summaries: dict[str, list[Item]] = {}
+        self._summaries: dict[str, list[tuple[Item, str]]] = {}
+
+    def _stem_source(self, item: Item, lang: str) -> str:
+        """The Markdown of the question text as the Moodle export writes it: a stimulus's text
+        before the stem."""
+        stem = item.text[lang].stem
+        if item.stimulus is None:
+            return stem
+        try:
+            stimulus = self.bank.stimulus(item.stimulus)
+        except KeyError:
+            return stem
+        content = stimulus.text.get(lang) or next(iter(stimulus.text.values()))
+        return content.text + "\n\n" + stem
+
+    def _stem_keys(self, item: Item, lang: str) -> list[str]:
+        """The stem's loose keys: as written, with the stimulus before it, images as alt text."""
+        keys = moodle_plain(item.text[lang].stem)
+        if item.stimulus is not None:
+            keys += moodle_plain(self._stem_source(item, lang))
+        return [k for k in dict.fromkeys(keys) if k]
 
     def by_question(self, text: str) -> list[Item]:
         """Items whose stem is `text` (Canvas: the question text alone)."""
@@ -130,24 +207,32 @@ class TextIndex:
     def by_summary(self, text: str) -> list[Item]:
         """Items whose stem followed by all their choices is `text` (Moodle's question summary:
         "stem: choice; choice; ..." in the attempt's order; a true/false question: the stem)."""
+        return unique_items(self.by_summary_lang(text))
+
+    def by_summary_lang(self, text: str) -> list[tuple[Item, str]]:
+        """`by_summary` with the language each item matched in (`MULTI`... for a text shown
+        with the multilang filter off)."""
         cached = self._summaries.get(text)
         if cached is not None:
             return cached
         key = loose(text)
         stems = [stem for stem in self._heads.get(key[:HEAD], ()) if key.startswith(stem)]
         stems += [key[:n] for n in self._short if n <= len(key) and key[:n] in self._stems]
-        found: list[Item] = []
+        found: list[tuple[Item, str]] = []
         for stem in stems:
             for item, lang in self._stems[stem]:
                 if self._all_choices(item, lang, key[len(stem):]):
-                    found.append(item)
-        result = _unique(found)
+                    found.append((item, lang))
+        pairs = dict.fromkeys((item.id, lang) for item, lang in found)
+        result = [(self.bank.get(i), lang) for i, lang in pairs]
         if len(self._summaries) >= CACHE:
             self._summaries.clear()
         self._summaries[text] = result
         return result
 
     def _all_choices(self, item: Item, lang: str, rest: str) -> bool:
+        if lang.startswith(MULTI) and isinstance(item, Matching | Ordering):
+            return rest == ""
         match item:
             case TrueFalse():
                 return rest == ""
@@ -203,3 +288,8 @@ def _all_of(rest: str, texts: dict[str, str]) -> bool:
 
 def _unique(items: Iterable[Item]) -> list[Item]:
     return list({item.id: item for item in items}.values())
+
+
+def unique_items(matched: Iterable[tuple[Item, str]]) -> list[Item]:
+    """The items of (item, language) matches, each once."""
+    return _unique(item for item, _ in matched)

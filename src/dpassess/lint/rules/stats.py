@@ -142,3 +142,37 @@ def unreadable_statistics(bctx: BankContext) -> Iterator[Hit]:
     for d in problems:
         where = f".{d.field}" if d.field else ""
         yield Hit((), f"{d.path}{where}: {d.message}")
+
+
+@bank_rule(
+    "IA005", "translation-dif", "warning",
+    key_risk="No: the key stays right, but equally able students score differently by the "
+    "language they read; someone must compare the versions, so it warns.",
+    fix="Compare the two versions word by word with a bilingual colleague: a term that is "
+        "harder, a hint one version gives, a distractor that reads differently. Rewrite the "
+        "version that differs, and let the next administrations judge it again.",
+)
+def translation_dif(bctx: BankContext) -> Iterator[Hit]:
+    """## What it does
+    Finds items whose versions in two languages behave differently in the data: persons with
+    the same total score answer the item right more often in one language than in the other.
+    `dpassess stats` measures it when persons read one administration in different languages
+    (a `language` column, or Moodle's language of each attempt): the Mantel-Haenszel common
+    odds ratio across total-score strata on the ETS delta scale (MH D-DIF), with the ETS
+    categories A (negligible), B (moderate) and C (large: |MH D-DIF| at least 1.5 and
+    significantly above 1). The rule reports category C in the item's latest record, once at
+    least 30 persons read it in each language.
+
+    ## Why is this bad?
+    The Indonesian and the English version of the item do not measure the same thing: one
+    group of equally able students is penalised by the translation, not by what they know.
+    Translation review reads the words; this is the data's side of the check.
+
+    ## Example
+    An item whose English version names the key's technical term while the Indonesian
+    version paraphrases it: MH D-DIF = -2.1 (harder in Indonesian), 120 persons in each.
+
+    ## Use instead
+    Versions that ask the same thing with the same clues, checked by a bilingual reviewer.
+    """
+    return _hits(checks.translation_dif(bctx.bank))
