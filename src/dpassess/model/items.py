@@ -271,9 +271,28 @@ class ChoiceBase(ItemBase):
 
 
 class SingleChoice(ChoiceBase):
-    """One correct option among several."""
+    """One option to choose; the key is the correct one. Other options may earn part of the
+    points, or all of them (a second right answer), by `weights`."""
 
     type: Literal[ItemType.single_choice] = ItemType.single_choice
+    weights: dict[OptionId, Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None,
+        description="Fraction of the points an option other than the key earns when chosen "
+        "(default: 0; the key earns all of them).",
+    )
+
+    def fractions(self) -> dict[str, float]:
+        weights = self.weights or {}
+        return {oid: (1.0 if oid in self.key else weights.get(oid, 0.0))
+                for oid in self.option_ids}
+
+    def _key_problems(self, option_ids: set[str]) -> Iterator[tuple[Loc, str]]:
+        for oid, weight in (self.weights or {}).items():
+            if oid not in option_ids:
+                yield ("weights", oid), f"weight for unknown option {oid!r}"
+            elif oid in self.key and weight != 1:
+                yield (("weights", oid),
+                       f"the key {oid!r} earns all the points; its weight cannot be {weight:g}")
 
 
 class MultipleResponse(ChoiceBase):
@@ -431,9 +450,22 @@ class Numerical(ItemBase):
                                                      "the one the answers are written in.")
     unit_penalty: Annotated[float, Field(ge=0, le=1)] | None = Field(
         None, description="Fraction of the points lost for a missing or wrong unit (none: "
-        "units are optional and not graded)."
+        "units are optional and not graded). When the first unit is a number (1, for a "
+        "ratio), a bare number is in that unit and loses nothing."
     )
     text: dict[LangCode, AnswerContent] = Field(description="Text by language code.")
+
+    @property
+    def bare_number_unit(self) -> bool:
+        """Whether a number without a unit is in the first unit: that unit is itself a number
+        (`1`: a ratio or a count, with no unit to type)."""
+        if not self.units:
+            return False
+        try:
+            float(self.units[0].unit)
+        except ValueError:
+            return False
+        return True
 
     def fraction_for(self, number: float) -> float:
         """The fraction of the points `number` earns (the first answer that accepts it)."""

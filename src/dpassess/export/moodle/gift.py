@@ -38,6 +38,7 @@ from dpassess.export.moodle.texts import (
     category_path,
     check_match,
     grades,
+    multilang_maths,
     number,
     premise_html,
     response_text,
@@ -106,6 +107,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
+    warnings += multilang_maths(FORMAT, collection, lang)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes

@@ -1,0 +1,243 @@
+"""What a real Moodle 4.5 showed when it saved and graded dpassess's exports, kept as tests over
+the ports of Moodle's code in tests/test_export_moodle_oracle.py (CI has no Moodle):
+
+- an ordering question without `<shownumcorrect>` fails when its hints are saved;
+- a numerical item whose unit Moodle cannot read (`1`) never got full marks with graded units;
+- a GIFT numerical answer split at an `=` in its feedback gave two equal answers;
+- single-answer questions with two right answers or partial credit (Moodle's documentation);
+- a `multi` file with maths needs the multilang filter above MathJax: said once per file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpassess.bank.load import load_banks
+from dpassess.export import Collection
+from dpassess.export.moodle import gift, moodle_xml
+from dpassess.importers import gift as gift_import
+from dpassess.importers import moodle_xml as xml_import
+from dpassess.lms.moodle import reads_unit
+from dpassess.model import Numerical, SingleChoice, parse_item
+from dpassess.stats.scoring import Response, score
+from test_export_moodle_oracle import (
+    grade_numerical,
+    ordering_save_error,
+    read_gift,
+    read_xml,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+KITCHEN_SINK = ROOT / "tests" / "banks" / "kitchen-sink"
+MATHS = ROOT / "tests" / "banks" / "maths"
+LANGS = ("id", "en", "multi")
+
+
+def bank_collection(path: Path) -> Collection:
+    return Collection.from_bank(load_banks([path])[0])
+
+
+@pytest.fixture(scope="module")
+def kitchen_sink() -> Collection:
+    return bank_collection(KITCHEN_SINK)
+
+
+# --- ordering: saved with its hints ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_ordering_questions_save_their_hints(kitchen_sink, lang):
+    """Moodle's own export writes `<shownumcorrect>0</shownumcorrect>`; without it the import
+    fills two hints' settings with no hint text, and saving them fails."""
+    questions = [q for q in read_xml(moodle_xml.export(kitchen_sink, lang).data)
+                 if q.qtype == "ordering"]
+    assert questions
+    for qo in questions:
+        assert qo.shownumcorrect == "0"
+        assert ordering_save_error(qo) is None
+        assert qo.numberingstyle == "none"
+
+
+def test_the_ordering_port_fails_as_moodle_did_without_shownumcorrect(kitchen_sink):
+    """The port is not blind: the same question without the element fails to save."""
+    data = moodle_xml.export(kitchen_sink, "en").data.replace(
+        b"<shownumcorrect>0</shownumcorrect>", b"")
+    questions = [q for q in read_xml(data) if q.qtype == "ordering"]
+    assert questions
+    assert all(ordering_save_error(qo) == "hint 0: hintformat NULL" for qo in questions)
+
+
+# --- numerical units: a bare number in the answers' unit ---------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_ratio_with_units_gets_full_marks_as_a_bare_number(kitchen_sink, lang):
+    """ks-load-factor: 0.75 ± 0.005 in unit `1`, or `%` (x100), unit penalty 0.1. Moodle reads
+    `0.75 1` as 0.751: `1` is no unit it can read, so with graded units even its own right
+    answer lost 10%. The units are written optional."""
+    [qo] = [q for q in read_xml(moodle_xml.export(kitchen_sink, lang).data)
+            if q.idnumber == "ks-load-factor"]
+    assert qo.unitgradingtype == 0
+    for response, fraction in (("0.75", 1), ("0.751", 1), ("75 %", 1),
+                               ("75%", 1), ("75", 0.5), ("0.8", 0)):
+        assert grade_numerical(qo, response) == pytest.approx(fraction), response
+    item = kitchen_sink.items[[i.id for i in kitchen_sink.items].index("ks-load-factor")]
+    assert isinstance(item, Numerical)
+    for response in ("0.75", "75 %"):  # the bank's own scoring agrees
+        assert score(item, Response(typed=response)) == item.points
+
+
+def numerical(units: list[dict[str, object]], penalty: float | None) -> Numerical:
+    item = parse_item({
+        "id": "q1", "type": "numerical", "topic": "t",
+        "answers": [{"id": "a", "value": 2}],
+        "units": units, "unit_penalty": penalty,
+        "text": {"en": {"stem": "How big?"}}})
+    assert isinstance(item, Numerical)
+    return item
+
+
+def export_one(item: object, lang: str = "en") -> tuple[bytes, list[str]]:
+    c = Collection(id="b", title={"en": "B"}, languages=("en",), items=[item],  # type: ignore[list-item]
+                   category="b", default_language="en", stimuli={})
+    result = moodle_xml.export(c, lang)
+    return result.data, [w.message for w in result.warnings]
+
+
+def test_readable_units_stay_graded():
+    """With a unit Moodle reads (GB), a bare number is a missing unit, as the bank says."""
+    data, warnings = export_one(numerical([{"unit": "GB"}, {"unit": "MB", "multiplier": 1000}],
+                                          0.1))
+    qo = read_xml(data)[-1]
+    assert qo.unitgradingtype == 2
+    assert grade_numerical(qo, "2 GB") == 1
+    assert grade_numerical(qo, "2000MB") == 1
+    assert grade_numerical(qo, "2") == pytest.approx(0.9)
+    assert not [w for w in warnings if "unit" in w]
+
+
+def test_an_unreadable_unit_is_warned():
+    data, warnings = export_one(numerical([{"unit": "1"}, {"unit": "per 100", "multiplier": 100}],
+                                          0.2))
+    qo = read_xml(data)[-1]
+    assert qo.unitgradingtype == 0
+    assert grade_numerical(qo, "2") == 1
+    assert any("cannot read '1'" in w and "optional" in w for w in warnings)
+    assert any("cannot read 'per 100'" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("unit", "readable"), [
+    ("1", False), ("%", True), ("m", True), ("m/s", True), ("GB", True), ("km h", False),
+    ("10^3 m", False), ("°C", True), ("e", True), ("e5", False),
+])
+def test_which_units_moodle_reads(unit, readable):
+    """Hand-worked from apply_units: spaces removed, e-notation read, the number taken first."""
+    assert reads_unit(unit) is readable
+
+
+# --- GIFT import: what Moodle saves ----------------------------------------------------------
+
+GIFT_256 = "::G::Q{#256:0#Right: 32 × 8 = 256.}\n"
+
+
+def test_gift_numerical_split_at_an_equals_sign_imports():
+    """Moodle splits the answers at the unescaped `=` in the feedback: two answers, 256 and
+    `256.`, which grade alike; the second is never reached and is left out, warned."""
+    [qo] = read_gift(GIFT_256)
+    assert (qo.answers, qo.tolerances) == (["256.0", "256.0"], [0, 0])
+    result = gift_import.read(GIFT_256.encode(), "t.gift", "en")
+    [item] = result.items
+    assert not result.skipped
+    assert isinstance(item, Numerical)
+    assert [(a.value, a.tolerance, a.fraction) for a in item.answers] == [(256, 0, 1)]
+    assert item.text["en"].feedback == {"a": "Right: 32 × 8"}
+    assert [w.message for w in result.warnings] == [
+        "answer 2 accepts the same numbers as answer 1; left out (Moodle grades a response "
+        "by the first answer it matches)"]
+    assert grade_numerical(qo, "256") == score(item, Response(typed="256")) == 1
+
+
+# --- single-answer questions with two right answers, or partial credit --------------------------
+
+TWO_EQUALS = "::Two equals::Which of these is a prime number? {=2 =3 ~4 ~6}\n"
+SINGLE_WITH_PARTIAL = b"""<?xml version="1.0" encoding="UTF-8"?>
+<quiz>
+  <question type="multichoice">
+    <name><text>Single with partial</text></name>
+    <questiontext format="html"><text>Which city is the capital of Australia?</text></questiontext>
+    <defaultgrade>1</defaultgrade>
+    <single>true</single>
+    <answer fraction="100" format="html"><text>Canberra</text>
+      <feedback format="html"><text>Right.</text></feedback></answer>
+    <answer fraction="50" format="html"><text>Sydney</text>
+      <feedback format="html"><text>The largest city.</text></feedback></answer>
+    <answer fraction="0" format="html"><text>Perth</text></answer>
+  </question>
+</quiz>
+"""
+
+
+def reexported(item: SingleChoice) -> tuple[list[float], list[float], int | None]:
+    """The item's grades as Moodle reads them back from its Moodle XML and GIFT export, and
+    whether the XML question is single-answer."""
+    c = Collection(id="b", title={"en": "B"}, languages=("en",), items=[item], category="b",
+                   default_language="en", stimuli={})
+    xml_q = read_xml(moodle_xml.export(c, "en").data)[-1]
+    gift_q = read_gift(gift.export(c, "en").data.decode())[-1]
+    assert gift_q.single == 1
+    return xml_q.fractions, gift_q.fractions, xml_q.single
+
+
+def test_two_right_answers_in_a_single_answer_gift_question():
+    [original] = read_gift(TWO_EQUALS)
+    assert (original.single, original.fractions) == (1, [1, 1, 0, 0])
+    result = gift_import.read(TWO_EQUALS.encode(), "t.gift", "en")
+    [item] = result.items
+    assert isinstance(item, SingleChoice)
+    assert (item.key, item.weights) == (("a",), {"b": 1.0})
+    assert reexported(item) == ([1, 1, 0, 0], [1, 1, 0, 0], 1)
+    for option, points in (("a", 1), ("b", 1), ("c", 0), ("d", 0)):
+        assert score(item, Response(chosen=frozenset({option}))) == points
+
+
+def test_partial_credit_in_a_single_answer_xml_question():
+    [original] = read_xml(SINGLE_WITH_PARTIAL)
+    assert (original.single, original.fractions) == (1, [1, 0.5, 0])
+    result = xml_import.read(SINGLE_WITH_PARTIAL, "t.xml", "en")
+    [item] = result.items
+    assert isinstance(item, SingleChoice)
+    assert (item.key, item.weights) == (("a",), {"b": 0.5})
+    assert reexported(item) == ([1, 0.5, 0], [1, 0.5, 0], 1)
+    assert score(item, Response(chosen=frozenset({"b"}))) == 0.5
+
+
+def test_negative_credit_in_a_single_answer_question_is_still_refused():
+    data = SINGLE_WITH_PARTIAL.replace(b'fraction="0"', b'fraction="-50"')
+    result = xml_import.read(data, "t.xml", "en")
+    assert not result.items
+    assert "negative credit" in result.skipped[0].message
+
+
+def test_a_single_choice_weight_names_options_and_leaves_the_key_whole():
+    base = {"id": "q1", "topic": "t", "options": ["a", "b"], "key": "a",
+            "text": {"en": {"stem": "S", "options": {"a": "A", "b": "B"}}}}
+    with pytest.raises(ValueError, match="unknown option 'z'"):
+        parse_item({**base, "weights": {"z": 0.5}})
+    with pytest.raises(ValueError, match="the key 'a' earns all the points"):
+        parse_item({**base, "weights": {"a": 0.5}})
+
+
+# --- bilingual files with maths: the filter order, said once ------------------------------------
+
+
+@pytest.mark.parametrize("fmt", [moodle_xml, gift])
+def test_multi_files_with_maths_name_the_filter_order_once(fmt):
+    maths = bank_collection(MATHS)
+    multi = [w.message for w in fmt.export(maths, "multi").warnings
+             if "Multi-language content filter" in w.message]
+    assert len(multi) == 1
+    assert "above MathJax" in multi[0]
+    assert not [w for w in fmt.export(maths, "en").warnings
+                if "Multi-language content filter" in w.message]
