@@ -159,6 +159,8 @@ def read_xml(data: bytes) -> list[Question]:
         if qtype == "category":
             out.append(Question("category", category=_text(q.find("category"))))
             continue
+        if qtype == "matching":  # readquestions: 'matching' or 'match' is import_match
+            qtype = "match"
         qo = Question(qtype or "")
         qo.name = _text(q.find("name"))
         qt = q.find("questiontext")

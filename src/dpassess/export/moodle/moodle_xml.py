@@ -443,7 +443,7 @@ def _match(q: _Question, item: Matching, *, duplicate: bool) -> etree._Element:
     Moodle shows in a menu), then each extra response as a subquestion with an empty text, as
     Moodle stores distractors."""
     t, lang = q.t, q.lang
-    question = q.head("match", duplicate=duplicate)
+    question = q.head("matching", duplicate=duplicate)  # Moodle's export name for `match`
     SubElement(question, "shuffleanswers").text = "true" if item.shuffle else "false"
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         q.empty(question, tag, "")
