@@ -313,3 +313,62 @@ def test_categories_carry_what_moodle_writes_but_an_empty_idnumber(kitchen_sink)
         if q.get("type") == "category":
             assert [c.tag for c in q] == [t for t in MOODLE_CATEGORY
                                           if t not in NOT_WRITTEN_CATEGORY]
+
+
+# --- a numerical answer for any other number (Moodle's `*`) -----------------------------------
+
+ANY_OTHER = {
+    "id": "q1", "type": "numerical", "topic": "t",
+    "answers": [{"id": "a", "value": 2}, {"id": "b", "value": 3, "fraction": 0},
+                {"id": "z", "any_other": True}],
+    "text": {"en": {"stem": "1 + 1?", "feedback": {"b": "Too many.", "z": "Count again."}}}}
+
+
+def test_any_other_number_grades_nothing_and_keeps_its_feedback():
+    item = parse_item(ANY_OTHER)
+    assert isinstance(item, Numerical)
+    assert [item.fraction_for(x) for x in (2, 3, 7)] == [1, 0, 0]
+    c = Collection(id="b", title={"en": "B"}, languages=("en",), items=[item], category="b",
+                   default_language="en", stimuli={})
+    xml_q = read_xml(moodle_xml.export(c, "en").data)[-1]
+    gift_q = read_gift(gift.export(c, "en").data.decode())[-1]
+    for qo in (xml_q, gift_q):  # Moodle's `*` answer, last, worth 0, with the feedback
+        assert qo.answers[-1] == "*" and qo.fractions[-1] == 0
+        assert "Count again." in qo.feedback[-1]
+        assert [grade_numerical(qo, r) for r in ("2", "3", "7")] == [1, 0, 0]
+
+
+@pytest.mark.parametrize("source", [
+    (b"Q{#=2 =%0%3#Too many. ~#Count again.}", "gift"),
+    (b"""<quiz><question type="numerical"><name><text>Q</text></name>
+      <questiontext format="html"><text>Q</text></questiontext>
+      <answer fraction="100"><text>2</text><tolerance>0</tolerance></answer>
+      <answer fraction="0"><text>3</text><feedback><text>Too many.</text></feedback></answer>
+      <answer fraction="0"><text>*</text><feedback><text>Count again.</text></feedback></answer>
+      </question></quiz>""", "xml"),
+])
+def test_an_any_other_answer_imports_and_exports_as_moodle_saves_it(source):
+    data, fmt = source
+    result = (gift_import.read(data, "t.gift", "en") if fmt == "gift"
+              else xml_import.read(data, "t.xml", "en"))
+    [item] = result.items
+    assert not result.warnings
+    assert isinstance(item, Numerical)
+    assert [(a.id, a.fraction, a.any_other) for a in item.answers] == [
+        ("a", 1, False), ("b", 0, False), ("c", 0, True)]
+    assert item.text["en"].feedback == {"b": "Too many.", "c": "Count again."}
+    c = Collection(id="b", title={"en": "B"}, languages=("en",), items=[item], category="b",
+                   default_language="en", stimuli={})
+    assert read_xml(moodle_xml.export(c, "en").data)[-1].answers == ["2", "3", "*"]
+
+
+def test_any_other_comes_last_and_earns_nothing():
+    with pytest.raises(ValueError, match="comes last"):
+        parse_item({**ANY_OTHER, "answers": [{"id": "z", "any_other": True},
+                                             {"id": "a", "value": 2}]})
+    with pytest.raises(ValueError, match="earns nothing"):
+        parse_item({**ANY_OTHER, "answers": [{"id": "a", "value": 2},
+                                             {"id": "z", "any_other": True, "fraction": 1}]})
+    with pytest.raises(ValueError, match="no value, tolerance or range"):
+        parse_item({**ANY_OTHER, "answers": [{"id": "a", "value": 2},
+                                             {"id": "z", "any_other": True, "value": 3}]})

@@ -635,8 +635,9 @@ class _TypedReader:
                            "numerical answer")
             if fraction < 0:
                 continue
-            answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
-                                         fraction=round(min(1.0, fraction), 7), **spec))
+            answers.append(NumericAnswer.model_validate(
+                {"id": option_ids(len(answers) + 1)[-1],
+                 "fraction": round(min(1.0, fraction), 7), **spec}))
             fids.append(fid)
         if not answers:
             values = [_text(v) for v in _descendants(self.decl, "value")]

@@ -497,11 +497,16 @@ class Builder:
             if a.range is None and raw in ("*", ""):
                 if fraction > 0:
                     raise Skip(f"answer {n} ('*') gives {fraction * 100:g}% for any number: "
-                               "the model holds no catch-all answer")
-                if php_trim(a.feedback.text):
-                    self.warn(f"answer {n} ('*', feedback for any other number) is not "
-                              "carried", line=q.line, item=q.label)
-                continue
+                               "the model's answer for any other number earns nothing")
+                if n < len(q.answers):
+                    self.warn(f"answer {n} ('*') accepts any number: the {len(q.answers) - n} "
+                              "answer(s) after it are never reached; left out", line=q.line,
+                              item=q.label)
+                if php_trim(a.feedback.text):  # without feedback it changes nothing
+                    answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
+                                                 any_other=True))
+                    feedback.append(self._link(q, a.feedback, draft.files))
+                break
             if a.range is not None:
                 low, high = (_number(r, f"answer {n}", self.code) for r in a.range)
                 if low > high:
@@ -513,8 +518,8 @@ class Builder:
                     raise Skip(f"answer {n}: tolerance {a.tolerance} is below 0")
                 spec = {"value": _number(raw, f"answer {n}", self.code), "tolerance": tolerance}
             try:
-                answer = NumericAnswer(id=option_ids(len(answers) + 1)[-1], fraction=fraction,
-                                       **spec)
+                answer = NumericAnswer.model_validate(
+                    {"id": option_ids(len(answers) + 1)[-1], "fraction": fraction, **spec})
             except ValidationError as exc:
                 raise Skip(validation_reason(exc)) from None
             if (first := seen.setdefault(answer.bounds, n)) != n:

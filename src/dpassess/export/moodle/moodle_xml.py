@@ -352,13 +352,15 @@ def _truefalse(q: _Question, item: TrueFalse, *, duplicate: bool) -> etree._Elem
 
 def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Element:
     """`numerical`: each answer a number with its tolerance (a range as its middle and
-    half-width), grade and feedback, in the item's order (Moodle grades by the first answer
-    that accepts the response); the units with their multipliers."""
+    half-width; any other number: `*`), grade and feedback, in the item's order (Moodle grades
+    by the first answer that accepts the response); the units with their multipliers."""
     t, lang = q.t, q.lang
     question = q.head("numerical", duplicate=duplicate)
     g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
     for a in item.answers:
-        if a.value is not None:
+        if a.any_other:  # Moodle's `*`: any number
+            value, tolerance = "*", "0"
+        elif a.value is not None:
             value, tolerance = number(a.value), number(a.tolerance)
         else:
             assert a.min is not None and a.max is not None
