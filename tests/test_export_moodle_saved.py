@@ -372,3 +372,21 @@ def test_any_other_comes_last_and_earns_nothing():
     with pytest.raises(ValueError, match="no value, tolerance or range"):
         parse_item({**ANY_OTHER, "answers": [{"id": "a", "value": 2},
                                              {"id": "z", "any_other": True, "value": 3}]})
+
+
+def test_single_choice_partial_credit_survives_qti():
+    """The QTI export maps each option to its points; the QTI import reads them back as
+    weights (true/false items still take no partial credit)."""
+    from lxml import etree
+
+    from dpassess.export.qti.items import assessment_item
+    from dpassess.importers.qti21 import read as read_qti
+
+    item = parse_item({"id": "q1", "topic": "t", "points": 2, "options": ["a", "b", "c"],
+                       "key": "a", "weights": {"b": 0.5},
+                       "text": {"en": {"stem": "S", "options": {"a": "A", "b": "B", "c": "C"}}}})
+    root, _ = assessment_item(item, "en")
+    result = read_qti(etree.tostring(root), "q.xml", "en")
+    [back] = result.items
+    assert isinstance(back, SingleChoice)
+    assert (back.key, back.weights) == (("a",), {"b": 0.5})
