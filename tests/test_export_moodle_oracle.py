@@ -93,6 +93,10 @@ class Question:
     selectcount: int = 0
     gradingtype: str = ""
     numberingstyle: str | None = None
+    #: import_from_xml: `<shownumcorrect>` (None: absent), and the hints it asks to save:
+    #: (hint text or None when the file gives none, shownumcorrect, options).
+    shownumcorrect: str | None = None
+    hints: list[tuple[str | None, int, int]] = field(default_factory=list)
 
 
 # --- Moodle XML ---------------------------------------------------------------------------------
@@ -155,6 +159,8 @@ def read_xml(data: bytes) -> list[Question]:
         if qtype == "category":
             out.append(Question("category", category=_text(q.find("category"))))
             continue
+        if qtype == "matching":  # readquestions: 'matching' or 'match' is import_match
+            qtype = "match"
         qo = Question(qtype or "")
         qo.name = _text(q.find("name"))
         qt = q.find("questiontext")
@@ -239,6 +245,15 @@ def read_xml(data: bytes) -> list[Question]:
             # the answers' order is the right one (save_question_options numbers them 1, 2, ...)
             for a in q.findall("answer"):
                 qo.answers.append(_text(a))
+            qo.shownumcorrect = _path(q, "shownumcorrect")
+            qo.hints = [(_text(h), int(h.find("shownumcorrect") is not None),
+                         int(bool(_path(h, "options")))) for h in q.findall("hint")]
+            if qo.shownumcorrect is None:
+                # without it, both hint settings are filled for at least DEFAULT_NUM_HINTS (2)
+                # hints, whether or not the file gives their texts
+                n = max(2, len(qo.hints))
+                given = qo.hints + [(None, 0, 0)] * (n - len(qo.hints))
+                qo.hints = [(text, 1, 1) for text, _, _ in given]
         elif qtype == "truefalse":
             for n, a in enumerate(q.findall("answer")):
                 text = _text(a)
@@ -253,6 +268,71 @@ def read_xml(data: bytes) -> list[Question]:
                     qo.feedbackfalse = fb
         out.append(qo)
     return out
+
+
+def ordering_save_error(qo: Question) -> str | None:
+    """What `question_type::save_hints` does with an ordering question's hints: a hint that is
+    not empty (a text, or shownumcorrect, or options) is written to `question_hints`; one the
+    file gave no text for has no format, and the NOT NULL column `hintformat` fails the
+    insert ("Error writing to database"), which ends the import there."""
+    for n, (text, shownumcorrect, options) in enumerate(qo.hints):
+        empty = not (text or "").strip() and not shownumcorrect and not options
+        if not empty and text is None:
+            return f"hint {n}: hintformat NULL"
+    return None
+
+
+# --- qtype_numerical grading ------------------------------------------------------------------
+
+_E_NOTATION = re.compile(r"(?:e|E|(?:x|\*|×)10(?:\^|\*\*))([+-]?\d+)")
+_NUMBER_AT_START = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?")
+
+
+def apply_units(qo: Question, response: str) -> tuple[float | None, str | None, float | None]:
+    """qtype_numerical_answer_processor::apply_units (units after the number; `.` decimal
+    and `,` thousands separators): (value, unit, multiplier)."""
+    if not response.strip():
+        return None, None, None
+    response = _E_NOTATION.sub(r"e\1", response.replace(" ", ""))
+    # with a `.` or several `,`, each `,` is a thousands separator; else str_replace([',',
+    # '.', ','], ['', '.', '.']) removes the thousands separator first: either way no `,` stays
+    response = response.replace(",", "")
+    m = _NUMBER_AT_START.match(response)
+    if m is None:
+        return None, None, None
+    unit = response[m.end():]
+    units = {name: mult for mult, name in qo.units}
+    multiplier = 1 / units[unit] if unit in units else None
+    return float(m[0]), unit, multiplier
+
+
+def grade_numerical(qo: Question, response: str) -> float:
+    """qtype_numerical_question::grade_response: the first answer within tolerance of the
+    scaled value (or of the value as typed), less the unit penalty when the unit is not
+    right (unitgradingtype 1: of the mark; 2: of the question's grade; 0: no penalty)."""
+    value, _, multiplier = apply_units(qo, response)
+    if value is None:
+        return 0.0
+    scaled = value * multiplier if multiplier is not None else value
+
+    def within(n: int, x: float) -> bool:
+        if qo.answers[n] == "*":
+            return True
+        # qtype_numerical_answer::get_tolerance_interval, nominal (what import gives)
+        mid, tol = float(qo.answers[n]), qo.tolerances[n]
+        tol += 1e-14 * max(abs(tol), abs(mid), 1e-14)  # epsilon: 10 ** -ini precision (14)
+        return mid - tol <= x <= mid + tol
+
+    for n in range(len(qo.answers)):
+        if within(n, scaled) or within(n, value):
+            fraction = qo.fractions[n]
+            right = multiplier is not None and within(n, multiplier * value)
+            if not right and qo.unitgradingtype == 1:
+                fraction -= qo.unitpenalty * fraction
+            elif not right and qo.unitgradingtype == 2:
+                fraction -= qo.unitpenalty
+            return max(fraction, 0.0)
+    return 0.0
 
 
 # --- GIFT ----------------------------------------------------------------------------------------

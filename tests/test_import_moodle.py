@@ -28,13 +28,14 @@ def test_moodle_xml_export():
     assert [str(s) for s in r.skipped] == [
         f"{where}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not supported "
         "yet",
-        f"{where}:191: moodle-xml: Partial credit in a single-answer question: partial or "
-        "negative credit in a single-answer question (the model holds partial credit for "
-        "multiple-answer questions)",
     ]
     assert {(d.severity, d.code, d.path) for d in r.skipped + r.warnings} == {
         (Severity.warning, "moodle-xml", where)}
-    holds, collectives, averaged, operation = r.items
+    holds, collectives, averaged, operation, partial = r.items
+    # partial credit in a single-answer question, as Moodle saves it: the 100% answer is the
+    # key, the other earns its grade
+    assert partial.type.value == "single_choice" and partial.key == ("a",)
+    assert partial.fractions() == {"a": 1.0, "b": 0.5}
     assert operation.type.value == "short_answer" and operation.id == "name-the-operation"
     assert not operation.case_sensitive and [(a.id, a.fraction) for a in operation.answers] == [
         ("a", 1.0)]
@@ -126,7 +127,7 @@ def test_gift_export():
 
 
 @pytest.mark.parametrize(("text", "reason"), [
-    ("Q{=a =b ~c}", "needs exactly one answer worth 100% (this one has 2)"),
+    ("Q{=a ~%-50%b}", "negative credit in a single-answer question"),
     ("Q{~%50%a ~%50%b ~%-200%c}", "answer grade -200% is outside -100%..100%"),
     ("Q{~%0%a ~%0%b}", "no answer earns credit"),
     ("Q{~a}", "at least two answers"),
@@ -221,16 +222,15 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     result = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--lang", "en")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("4 imported, 2 skipped (1 cloze (embedded answers) questions "
-                                  "are not supported yet; 1 partial or negative credit in a "
-                                  "single-answer question (the model holds partial credit for "
-                                  "multiple-answer questions))\n")
+    assert result.stdout.endswith("5 imported, 1 skipped (1 cloze (embedded answers) questions "
+                                  "are not supported yet)\n")
     assert (f"{XML}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not "
             "supported yet") in result.stderr
     # numbered in the file's order, which the bank loads them in (19.5)
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
         "01-dp-gpu-holds.yaml", "02-collectives.yaml", "03-q-1-3.yaml",
-        "04-name-the-operation.yaml", "bank.yaml"]
+        "04-name-the-operation.yaml", "05-partial-credit-in-a-single-answer-question.yaml",
+        "bank.yaml"]
     first = (bank / "01-dp-gpu-holds.yaml").read_text(encoding="utf-8")
     assert first.startswith("# yaml-language-server: $schema=schema/item.schema.json\n")
     assert (bank / "schema" / "item.schema.json").is_file()
@@ -239,13 +239,14 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     loaded = load_banks([bank])[0]
     assert loaded.config.id == "cs101" and list(loaded.config.languages) == ["en"]
     assert [i.id for i in loaded] == ["dp-gpu-holds", "collectives", "q-1-3",
-                                      "name-the-operation"]
+                                      "name-the-operation",
+                                      "partial-credit-in-a-single-answer-question"]
     again = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank))
     assert again.returncode == 2 and "already exists" in again.stderr  # nothing overwritten
     forced = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--force")
     assert forced.returncode == 0, forced.stderr  # the same files, not new numbers
-    assert len(list(bank.glob("*.yaml"))) == 5
+    assert len(list(bank.glob("*.yaml"))) == 6
 
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):

@@ -39,12 +39,13 @@ def test_gift_numerical_tolerance_range_and_partial_credit():
     assert item.answers[0].accepts(3.145) and not item.answers[0].accepts(3.16)
 
 
-def test_gift_numerical_feedback_for_any_other_number_is_warned_not_kept():
+def test_gift_numerical_feedback_for_any_other_number_is_kept():
     result = read_gift("Q{#=2 ~#Count again.}")
     item = one(result)
-    assert [(a.value, a.fraction) for a in item.answers] == [(2, 1)]
-    assert [w.message for w in result.warnings] == [
-        "answer 2 ('*', feedback for any other number) is not carried"]
+    assert [(a.value, a.fraction, a.any_other) for a in item.answers] == [
+        (2, 1, False), (None, 0, True)]
+    assert item.text["en"].feedback == {"b": "Count again."}
+    assert result.warnings == []
 
 
 def test_gift_short_answer_wordings_weights_and_feedback():

@@ -171,7 +171,8 @@ def test_a_rule_runs_only_on_the_item_classes_it_names() -> None:
     sc = parse_item(BASE["item"])
     every = {c for c, r in RULES.items() if r.scope == "item" and r.items == EVERY_ITEM}
     assert {"ST007", "TR001", "LM005"} <= every
-    for item, only in ((sc, {"ST002", "ST004", "WR001", "WR005", "ST005", "ST011", "WR011"}),
+    for item, only in ((sc, {"ST002", "ST004", "WR001", "WR005", "ST005", "ST011", "WR011",
+                             "LM002"}),
                        (mr, {"ST003", "ST004", "LM002", "ST005", "ST010", "ST011", "WR011"}),
                        (tf, {"ST002", "ST005", "WR010"})):
         got = {r.code for r in rules.of(item)}

@@ -99,9 +99,12 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         (GOOD.replace("key: right", "key: [right, wrong]"),
          "x.yaml:5:1: key: a single_choice item has exactly one key"),
         (GOOD.replace("topic: a/b\n", ""), "x.yaml:1:1: topic: required field is missing"),
-        (GOOD.replace("key: right", "key: right\nweights: {right: 1}"),
-         "x.yaml:6:1: weights: weights is for multiple_response items only (this item is "
+        (GOOD.replace("key: right", "key: right\nunit_penalty: 0.1"),
+         "x.yaml:6:1: unit_penalty: unit_penalty is for numerical items only (this item is "
          "single_choice)"),
+        (GOOD.replace("key: right", "key: right\nweights: {right: 0.5}"),
+         "x.yaml:6:11: weights.right: the key 'right' earns all the points; its weight cannot "
+         "be 0.5"),
         (GOOD.replace("topic: a/b", "topic: a/b\ntype: cloze"),
          "x.yaml:4:1: type: 'cloze' is not one of single_choice, multiple_response, true_false, "
          "numerical, short_answer, matching, essay, ordering"),

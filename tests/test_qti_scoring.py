@@ -157,6 +157,19 @@ def test_numerical_kitchen_sink_hand_worked():
     assert Engine(root).run({"RESPONSE": 3.0})["ANSWER"] is None
 
 
+def test_numerical_feedback_for_any_other_number():
+    """Moodle's `*` answer: every number no earlier answer accepts earns 0 and its feedback."""
+    it = parse_item({"id": "ao", "type": "numerical", "topic": "t/u", "answers": [
+        {"id": "a", "value": 2}, {"id": "z", "any_other": True}],
+        "text": {"en": {"stem": "?", "feedback": {"z": "Count again."}}}})
+    root, _ = assessment_item(it, "en")
+    assert_valid("qti", root, it.id)
+    right, other = (Engine(root).run({"RESPONSE": x}) for x in (2.0, 7.0))
+    assert (float(right["SCORE"]), right["ANSWER"], right["FEEDBACK"]) == (1, "a", None)
+    assert (float(other["SCORE"]), other["ANSWER"], other["FEEDBACK"]) == (0, "z", ("FB2",))
+    assert float(Engine(root).run({"RESPONSE": None})["SCORE"]) == 0
+
+
 def test_graded_units_warn_once_that_qti_has_none():
     it = parse_item({"id": "lf", "type": "numerical", "topic": "t/u", "answers": [
         {"id": "a", "value": 1}], "units": [{"unit": "m"}, {"unit": "cm", "multiplier": 100}],

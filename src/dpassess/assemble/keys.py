@@ -95,6 +95,8 @@ def _share(fraction: float, lang: str) -> str:
 def _numbers(it: Numerical, lang: str) -> str:
     parts = []
     for a in it.answers:
+        if a.any_other:  # feedback for the numbers no answer accepts
+            continue
         if a.value is not None:
             text = number(a.value, lang)
             if a.tolerance:

@@ -118,11 +118,12 @@ def validation_reason(exc: ValidationError) -> str:
 
 
 def choice_item(kind: ItemType, weights: dict[str, float] | None, **fields: Any) -> Item:
-    """The item of type `kind` with `fields` (`weights` only for multiple response). Raises
+    """The item of type `kind` with `fields` (`weights` for single choice and multiple
+    response). Raises
     pydantic's ValidationError when the fields do not make a valid item."""
     match kind:
         case ItemType.single_choice:
-            return SingleChoice(type=kind, **fields)
+            return SingleChoice(type=kind, weights=weights, **fields)
         case ItemType.multiple_response:
             return MultipleResponse(type=kind, weights=weights, **fields)
         case ItemType.true_false:

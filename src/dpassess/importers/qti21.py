@@ -319,7 +319,8 @@ class _ItemReader:
             case ItemType.multiple_response:
                 key, weights = self._multiple_key(ids, correct, mapping)
             case ItemType.single_choice | ItemType.true_false:
-                key = self._single_key(ids, correct, mapping)
+                key, weights = self._single_key(ids, correct, mapping,
+                                                partial=kind is ItemType.single_choice)
             case _:
                 assert_never(kind)
         if not key:
@@ -392,16 +393,21 @@ class _ItemReader:
 
     @staticmethod
     def _single_key(ids: list[str], correct: list[str],
-                    mapping: tuple[dict[str, float], float] | None) -> list[str]:
-        """A single-choice (or true/false) item's key: its one correct response, with no
-        credit for the other options."""
+                    mapping: tuple[dict[str, float], float] | None, *, partial: bool
+                    ) -> tuple[list[str], dict[str, float] | None]:
+        """A single-choice (or true/false) item's key: its one correct response; with
+        `partial` (single choice), the credit the mapping gives other options as weights."""
         if len(correct) != 1:
             raise Skip(f"a single-choice item needs one correct response, not {len(correct)}")
-        if mapping is not None and any(abs(mapping[0].get(o, mapping[1])) > 1e-9
-                                       for o in ids if o not in correct):
-            raise Skip("partial or negative credit in a single-choice item (the model holds "
-                       "partial credit for multiple-response items)")
-        return correct
+        others = {} if mapping is None else {
+            o: mapping[0].get(o, mapping[1]) for o in ids if o not in correct}
+        credited = {o: f for o, f in others.items() if abs(f) > 1e-9}
+        if credited and (not partial or any(f < 0 or f > 1 for f in credited.values())):
+            raise Skip("credit below 0 or above the key's for another option of a "
+                       "single-choice item (the model holds negative credit for "
+                       "multiple-response items)" if partial else
+                       "partial or negative credit in a true/false item")
+        return correct, ({o: round(f, 7) for o, f in credited.items()} or None)
 
     def _lang(self, root: etree._Element) -> str:
         raw = root.get(XML_LANG)
@@ -635,8 +641,9 @@ class _TypedReader:
                            "numerical answer")
             if fraction < 0:
                 continue
-            answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
-                                         fraction=round(min(1.0, fraction), 7), **spec))
+            answers.append(NumericAnswer.model_validate(
+                {"id": option_ids(len(answers) + 1)[-1],
+                 "fraction": round(min(1.0, fraction), 7), **spec}))
             fids.append(fid)
         if not answers:
             values = [_text(v) for v in _descendants(self.decl, "value")]

@@ -415,14 +415,16 @@ class Builder:
                 answers, fractions = self._graded(q)
                 ids = option_ids(len(answers))
                 full = [i for i, f in enumerate(fractions) if abs(f - 1) < GRADE_TOLERANCE]
-                if len(full) != 1:
-                    raise Skip("a single-answer question needs exactly one answer worth 100% "
-                               f"(this one has {len(full)})")
-                if any(abs(f) >= GRADE_TOLERANCE for i, f in enumerate(fractions)
-                       if i != full[0]):
-                    raise Skip("partial or negative credit in a single-answer question (the "
-                               "model holds partial credit for multiple-answer questions)")
-                return _Choices(answers, ids, [ids[full[0]]])
+                if not full:
+                    raise Skip("no answer is worth 100%: nobody could get this question fully "
+                               "right")
+                if any(f <= -GRADE_TOLERANCE for f in fractions):
+                    raise Skip("negative credit in a single-answer question (the model holds "
+                               "negative credit for multiple-answer questions)")
+                # the first answer worth 100% is the key; the others earn their grades
+                partial = {oid: f for i, (oid, f) in enumerate(zip(ids, fractions, strict=True))
+                           if i != full[0] and f >= GRADE_TOLERANCE}
+                return _Choices(answers, ids, [ids[full[0]]], partial or None)
             case ItemType.multiple_response:
                 answers, fractions = self._graded(q)
                 ids = option_ids(len(answers))
@@ -488,17 +490,23 @@ class Builder:
         draft = self._draft(q, langs)
         answers: list[NumericAnswer] = []
         feedback: list[Text] = []
+        seen: dict[tuple[float, float], int] = {}  # bounds -> the answer giving them
         for n, a in enumerate(q.answers, 1):
             raw = php_trim(a.text.text)
             fraction = self._typed_fraction(q, a.fraction, n)
             if a.range is None and raw in ("*", ""):
                 if fraction > 0:
                     raise Skip(f"answer {n} ('*') gives {fraction * 100:g}% for any number: "
-                               "the model holds no catch-all answer")
-                if php_trim(a.feedback.text):
-                    self.warn(f"answer {n} ('*', feedback for any other number) is not "
-                              "carried", line=q.line, item=q.label)
-                continue
+                               "the model's answer for any other number earns nothing")
+                if n < len(q.answers):
+                    self.warn(f"answer {n} ('*') accepts any number: the {len(q.answers) - n} "
+                              "answer(s) after it are never reached; left out", line=q.line,
+                              item=q.label)
+                if php_trim(a.feedback.text):  # without feedback it changes nothing
+                    answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
+                                                 any_other=True))
+                    feedback.append(self._link(q, a.feedback, draft.files))
+                break
             if a.range is not None:
                 low, high = (_number(r, f"answer {n}", self.code) for r in a.range)
                 if low > high:
@@ -510,10 +518,16 @@ class Builder:
                     raise Skip(f"answer {n}: tolerance {a.tolerance} is below 0")
                 spec = {"value": _number(raw, f"answer {n}", self.code), "tolerance": tolerance}
             try:
-                answers.append(NumericAnswer(id=option_ids(len(answers) + 1)[-1],
-                                             fraction=fraction, **spec))
+                answer = NumericAnswer.model_validate(
+                    {"id": option_ids(len(answers) + 1)[-1], "fraction": fraction, **spec})
             except ValidationError as exc:
                 raise Skip(validation_reason(exc)) from None
+            if (first := seen.setdefault(answer.bounds, n)) != n:
+                self.warn(f"answer {n} accepts the same numbers as answer {first}; left out "
+                          "(Moodle grades a response by the first answer it matches)",
+                          line=q.line, item=q.label)
+                continue
+            answers.append(answer)
             feedback.append(self._link(q, a.feedback, draft.files))
         if not answers:
             raise Skip("a numerical question needs at least one answer")

@@ -188,3 +188,27 @@ def exported_name(item: Item, langs: Sequence[str]) -> tuple[str, str]:
 def is_multilang_name(name: str) -> bool:
     """Whether a `moodle_name` holds language spans (a plain name has its `<` escaped)."""
     return name.startswith("<span ")
+
+# --- numerical units --------------------------------------------------------------------------
+
+#: qtype_numerical_answer_processor::apply_units: e-notations, then the number at the start.
+_E_NOTATION = re.compile(r"(?:e|E|(?:x|\*|×)10(?:\^|\*\*))([+-]?\d+)")
+_RESPONSE_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?")
+
+
+def response_unit(response: str) -> str | None:
+    """The unit Moodle reads after the number of a numerical response (units after the number,
+    Moodle's default separators: `.` decimal, `,` thousands), or None if it reads no number:
+    `qtype_numerical_answer_processor::apply_units`, which first removes every space."""
+    response = _E_NOTATION.sub(r"e\1", response.replace(" ", ""))
+    # with a `.` or several `,` every `,` is a thousands separator; else the thousands
+    # separator `,` is removed before the decimal one would be read: a `,` never stays
+    response = response.replace(",", "")
+    m = _RESPONSE_NUMBER.match(response)
+    return None if m is None else response[m.end():]
+
+
+def reads_unit(unit: str) -> bool:
+    """Whether Moodle reads `unit` back after a number a student types (`2.5 m`, `3m`): not a
+    unit that is itself a number (`1`), nor one with spaces (Moodle removes them first)."""
+    return all(response_unit(f"{n} {unit}") == unit for n in ("3", "2.5"))

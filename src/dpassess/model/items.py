@@ -11,6 +11,7 @@ Adding an item type: one class here (its own fields and content, `extra="forbid"
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
@@ -271,9 +272,28 @@ class ChoiceBase(ItemBase):
 
 
 class SingleChoice(ChoiceBase):
-    """One correct option among several."""
+    """One option to choose; the key is the correct one. Other options may earn part of the
+    points, or all of them (a second right answer), by `weights`."""
 
     type: Literal[ItemType.single_choice] = ItemType.single_choice
+    weights: dict[OptionId, Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None,
+        description="Fraction of the points an option other than the key earns when chosen "
+        "(default: 0; the key earns all of them).",
+    )
+
+    def fractions(self) -> dict[str, float]:
+        weights = self.weights or {}
+        return {oid: (1.0 if oid in self.key else weights.get(oid, 0.0))
+                for oid in self.option_ids}
+
+    def _key_problems(self, option_ids: set[str]) -> Iterator[tuple[Loc, str]]:
+        for oid, weight in (self.weights or {}).items():
+            if oid not in option_ids:
+                yield ("weights", oid), f"weight for unknown option {oid!r}"
+            elif oid in self.key and weight != 1:
+                yield (("weights", oid),
+                       f"the key {oid!r} earns all the points; its weight cannot be {weight:g}")
 
 
 class MultipleResponse(ChoiceBase):
@@ -347,7 +367,9 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 class NumericAnswer(Strict):
     """An accepted number: `value` within `tolerance` (absolute), or the range `min`..`max`; it
-    earns `fraction` of the points (0 for a common wrong answer that deserves feedback)."""
+    earns `fraction` of the points (0 for a common wrong answer that deserves feedback). Or,
+    last, `any_other`: every number no earlier answer accepts, earning nothing, for the
+    feedback it gives them."""
 
     id: OptionId
     value: Finite | None = None
@@ -355,10 +377,29 @@ class NumericAnswer(Strict):
     min: Finite | None = None
     max: Finite | None = None
     fraction: Annotated[float, Field(ge=0, le=1)] = 1.0
+    any_other: bool = Field(
+        False, description="Accepts every number no earlier answer accepts (last; fraction 0): "
+        "its feedback is for them.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _any_other_earns_nothing(cls, data: object) -> object:
+        """`fraction` defaults to 0 for an `any_other` answer."""
+        if isinstance(data, dict) and data.get("any_other") is True and "fraction" not in data:
+            return {**data, "fraction": 0.0}
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> NumericAnswer:
         ranged = self.min is not None or self.max is not None
+        if self.any_other:
+            if self.value is not None or ranged or self.tolerance:
+                raise ItemValueError(("any_other",), "an answer for any other number has no "
+                                                     "value, tolerance or range")
+            if self.fraction != 0:
+                raise ItemValueError(("fraction",), "an answer for any other number earns "
+                                                    "nothing (fraction: 0): it gives feedback")
+            return self
         if self.value is None and not ranged:
             raise ItemValueError(("value",), "give a value (with a tolerance) or a range "
                                              "(min and max)")
@@ -375,7 +416,9 @@ class NumericAnswer(Strict):
 
     @property
     def bounds(self) -> tuple[float, float]:
-        """The accepted interval, ends included."""
+        """The accepted interval, ends included (every number for `any_other`)."""
+        if self.any_other:
+            return (-math.inf, math.inf)
         if self.value is not None:
             return (self.value - self.tolerance, self.value + self.tolerance)
         assert self.min is not None and self.max is not None
@@ -431,9 +474,22 @@ class Numerical(ItemBase):
                                                      "the one the answers are written in.")
     unit_penalty: Annotated[float, Field(ge=0, le=1)] | None = Field(
         None, description="Fraction of the points lost for a missing or wrong unit (none: "
-        "units are optional and not graded)."
+        "units are optional and not graded). When the first unit is a number (1, for a "
+        "ratio), a bare number is in that unit and loses nothing."
     )
     text: dict[LangCode, AnswerContent] = Field(description="Text by language code.")
+
+    @property
+    def bare_number_unit(self) -> bool:
+        """Whether a number without a unit is in the first unit: that unit is itself a number
+        (`1`: a ratio or a count, with no unit to type)."""
+        if not self.units:
+            return False
+        try:
+            float(self.units[0].unit)
+        except ValueError:
+            return False
+        return True
 
     def fraction_for(self, number: float) -> float:
         """The fraction of the points `number` earns (the first answer that accepts it)."""
@@ -442,6 +498,11 @@ class Numerical(ItemBase):
     def _problems(self) -> Iterator[tuple[Loc, str]]:
         yield from _answer_problems({la: c.feedback for la, c in self.text.items()},
                                     [a.id for a in self.answers], [a.fraction for a in self.answers])
+        for i, a in enumerate(self.answers[:-1]):
+            if a.any_other:
+                yield (("answers", i, "any_other"),
+                       "the answer for any other number comes last: no answer after it is "
+                       "ever reached")
         seen: dict[tuple[float, float], int] = {}
         for i, a in enumerate(self.answers):
             if a.bounds in seen:

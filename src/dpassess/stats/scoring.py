@@ -71,7 +71,8 @@ def gradable(item: Item, response: Response) -> bool:
 def score(item: Item, response: Response) -> float:
     """Points earned, between 0 and `item.points`. An omitted item earns 0.
 
-    single_choice, true_false: full points for the key alone; several marks earn nothing (a
+    single_choice, true_false: the chosen option's fraction (full points for the key; a
+    single_choice item's `weights` give other options theirs); several marks earn nothing (a
     double-marked answer sheet). multiple_response: the chosen options' fractions summed, kept
     between 0 and 1, times the points, as Moodle grades a multiple-answer question. numerical,
     short_answer: the fraction of the first answer that accepts the typed text. matching: an
@@ -82,8 +83,9 @@ def score(item: Item, response: Response) -> float:
         return 0.0
     match item:
         case SingleChoice() | TrueFalse():
-            right = len(response.chosen) == 1 and next(iter(response.chosen)) in item.key
-            return item.points if right else 0.0
+            if len(response.chosen) != 1:
+                return 0.0
+            return item.fractions().get(next(iter(response.chosen)), 0.0) * item.points
         case MultipleResponse():
             fractions = item.fractions()
             total = math.fsum(fractions[o] for o in sorted(response.chosen))
@@ -141,9 +143,7 @@ def takes_one(item: Item) -> bool:
 def is_distractor(item: Item, option_id: str) -> bool:
     """An option that earns nothing when chosen alone (a wrong option)."""
     match item:
-        case SingleChoice() | TrueFalse():
-            return option_id not in item.key
-        case MultipleResponse():
+        case SingleChoice() | TrueFalse() | MultipleResponse():
             return item.fractions()[option_id] <= 0
         case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
             return False
@@ -173,7 +173,8 @@ def parse_number(text: str) -> tuple[float, str] | None:
 def numerical_fraction(item: Numerical, typed: str) -> float:
     """The fraction a typed number earns: the number is divided by its unit's multiplier, then
     the first answer accepting it counts; a missing or unknown unit costs `unit_penalty` of the
-    points when the item grades units (none: units are optional)."""
+    points when the item grades units (none: units are optional), except a missing one when the
+    first unit is a number (`1`: a bare number is in it)."""
     parsed = parse_number(typed)
     if parsed is None:
         return 0.0
@@ -183,7 +184,7 @@ def numerical_fraction(item: Numerical, typed: str) -> float:
     penalty = 0.0
     if multiplier is None:
         multiplier = 1.0
-        if item.unit_penalty is not None:
+        if item.unit_penalty is not None and not (unit == "" and item.bare_number_unit):
             penalty = item.unit_penalty
     fraction = item.fraction_for(number / multiplier)
     return max(fraction - penalty, 0.0) if fraction else 0.0

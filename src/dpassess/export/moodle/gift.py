@@ -38,6 +38,7 @@ from dpassess.export.moodle.texts import (
     category_path,
     check_match,
     grades,
+    multilang_maths,
     number,
     premise_html,
     response_text,
@@ -106,6 +107,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
+    warnings += multilang_maths(FORMAT, collection, lang)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes
@@ -275,7 +277,8 @@ def _true_false(q: _Question, item: TrueFalse) -> list[str]:
 
 def _numerical(q: _Question, item: Numerical) -> list[str]:
     """`{#` then one answer per line, `=%n%value:tolerance` or `=%n%min..max`, with its
-    feedback (Moodle's GIFT writer always gives the grade)."""
+    feedback (Moodle's GIFT writer always gives the grade); the answer for any other number
+    last, `~#feedback`, as Moodle writes its `*` answer."""
     t, lang = q.t, q.lang
     g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
     if item.units:
@@ -283,12 +286,15 @@ def _numerical(q: _Question, item: Numerical) -> list[str]:
                         "a response with a unit is not accepted; use Moodle XML")
     lines = [q.head + "#"]
     for a in item.answers:
+        feedback = q.check(t.feedback(a.id), f"text.{lang}.feedback.{a.id}")
+        if a.any_other:  # last; Moodle's GIFT reader makes it a `*` answer worth 0
+            lines.append(f"\t~#{q.rich(feedback)}")
+            continue
         if a.value is not None:
             number_ = f"{number(a.value)}:{number(a.tolerance)}"
         else:
             assert a.min is not None and a.max is not None
             number_ = f"{number(a.min)}..{number(a.max)}"
-        feedback = q.check(t.feedback(a.id), f"text.{lang}.feedback.{a.id}")
         lines.append(f"\t=%{g.percent(a.id)}%{number_}"
                      + (f"#{q.rich(feedback)}" if feedback else ""))
     return q.close(lines)

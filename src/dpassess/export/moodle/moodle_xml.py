@@ -42,13 +42,14 @@ from dpassess.export.moodle.texts import (
     check_match,
     grades,
     midpoint,
+    multilang_maths,
     number,
     premise_html,
     response_template,
     response_text,
 )
 from dpassess.export.xmlfast import ChildStream, copied
-from dpassess.lms.moodle import name_html
+from dpassess.lms.moodle import name_html, reads_unit
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import (
     ChoiceBase,
@@ -91,6 +92,7 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
         warnings = export(collection, lang, buf, memo=memo).warnings
         return ExportResult(buf.getvalue(), warnings)
     writer = _Writer(collection, lang)
+    writer.warnings += multilang_maths(FORMAT, collection, lang)
     writer.images = embedder = _Watched()
     stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
     root = category_name(collection, lang)
@@ -350,13 +352,15 @@ def _truefalse(q: _Question, item: TrueFalse, *, duplicate: bool) -> etree._Elem
 
 def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Element:
     """`numerical`: each answer a number with its tolerance (a range as its middle and
-    half-width), grade and feedback, in the item's order (Moodle grades by the first answer
-    that accepts the response); the units with their multipliers."""
+    half-width; any other number: `*`), grade and feedback, in the item's order (Moodle grades
+    by the first answer that accepts the response); the units with their multipliers."""
     t, lang = q.t, q.lang
     question = q.head("numerical", duplicate=duplicate)
     g = answer_grades(tuple((a.id, a.fraction) for a in item.answers), t.warn)
     for a in item.answers:
-        if a.value is not None:
+        if a.any_other:  # Moodle's `*`: any number
+            value, tolerance = "*", "0"
+        elif a.value is not None:
             value, tolerance = number(a.value), number(a.tolerance)
         else:
             assert a.min is not None and a.max is not None
@@ -381,7 +385,7 @@ def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Elem
             _set_text(SubElement(unit, "unit_name"), name)
     # qtype_numerical: units graded (2: the penalty is a fraction of the mark), optional (0,
     # shown as a text box: 0), or not used (0, not shown: 3)
-    graded = item.unit_penalty is not None
+    graded = item.unit_penalty is not None and _units_readable(q, item)
     SubElement(question, "unitgradingtype").text = "2" if graded else "0"
     SubElement(question, "unitpenalty").text = f"{item.unit_penalty or 0.1:.7f}"
     SubElement(question, "showunits").text = "0" if item.units else "3"
@@ -390,6 +394,31 @@ def _numerical(q: _Question, item: Numerical, *, duplicate: bool) -> etree._Elem
     q.numbering("numerical")
     q.tags(question)
     return question
+
+
+def _units_readable(q: _Question, item: Numerical) -> bool:
+    """Whether Moodle can grade the item's units as the bank does, with a warning for each unit
+    Moodle cannot read after a number (`1`: `0.75 1` is the number 0.751). When it cannot read
+    the first unit, a bare number is a number in that unit (a ratio, a count), which graded
+    units would penalise as a missing unit: the units are then optional."""
+    readable = True
+    for n, u in enumerate(item.units):
+        if reads_unit(u.unit):
+            continue
+        if n == 0:
+            if item.unit_penalty is not None:
+                readable = False
+                q.t.warn("unit_penalty",
+                         f"Moodle cannot read {u.unit!r} as a unit after a number, so a bare "
+                         "number is the answer in it, which graded units would penalise as a "
+                         "missing unit (never full marks): the units are written optional, "
+                         "and unit_penalty is not applied")
+        else:
+            q.t.warn(f"units.{n}.unit",
+                     f"Moodle cannot read {u.unit!r} as a unit after a number (it removes "
+                     "spaces and reads the digits as the number's): a response in it is "
+                     "marked as another number")
+    return readable
 
 
 def _shortanswer(q: _Question, item: ShortAnswer, *, duplicate: bool) -> etree._Element:
@@ -416,7 +445,7 @@ def _match(q: _Question, item: Matching, *, duplicate: bool) -> etree._Element:
     Moodle shows in a menu), then each extra response as a subquestion with an empty text, as
     Moodle stores distractors."""
     t, lang = q.t, q.lang
-    question = q.head("match", duplicate=duplicate)
+    question = q.head("matching", duplicate=duplicate)  # Moodle's export name for `match`
     SubElement(question, "shuffleanswers").text = "true" if item.shuffle else "false"
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         q.empty(question, tag, "")
@@ -466,11 +495,12 @@ def _ordering(q: _Question, item: Ordering, *, duplicate: bool) -> etree._Elemen
     SubElement(question, "selectcount").text = str(len(item.options))
     SubElement(question, "gradingtype").text = item.grading.upper()
     SubElement(question, "showgrading").text = "SHOW"
-    numbering = q.numbering("ordering")
-    if numbering is not None:
-        SubElement(question, "numberingstyle").text = numbering
+    SubElement(question, "numberingstyle").text = q.numbering("ordering") or "none"
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         q.empty(question, tag, "")
+    # Moodle's own export writes it; without it, qtype_ordering's import asks for hints that
+    # have no text, and saving them fails ("Error writing to database")
+    SubElement(question, "shownumcorrect").text = "0"
     for n, oid in enumerate(item.options, 1):
         answer = SubElement(question, "answer", fraction=f"{n:.7f}", format="html")
         html = t.inline(f"text.{{lang}}.options.{oid}", partial(_ordering_option, item, oid))

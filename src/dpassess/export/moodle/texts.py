@@ -43,6 +43,7 @@ from dpassess.model import (
     Matching,
     MultipleResponse,
     ShortAnswer,
+    SingleChoice,
     Stimulus,
     TrueFalse,
 )
@@ -66,7 +67,8 @@ def grades(item: ChoiceBase, warn: Callable[[str, str], None]) -> Grades:
     """The item's fractions snapped to Moodle's list; a warning for each one Moodle would alter
     and for a multiple-answer item whose positive grades do not add up to 100%. The result may
     be shared: read only."""
-    where = "weights" if isinstance(item, MultipleResponse) and item.weights is not None else "key"
+    weighted = isinstance(item, MultipleResponse | SingleChoice) and item.weights is not None
+    where = "weights" if weighted else "key"
     result, notes = _grades(isinstance(item, MultipleResponse), where,
                             tuple(item.fractions().items()))
     for field_, message in notes:
@@ -368,6 +370,31 @@ _MULTI_PROBLEMS = {
 
 
 # --- an item's texts in one language or all -------------------------------------------------
+
+
+#: Said once per `multi` file with maths (docs/export-moodle.md, "Several languages").
+MULTILANG_MATHS = (
+    "this file shows formulas in several languages: in Moodle, put the Multi-language "
+    "content filter above MathJax (Site administration > Plugins > Filters > Manage filters; "
+    "switching it on puts it below). Below MathJax, students see every language's text after "
+    "the first formula")
+
+
+def multilang_maths(fmt: str, collection: Collection, lang: str) -> list[Diagnostic]:
+    """In a `multi` file, one warning when an item of several languages has maths: Moodle's
+    multilang filter must then run before MathJax (`MULTILANG_MATHS`)."""
+    if lang != MULTI:
+        return []
+    for item in collection.items:
+        if len(item.text) > 1 and any(
+                _has_maths(src) for content in item.text.values()
+                for _, src in markdown_texts(content)):
+            return [collection.warning(fmt, None, "text", MULTILANG_MATHS)]
+    return []
+
+
+def _has_maths(source: str) -> bool:
+    return ("$" in source or "\\(" in source or "\\[" in source) and bool(find_maths(source))
 
 
 def _feedback_of(content: ContentBase) -> Mapping[str, str]:

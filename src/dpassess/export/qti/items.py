@@ -74,7 +74,11 @@ def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | 
 
 
 def _single_choice(build: Builder, item: SingleChoice) -> etree._Element:
-    """One answer, scored by the match_correct template's rule (scaled to the points)."""
+    """One answer, scored by the match_correct template's rule (scaled to the points); with
+    `weights`, each option's fraction of the points in a mapping (map_response)."""
+    if item.weights:
+        return _choice_item(build, item, fractions=item.fractions(), shuffle=item.shuffle,
+                            multiple=False)
     return _choice_item(build, item, shuffle=item.shuffle)
 
 
@@ -96,19 +100,21 @@ def _true_false(build: Builder, item: TrueFalse) -> etree._Element:
 
 
 def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
-                 fractions: Mapping[str, float] | None = None) -> etree._Element:
+                 fractions: Mapping[str, float] | None = None, multiple: bool = True
+                 ) -> etree._Element:
     """A choiceInteraction item: the key as the correct response, the stem, the options, a
     feedback rule and modal feedback per option that has feedback, and the explanation as
     general feedback. One answer (match_correct), or with `fractions` (each option's
-    fraction of the points) any number of them (a mapping, map_response)."""
+    fraction of the points) any number of them (a mapping, map_response), or one of them
+    (`multiple` False: one answer, mapped)."""
     lang, content = build.lang, build.content
-    multiple = fractions is not None
+    multiple = fractions is not None and multiple
     feedback = tuple((oid, canvas.answer_feedback_id(n))
                      for n, oid in enumerate(item.option_ids, 1) if item.text[lang].feedback.get(oid))
     root = build.root()
     root.append(_response_declaration(
         tuple(item.key), None if fractions is None else tuple(fractions.items()),
-        item.points))
+        item.points, multiple))
     build.declare_scores(root, item.points)
 
     body = build.body(root)
@@ -123,8 +129,8 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
         build.flow(choice, field,
                    build.html(field, item.option_text(lang, option.id), inline=True))
 
-    root.append(_response_processing(multiple, item.points, bool(content.explanation),
-                                     feedback))
+    root.append(_response_processing(fractions is not None, multiple, item.points,
+                                     bool(content.explanation), feedback))
     for oid, fid in feedback:
         build.feedback(root, fid, f"text.{lang}.feedback.{oid}", item.text[lang].feedback[oid])
     build.explanation(root)
@@ -136,11 +142,12 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
 
 @copied
 def _response_declaration(key: tuple[str, ...], fractions: tuple[tuple[str, float], ...] | None,
-                          points: float) -> etree._Element:
-    """RESPONSE: the key as the correct response; with `fractions`, several responses, each
-    option mapped to its fraction of the points (the sum held between 0 and the points)."""
+                          points: float, multiple: bool) -> etree._Element:
+    """RESPONSE: the key as the correct response; with `fractions`, each option mapped to its
+    fraction of the points (the sum held between 0 and the points), and with `multiple`
+    several responses."""
     response = element("responseDeclaration", identifier="RESPONSE",
-                        cardinality="single" if fractions is None else "multiple",
+                        cardinality="multiple" if multiple else "single",
                         baseType="identifier")
     correct = SubElement(response, Q + "correctResponse")
     for oid in key:
@@ -154,7 +161,7 @@ def _response_declaration(key: tuple[str, ...], fractions: tuple[tuple[str, floa
 
 
 @copied
-def _response_processing(multiple: bool, points: float, explanation: bool,
+def _response_processing(mapped: bool, multiple: bool, points: float, explanation: bool,
                          feedback: tuple[tuple[str, str], ...]) -> etree._Element:
     """The scoring rule (written out, not a template reference, so the feedback rules can
     follow it), then a rule per (option, feedback identifier) in `feedback`; the explanation's
@@ -162,7 +169,7 @@ def _response_processing(multiple: bool, points: float, explanation: bool,
     processing = element("responseProcessing")
     if explanation:
         add_feedback(processing, canvas.GENERAL_FEEDBACK_ID)
-    if multiple:
+    if mapped:
         _map_response(processing)
     else:
         _match_correct(processing, number(points))

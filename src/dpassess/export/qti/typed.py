@@ -51,7 +51,7 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
     build.declare_scores(root, item.points)
     _answer_declaration(root)
     body = build.body(root)
-    width = max(len(number(x)) for a in item.answers for x in a.bounds)
+    width = max(len(number(x)) for a in item.answers if not a.any_other for x in a.bounds)
     sub(keep_as_is(sub(body, "p")), "textEntryInteraction", responseIdentifier=RESPONSE,
         expectedLength=str(max(width, 4)))
 
@@ -61,14 +61,17 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
     sub(sub(when, "isNull"), "variable", identifier=RESPONSE)
     set_score(when, "0")
     for n, answer in enumerate(item.answers, 1):
-        branch = sub(rule, "responseElseIf")
-        if answer.value is not None:
+        if answer.any_other:  # last: every other response, with its feedback
+            branch = sub(rule, "responseElse")
+        elif answer.value is not None:
+            branch = sub(rule, "responseElseIf")
             test = (sub(branch, "equal", toleranceMode="absolute",
                         tolerance=number(answer.tolerance))
                     if answer.tolerance else sub(branch, "equal", toleranceMode="exact"))
             sub(test, "variable", identifier=RESPONSE)
             sub(test, "baseValue", number(answer.value), baseType="float")
         else:
+            branch = sub(rule, "responseElseIf")
             both = sub(branch, "and")
             for op, bound in zip(("gte", "lte"), answer.bounds, strict=True):
                 test = sub(both, op)
@@ -78,7 +81,8 @@ def numerical(build: Builder, item: Numerical) -> etree._Element:
         _set_answer(branch, answer.id)
         if feedback.get(answer.id):
             add_feedback(branch, canvas.answer_feedback_id(n))
-    set_score(sub(rule, "responseElse"), "0")
+    if not item.answers[-1].any_other:
+        set_score(sub(rule, "responseElse"), "0")
     _answer_feedback(build, root, [a.id for a in item.answers], feedback)
     build.explanation(root)
     return root

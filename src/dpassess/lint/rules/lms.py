@@ -22,8 +22,10 @@ from dpassess.markup import markdown as render
 from dpassess.markup.parser import parser
 from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import Item, MultipleResponse
+from dpassess.model import Item, MultipleResponse, SingleChoice
 
+#: The choice types whose options may carry `weights`.
+_WEIGHTED: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
 _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
 
 
@@ -71,12 +73,13 @@ def astral_character(ctx: ItemContext[Item]) -> Iterator[Hit]:
              "fraction.",
     fix="Use weights from Moodle's list (100, 90, 83.33, 80, 75, 70, 66.67, 60, 50, 40, 33.33, "
     "30, 25, 20, 16.67, 14.29, 12.5, 11.11, 10, 5, 0 percent, or their negatives).",
-    items=(MultipleResponse,),
+    items=_WEIGHTED,
 )
-def moodle_grade(ctx: ItemContext[MultipleResponse]) -> Iterator[Hit]:
+def moodle_grade(ctx: ItemContext[SingleChoice | MultipleResponse]) -> Iterator[Hit]:
     """## What it does
-    Computes the fraction of the points each option earns (from `weights`, or the default
-    split for multiple-response items) and checks that Moodle accepts it.
+    Computes the fraction of the points each option earns (from `weights` of a single-choice
+    or multiple-response item, or the default split of a multiple-response item) and checks
+    that Moodle accepts it.
 
     ## Why is this bad?
     Moodle only stores grades from a fixed list; its XML import rounds any other value to the
