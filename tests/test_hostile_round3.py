@@ -1,0 +1,161 @@
+"""Hostile input, round 3: each crash found by the attack run (exit 70 before) is a warning or a
+skipped question naming the file, line and field, and the rest of the file is still read;
+answer lists have a cap and are read in linear time."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from conftest import ROOT
+from dpassess.importers.gift import read as read_gift
+from dpassess.importers.moodle_xml import read as read_moodle
+from dpassess.importers.safe import MAX_ANSWERS
+from dpassess.model.items import NumericAnswer, Unit
+from dpassess.stats.history import read_history
+
+NEXT = b"\n\n::r::Next? {=yes ~no}\n"
+MAIN = "import sys; from dpassess.cli import main; main(sys.argv[1:])"
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", MAIN, *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_control_character_after_maths_in_html_is_left_out_with_a_warning():
+    data = b"::q::[html]<b>x</b> $$a$$ \x01 {=yes ~no}" + NEXT
+    result = read_gift(data, "n3.gift", "en")
+    assert [i.id for i in result.items] == ["q-q", "q-r"]
+    assert result.items[0].text["en"].stem == "<b>x</b> \\[a\\]"
+    [w] = result.warnings
+    assert (w.path, w.line, w.field) == ("n3.gift", 1, "question text")
+    assert "U+0001" in w.message and "left out" in w.message
+
+
+def test_a_character_reference_to_a_control_character_in_moodle_xml():
+    data = b"""<?xml version="1.0" encoding="UTF-8"?><quiz>
+<question type="multichoice"><name><text>q</text></name>
+<questiontext format="html"><text><![CDATA[<b>x</b> $$a$$ &#1; ]]></text></questiontext>
+<single>true</single>
+<answer fraction="100"><text>yes</text></answer><answer fraction="0"><text>no</text></answer>
+</question>
+<question type="truefalse"><name><text>r</text></name>
+<questiontext format="html"><text>Is it?</text></questiontext>
+<answer fraction="100"><text>true</text></answer><answer fraction="0"><text>false</text></answer>
+</question></quiz>"""
+    result = read_moodle(data, "m.xml", "en")
+    assert len(result.items) == 2
+    assert "\x01" not in result.items[0].text["en"].stem
+    [w] = result.warnings
+    assert (w.line, w.field) == (2, "question text") and "U+0001" in w.message
+
+
+def test_a_numerical_stem_over_the_limit_is_skipped_like_the_other_types():
+    for answers in ("{#3:1}", "{=yes ~no}"):
+        data = b"::q::" + b"x" * 20_001 + b" " + answers.encode() + NEXT
+        result = read_gift(data, "n4.gift", "en")
+        assert [i.id for i in result.items] == ["q-r"]
+        [s] = result.skipped
+        assert s.line == 1 and "at most 20000 characters" in s.message, s.message
+
+
+def _numerical(n: int) -> bytes:
+    return ("::q::What? {#" + "".join(f"={i}:0 " for i in range(1, n + 1)) + "}").encode()
+
+
+def _matching(n: int) -> bytes:
+    return ("::q::Match {" + "".join(f"=p{i} -> r{i} " for i in range(1, n + 1)) + "}").encode()
+
+
+def test_answer_lists_up_to_the_cap_are_read_with_their_ids():
+    [item] = read_gift(_numerical(MAX_ANSWERS), "x", "en").items
+    ids = [a.id for a in item.answers]  # type: ignore[union-attr]
+    assert ids[:3] == ["a", "b", "c"] and ids[25:28] == ["z", "aa", "ab"]
+    assert ids[-1] == "all" and len(set(ids)) == MAX_ANSWERS  # 1000 = 26 + 26*26 + 298
+    [item] = read_gift(_matching(MAX_ANSWERS), "x", "en").items
+    assert len(item.pairs) == MAX_ANSWERS  # type: ignore[union-attr]
+
+
+def test_answer_lists_over_the_cap_are_skipped_with_the_reason():
+    for data, what in ((_numerical(MAX_ANSWERS + 1), "answers"),
+                       (_matching(MAX_ANSWERS + 1), "subquestions")):
+        result = read_gift(data + NEXT, "big.gift", "en")
+        assert [i.id for i in result.items] == ["q-r"]
+        [s] = result.skipped
+        assert (s.path, s.line) == ("big.gift", 1)
+        assert s.message == f"1,001 {what}; the limit is 1,000 per question"
+
+
+# --- numbers the exports and the record reader could not hold -------------------------------
+
+BIG = "9" * 5_000
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("value", "1.797e308"), ("tolerance", "1.797e308"), ("value", "nan"), ("value", "-1e16")])
+def test_numbers_beyond_what_the_lms_computes_with_are_refused_naming_the_field(
+        field: str, value: str) -> None:
+    answer = {"id": "a", "value": 1.0, field: float(value)}
+    with pytest.raises(ValidationError) as exc:
+        NumericAnswer.model_validate(answer)
+    [err] = exc.value.errors()
+    assert err["loc"] == (field,)
+    assert "1e+15" in err["msg"] or "at least 0" in err["msg"], err["msg"]
+
+
+def test_a_lint_clean_huge_tolerance_is_a_load_error_not_an_export_crash(tmp_path: Path
+                                                                         ) -> None:
+    bank = tmp_path / "bank"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "stats" / "bank", bank)
+    (bank / "99-big.yaml").write_text(
+        "schema: 1\nid: big-number\ntopic: numbers\ntype: numerical\nanswers:\n- id: a\n"
+        "  value: 1.797e308\n  tolerance: 1.797e308\ntext:\n  en:\n    stem: How big?\n",
+        encoding="utf-8")
+    r = run("export", bank, "-f", "qti21", "-o", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert "99-big.yaml:7:3: answers[0].value: a number in an answer is finite and at most " \
+           "1e+15" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_unit_multipliers_are_what_moodle_stores() -> None:
+    assert Unit(unit="nm", multiplier=1e-9).multiplier == 1e-9
+    for bad in (0.0, 1e-20, 1e20, float("inf")):
+        with pytest.raises(ValidationError, match="between 1e-15 and 1e\\+15"):
+            Unit(unit="x", multiplier=bad)
+
+
+@pytest.mark.parametrize("figures", [
+    f'"n": {BIG}, "p": 0.5', f'"n": 10, "p": {BIG}', f'"n": 10, "p": 0.5, "d": -{BIG}',
+    f'"n": 10, "p": 1{BIG}.0', '"n": 10, "p": NaN', '"n": 10, "p": Infinity'])
+def test_a_huge_number_in_a_record_is_refused_naming_file_line_and_field(
+        tmp_path: Path, figures: str) -> None:
+    (tmp_path / "stats").mkdir()
+    record = tmp_path / "stats" / "2026-01-01-huge.json"
+    record.write_text('{"schema": 1,\n "administration": {"id": "x", "date": "d"},\n'
+                      ' "items": {\n  "q-sun": {"n": 3, "p": 1},\n  "q-moon": {' + figures
+                      + "}}}\n", encoding="utf-8")
+    history, problems = read_history(tmp_path)
+    assert history == {}
+    [p] = problems
+    assert (p.path, p.line, p.field) == (str(record), 5, "items.q-moon")
+    assert "the record is not used" in p.message
+
+
+def test_lint_reports_a_huge_number_in_a_record(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "stats" / "bank", bank)
+    (bank / "stats").mkdir()
+    (bank / "stats" / "2026-01-01-huge.json").write_text(
+        '{"schema": 1, "administration": {"id": "x", "date": "d"},\n"items": {"q-sun": '
+        '{"n": ' + BIG + ', "p": 0.5}}}', encoding="utf-8")
+    r = run("lint", bank, "--no-cache")
+    assert "internal error" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert r.returncode == 1
+    assert "IA004" in r.stdout and "huge.json.items.q-sun: needs n" in r.stdout, r.stdout
