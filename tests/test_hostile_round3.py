@@ -159,3 +159,34 @@ def test_lint_reports_a_huge_number_in_a_record(tmp_path: Path) -> None:
     assert "internal error" not in r.stdout + r.stderr, r.stdout + r.stderr
     assert r.returncode == 1
     assert "IA004" in r.stdout and "huge.json.items.q-sun: needs n" in r.stdout, r.stdout
+
+
+# --- leftovers ------------------------------------------------------------------------------
+
+ZIP_CRASH = """
+import sys
+from pathlib import Path
+import dpassess.export.qti.qti21 as q
+from dpassess import load_bank
+from dpassess.export import Collection
+
+def boom(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+setattr(q, sys.argv[1], boom)
+bank = Collection.from_bank(load_bank(Path("tests/banks/kitchen-sink")))
+try:
+    with open(sys.argv[2], "wb") as fh:
+        q.export(bank, "en", fh)
+except OSError as exc:
+    print("stopped:", exc.strerror)
+"""
+
+
+@pytest.mark.parametrize("where", ["write_manifest", "assessment_test"])
+def test_a_qti_export_stopped_by_an_error_leaves_no_zipfile_noise(tmp_path: Path, where: str
+                                                                   ) -> None:
+    r = subprocess.run([sys.executable, "-c", ZIP_CRASH, where, str(tmp_path / "x.zip")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.stdout == "stopped: No space left on device\n", r.stderr
+    assert r.stderr == ""  # was: Exception ignored in: <function ZipFile.__del__ ...>
