@@ -190,3 +190,25 @@ def test_a_qti_export_stopped_by_an_error_leaves_no_zipfile_noise(tmp_path: Path
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.stdout == "stopped: No space left on device\n", r.stderr
     assert r.stderr == ""  # was: Exception ignored in: <function ZipFile.__del__ ...>
+
+
+def test_a_cached_rebuild_removes_the_temporary_files_a_killed_run_left(tmp_path: Path
+                                                                         ) -> None:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    args = ("build", "--items", ROOT / "items", "--out", out, "--blueprints",
+            ROOT / "blueprints", "--cache-dir", cache)
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    folders = sorted({p.parent for p in out.rglob("*") if p.is_file()})
+    left = [f / f".x.zip.{int(dead.stdout)}-abcd1234.tmp" for f in folders]
+    for path in left:
+        path.write_bytes(b"half a file")
+    other = out / ".notes.tmp"  # not the runtime's naming: kept
+    other.write_bytes(b"x")
+    again = run(*args)
+    assert again.returncode == 0, again.stderr
+    assert "unchanged:" in again.stdout + again.stderr  # nothing was written again
+    assert [p for p in left if p.exists()] == []
+    assert other.exists()
