@@ -7,18 +7,28 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from conftest import ROOT
+from dpassess.assemble import assemble_problem
+from dpassess.assemble.output import collection
+from dpassess.assemble.paper import MAX_PRINT_IMAGE_BYTES, Paper, compile_pdf, paper_typst
+from dpassess.assemble.problem import resolve
+from dpassess.bank.load import load_bank
 from dpassess.importers.gift import read as read_gift
 from dpassess.importers.moodle_xml import read as read_moodle
 from dpassess.importers.safe import MAX_ANSWERS
+from dpassess.markup.media import pixel_size
+from dpassess.model.blueprint import Blueprint
 from dpassess.model.items import NumericAnswer, Unit
 from dpassess.stats.history import read_history
 
+KS = ROOT / "tests" / "banks" / "kitchen-sink"
 NEXT = b"\n\n::r::Next? {=yes ~no}\n"
 MAIN = "import sys; from dpassess.cli import main; main(sys.argv[1:])"
 
@@ -212,3 +222,61 @@ def test_a_cached_rebuild_removes_the_temporary_files_a_killed_run_left(tmp_path
     assert "unchanged:" in again.stdout + again.stderr  # nothing was written again
     assert [p for p in left if p.exists()] == []
     assert other.exists()
+
+
+# --- images in printed forms ----------------------------------------------------------------
+
+def _png(width: int, height: int) -> bytes:
+    """A valid PNG of black pixels (compresses to almost nothing however large)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (len(body).to_bytes(4, "big") + kind + body
+                + zlib.crc32(kind + body).to_bytes(4, "big"))
+    rows = zlib.compress((b"\0" + b"\0" * 3 * width) * height, 9)
+    head = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", rows)
+            + chunk(b"IEND", b""))
+
+
+def test_pixel_sizes_are_read_from_the_headers() -> None:
+    assert pixel_size(_png(17, 5)) == (17, 5)
+    assert pixel_size(b"GIF89a\x11\x00\x05\x00" + b"\0" * 8) == (17, 5)
+    # SOI, an APP0 segment of 16 bytes, a restart marker, SOF2 (progressive): height 5, width 17
+    jpeg = (b"\xff\xd8" + b"\xff\xe0\x00\x10" + b"JFIF\0" + b"\0" * 9 + b"\xff\xff"
+            + b"\xff\xc2\x00\x11\x08\x00\x05\x00\x11\x03" + b"\0" * 9)
+    assert pixel_size(jpeg) == (17, 5)
+    assert pixel_size(b"<svg/>") is None and pixel_size(b"\xff\xd8\xff") is None
+
+
+def _paper(bank_dir: Path) -> Paper:
+    bank = load_bank(bank_dir)
+    data = {"id": "ks", "bank": ".", "forms": 1, "items": 1, "anchors": ["ks-hash-lookup"]}
+    a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+    form = a.forms[0]
+    return Paper(form, "en", collection(a.problem, form).title_in("en"), False, bank)
+
+
+@pytest.mark.parametrize(("image", "why"), [
+    (lambda: _png(6_000, 6_000), "is 6,000 x 6,000 pixels; a printed form holds images up to "
+                                 "25,000,000 pixels"),
+    (lambda: _png(16, 8) + b"\0" * MAX_PRINT_IMAGE_BYTES, "bytes; a printed form holds images "
+                                                          "up to 10,485,760 bytes")])
+def test_an_image_too_large_to_print_is_its_description_with_a_warning(
+        tmp_path: Path, image: Callable[[], bytes], why: str) -> None:
+    bank = tmp_path / "ks"
+    shutil.copytree(KS, bank)
+    (bank / "img" / "hash-table.png").write_bytes(image())
+    paper = _paper(bank)
+    pdf = compile_pdf(paper)
+    assert pdf.startswith(b"%PDF")
+    [w] = paper.warnings
+    assert w.path.endswith("01-hash-lookup.yaml")
+    assert "the PDF shows image 'img/hash-table.png' as its description" in w.message
+    assert why in w.message, w.message
+
+
+def test_images_reach_typst_as_files_not_byte_literals() -> None:
+    files: dict[str, bytes] = {}
+    source = paper_typst(_paper(KS), files=files)
+    [(name, data)] = files.items()
+    assert data == (KS / "img" / "hash-table.png").read_bytes()
+    assert f'pic("/{name}"' in source and "bytes((" not in source
