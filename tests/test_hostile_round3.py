@@ -24,6 +24,7 @@ from dpassess.importers.gift import read as read_gift
 from dpassess.importers.moodle_xml import read as read_moodle
 from dpassess.importers.safe import MAX_ANSWERS
 from dpassess.markup.media import pixel_size
+from dpassess.markup.xhtml import parse as parse_xhtml
 from dpassess.model.blueprint import Blueprint
 from dpassess.model.items import NumericAnswer, Unit
 from dpassess.stats.history import read_history
@@ -280,3 +281,14 @@ def test_images_reach_typst_as_files_not_byte_literals() -> None:
     [(name, data)] = files.items()
     assert data == (KS / "img" / "hash-table.png").read_bytes()
     assert f'pic("/{name}"' in source and "bytes((" not in source
+
+
+def test_raw_mathml_with_names_that_are_not_xml_is_left_out_with_a_note() -> None:
+    """Found by the fuzz slice (a GIFT mutation, exported to QTI): was a ValueError from lxml."""
+    notes: set[str] = set()
+    root = parse_xhtml('<p>a<math><a\\)&amp;x3>y</a\\)&amp;x3><mi bad\\=1 ok="2">z</mi></math>'
+                       '</p>', notes)
+    math = root[0][0]
+    assert math.text == "y" and [(c.text, dict(c.attrib)) for c in math] == [("z", {"ok": "2"})]
+    assert notes == {"<a\\)&amp;x3> in MathML is not an XML name; left out",
+                     "attribute 'bad\\\\' on <mi> is not XML; left out"}

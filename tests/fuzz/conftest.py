@@ -3,15 +3,22 @@ DPASSESS_FUZZ=1, under a hypothesis profile of many large examples whose failure
 tests/fuzz/corpus/hypothesis (replayed first on the next run).
 
     DPASSESS_FUZZ=1 FUZZ_EXAMPLES=500 python -m pytest tests/fuzz
+
+FUZZ_TEST_SECONDS bounds the time each test spends reading inputs (`make fuzz-slice`, run by
+`make test`: the importers for about a minute, under the commit's seed with HYPOTHESIS_PROFILE=ci).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+
+from fuzz.hostile import start_budget
 
 HERE = Path(__file__).parent
 
@@ -31,3 +38,9 @@ else:
         phases=[p for p in Phase if p is not Phase.shrink or os.environ.get("FUZZ_SHRINK") == "1"],
     )
     settings.load_profile("fuzz")
+
+
+@pytest.fixture(autouse=True)
+def _time_budget() -> Iterator[None]:
+    start_budget()
+    yield

@@ -4,6 +4,9 @@ mutations of real files (the seeds: tests/fuzz/corpus/seeds and the committed go
 
 from __future__ import annotations
 
+import math
+import os
+import time
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -27,6 +30,22 @@ hostile_text = st.lists(
     st.one_of(st.sampled_from(TOKENS), st.text(max_size=20), st.sampled_from(["a", "x" * 200])),
     max_size=40,
 ).map("".join)
+
+
+#: Seconds each fuzz test may spend reading inputs (FUZZ_TEST_SECONDS; unset: no limit): once
+#: spent, the rest of its examples are drawn but not read, so that a slice of the harness
+#: (`make fuzz-slice`, part of `make test`) is bounded by time as well as by examples.
+TEST_SECONDS = float(os.environ.get("FUZZ_TEST_SECONDS") or "inf")
+_deadline = [math.inf]
+
+
+def start_budget() -> None:
+    """Start the time budget of one test (the harness's conftest calls it before each)."""
+    _deadline[0] = time.monotonic() + TEST_SECONDS
+
+
+def over_budget() -> bool:
+    return time.monotonic() > _deadline[0]
 
 
 def seed_files(*patterns: str) -> list[Path]:

@@ -146,8 +146,17 @@ class _Builder(HTMLParser):
         tag = tag.removeprefix("m:")
         if tag == "math" or etree.QName(self.stack[-1]).namespace == MATHML_NS:
             # MathML names and attributes are lower case, so the tokenizer's folding keeps them
-            mathml = etree.SubElement(self.stack[-1], _MATH + tag,
-                                      {k: v or "" for k, v in attrs if not k.startswith("xmlns")})
+            try:  # a name that is not an XML name cannot be an element: left out
+                mathml = etree.SubElement(self.stack[-1], _MATH + tag)
+            except ValueError:
+                self.notes.add(f"<{tag}> in MathML is not an XML name; left out")
+                return
+            for name, value in attrs:
+                if not name.startswith("xmlns"):
+                    try:
+                        mathml.set(name, value or "")
+                    except ValueError:
+                        self.notes.add(f"attribute {name!r} on <{tag}> is not XML; left out")
             self.stack.append(mathml)
             return
         if tag not in KNOWN:
