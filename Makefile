@@ -36,10 +36,12 @@ test: $(STAMP) $(NODE_STAMP)
 	$(MAKE) --no-print-directory fuzz-slice
 
 ## fuzz: the fuzzing harness (tests/fuzz; not in make test): FUZZ_EXAMPLES inputs per target
-## (default 300), stopped after FUZZ_SECONDS (default 1200); failures are kept in tests/fuzz/corpus
+## (default 300), within FUZZ_SECONDS (default 1200: each target tries inputs for its share of
+## it, then stops; a run past it twice over is killed); failures are kept in tests/fuzz/corpus
 .PHONY: fuzz
 fuzz: $(STAMP)
-	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} timeout $${FUZZ_SECONDS:-1200} \
+	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_SECONDS=$${FUZZ_SECONDS:-1200} \
+		timeout $$((2 * $${FUZZ_SECONDS:-1200})) \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
 
 ## fuzz-slice: (part of make test) the three importers' fuzz tests for about a minute: each of

@@ -4,8 +4,9 @@ tests/fuzz/corpus/hypothesis (replayed first on the next run).
 
     DPASSESS_FUZZ=1 FUZZ_EXAMPLES=500 python -m pytest tests/fuzz
 
-FUZZ_TEST_SECONDS bounds the time each test spends reading inputs (`make fuzz-slice`, run by
-`make test`: the importers for about a minute, under the commit's seed with HYPOTHESIS_PROFILE=ci).
+FUZZ_SECONDS bounds the whole run (each test gets a share, then stops trying its examples), or
+FUZZ_TEST_SECONDS each test (`make fuzz-slice`, run by `make test`: the importers for about a
+minute, under the commit's seed with HYPOTHESIS_PROFILE=ci).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from fuzz.hostile import start_budget
+from fuzz.hostile import set_budget, start_budget
 
 HERE = Path(__file__).parent
 
@@ -38,6 +39,10 @@ else:
         phases=[p for p in Phase if p is not Phase.shrink or os.environ.get("FUZZ_SHRINK") == "1"],
     )
     settings.load_profile("fuzz")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    set_budget(len(items))
 
 
 @pytest.fixture(autouse=True)

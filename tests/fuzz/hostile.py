@@ -32,16 +32,25 @@ hostile_text = st.lists(
 ).map("".join)
 
 
-#: Seconds each fuzz test may spend reading inputs (FUZZ_TEST_SECONDS; unset: no limit): once
-#: spent, the rest of its examples are drawn but not read, so that a slice of the harness
-#: (`make fuzz-slice`, part of `make test`) is bounded by time as well as by examples.
-TEST_SECONDS = float(os.environ.get("FUZZ_TEST_SECONDS") or "inf")
+#: Seconds each fuzz test may spend on its inputs: FUZZ_TEST_SECONDS, else a share of
+#: FUZZ_SECONDS (the whole run's bound: `set_budget`), else no limit. Once spent, the rest of a
+#: test's examples are drawn but not tried, so that the run ends by itself within its bound
+#: (`make fuzz`, and `make fuzz-slice`, part of `make test`) rather than being killed.
+_budget = [float(os.environ.get("FUZZ_TEST_SECONDS") or "inf")]
 _deadline = [math.inf]
+
+
+def set_budget(tests: int) -> None:
+    """Share FUZZ_SECONDS among `tests` tests (when FUZZ_TEST_SECONDS does not say): most of
+    it, the rest left for drawing the examples not tried and for the slowest example."""
+    total = os.environ.get("FUZZ_SECONDS")
+    if not os.environ.get("FUZZ_TEST_SECONDS") and total and tests:
+        _budget[0] = 0.6 * float(total) / tests
 
 
 def start_budget() -> None:
     """Start the time budget of one test (the harness's conftest calls it before each)."""
-    _deadline[0] = time.monotonic() + TEST_SECONDS
+    _deadline[0] = time.monotonic() + _budget[0]
 
 
 def over_budget() -> bool:
