@@ -46,12 +46,12 @@ fuzz: $(STAMP)
 
 ## fuzz-slice: (part of make test) the three importers' fuzz tests for about a minute: each of
 ##             the six reads inputs for FUZZ_TEST_SECONDS (default 10), at most FUZZ_EXAMPLES
-##             (default 60); the seed comes from the commit (HYPOTHESIS_PROFILE=ci, as in CI), so
+##             (default 300); the seed comes from the commit (HYPOTHESIS_PROFILE=ci, as in CI), so
 ##             each commit tries new inputs, and the replay line is printed
 .PHONY: fuzz-slice
 fuzz-slice: $(STAMP)
 	DPASSESS_FUZZ=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
-		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-60} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-10} \
+		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-10} \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz/test_fuzz_importers.py
 
 ## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
