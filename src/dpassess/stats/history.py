@@ -164,7 +164,7 @@ def _read_record(path: Path) -> tuple[list[tuple[str, ItemRecord]], list[Diagnos
     except OSError as exc:
         return bad("", f"cannot read: {exc.strerror or exc}")
     except json.JSONDecodeError as exc:
-        return bad("", f"not a statistics record (invalid JSON: {exc.msg})", exc.lineno)
+        return bad("", f"not a statistics record (invalid JSON: {exc})", exc.lineno)
     except (UnicodeDecodeError, RecursionError, ValueError) as exc:
         return bad("", f"not a statistics record (invalid JSON: {exc})")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
