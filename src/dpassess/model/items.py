@@ -367,7 +367,8 @@ def _multiplier(value: float) -> float:
     return value
 
 
-Finite = Annotated[float, AfterValidator(_number)]
+_NUMBER_RANGE = {"minimum": -MAX_NUMBER, "maximum": MAX_NUMBER}
+Finite = Annotated[float, AfterValidator(_number), Field(json_schema_extra=_NUMBER_RANGE)]
 
 
 class NumericAnswer(Strict):
@@ -376,7 +377,8 @@ class NumericAnswer(Strict):
 
     id: OptionId
     value: Finite | None = None
-    tolerance: Annotated[float, Field(ge=0), AfterValidator(_number)] = 0.0
+    tolerance: Annotated[float, Field(ge=0, json_schema_extra={"maximum": MAX_NUMBER}),
+                         AfterValidator(_number)] = 0.0
     min: Finite | None = None
     max: Finite | None = None
     fraction: Annotated[float, Field(ge=0, le=1)] = 1.0
@@ -416,7 +418,8 @@ class Unit(Strict):
     unit, the one the answers are written in, has multiplier 1)."""
 
     unit: Annotated[str, StringConstraints(min_length=1, max_length=50, strip_whitespace=True)]
-    multiplier: Annotated[float, AfterValidator(_multiplier)] = 1.0
+    multiplier: Annotated[float, AfterValidator(_multiplier), Field(json_schema_extra={
+        "minimum": MIN_MULTIPLIER, "maximum": MAX_MULTIPLIER})] = 1.0
 
 
 class AnswerContent(ContentBase):
