@@ -33,13 +33,26 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory fuzz-slice
 
 ## fuzz: the fuzzing harness (tests/fuzz; not in make test): FUZZ_EXAMPLES inputs per target
-## (default 300), stopped after FUZZ_SECONDS (default 1200); failures are kept in tests/fuzz/corpus
+## (default 300), within FUZZ_SECONDS (default 1200: each target tries inputs for its share of
+## it, then stops; a run past it twice over is killed); failures are kept in tests/fuzz/corpus
 .PHONY: fuzz
 fuzz: $(STAMP)
-	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} timeout $${FUZZ_SECONDS:-1200} \
+	DPASSESS_FUZZ=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_SECONDS=$${FUZZ_SECONDS:-1200} \
+		timeout $$((2 * $${FUZZ_SECONDS:-1200})) \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
+
+## fuzz-slice: (part of make test) the three importers' fuzz tests for about a minute: each of
+##             the six reads inputs for FUZZ_TEST_SECONDS (default 10), at most FUZZ_EXAMPLES
+##             (default 300); the seed comes from the commit (HYPOTHESIS_PROFILE=ci, as in CI), so
+##             each commit tries new inputs, and the replay line is printed
+.PHONY: fuzz-slice
+fuzz-slice: $(STAMP)
+	DPASSESS_FUZZ=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
+		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-10} \
+		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz/test_fuzz_importers.py
 
 ## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
 ##               from the package index) and run init/check/lint/export/build outside the repo;

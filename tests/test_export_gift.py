@@ -321,7 +321,8 @@ def test_empty_stem_keeps_answers_html_in_both_readers(pegjs):
 
 
 def test_an_option_with_a_control_character_and_an_image_is_written_and_reported(tmp_path):
-    """GIFT text may hold a control character; finding the option's image must not crash."""
+    """A control character is left out (Moodle keeps questions in XML and HTML, which cannot
+    hold it), with a warning; finding the option's image must not crash."""
     item = parse_item({"id": "qq", "topic": "t", "options": ["a", "b"], "key": "a",
                        "text": {"en": {"stem": "S", "options": {"a": "x\x01 ![i](img/x.png)",
                                                                 "b": "B"}}}})
@@ -332,6 +333,8 @@ def test_an_option_with_a_control_character_and_an_image_is_written_and_reported
                             paths={"qq": str(tmp_path / "q.yaml")})
     result = export(collection, "en")
     [q] = [q for q in read_gift(result.data.decode()) if q.qtype != "category"]
-    assert q.answers[0] == 'x\x01 <img src="img/x.png" alt="i" />'
+    assert q.answers[0] == 'x <img src="img/x.png" alt="i" />'
     assert any("cannot embed image files: upload img/x.png" in w.message
                for w in result.warnings)
+    assert [(w.field, w.message) for w in result.warnings if "U+0001" in w.message] == [
+        ("text.en.options.a", "removed characters XML cannot carry: U+0001")]

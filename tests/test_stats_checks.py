@@ -95,5 +95,6 @@ def test_the_rules_run_through_the_lint_engine(recorded: Path) -> None:
                for c, p, f, _ in found)
     assert any(c == "IA003" and f == "difficulty" for c, _, f, _ in found)
     assert [m for c, _, _, m in found if c == "IA004"] == [
-        f"{bad}.items.sim-00: needs n (a whole number from 1) and p (from 0 to 1): the record "
+        f"{bad}.items.sim-00: needs n (a whole number from 1 to 1,000,000,000) and p (from 0 to 1): "
+        "the record "
         "is not used"]

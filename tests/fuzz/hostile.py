@@ -4,8 +4,12 @@ mutations of real files (the seeds: tests/fuzz/corpus/seeds and the committed go
 
 from __future__ import annotations
 
+import math
+import os
+import time
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +31,39 @@ hostile_text = st.lists(
     st.one_of(st.sampled_from(TOKENS), st.text(max_size=20), st.sampled_from(["a", "x" * 200])),
     max_size=40,
 ).map("".join)
+
+
+#: Seconds each fuzz test may spend on its inputs: FUZZ_TEST_SECONDS, else a share of
+#: FUZZ_SECONDS (the whole run's bound: `set_budget`), else no limit. Once spent, the rest of a
+#: test's examples are not tried (the test stops and passes), so that the run ends by itself
+#: within its bound
+#: (`make fuzz`, and `make fuzz-slice`, part of `make test`) rather than being killed.
+_budget = [float(os.environ.get("FUZZ_TEST_SECONDS") or "inf")]
+_deadline = [math.inf]
+
+
+def set_budget(tests: int) -> None:
+    """Share FUZZ_SECONDS among `tests` tests (when FUZZ_TEST_SECONDS does not say): most of
+    it, the rest left for starting up and for the slowest example."""
+    total = os.environ.get("FUZZ_SECONDS")
+    if not os.environ.get("FUZZ_TEST_SECONDS") and total and tests:
+        _budget[0] = 0.8 * float(total) / tests
+
+
+def start_budget() -> None:
+    """Start the time budget of one test (the harness's conftest calls it before each)."""
+    _deadline[0] = time.monotonic() + _budget[0]
+
+
+class OutOfTime(pytest.skip.Exception):
+    """A test's time budget is spent: hypothesis stops at once (it re-raises a skip), and the
+    conftest reports the test as passed, with the examples tried so far."""
+
+
+def stop_when_spent() -> None:
+    """Stop the test (OutOfTime) when its time budget is spent."""
+    if time.monotonic() > _deadline[0]:
+        raise OutOfTime("time budget spent", _use_item_location=False)
 
 
 def seed_files(*patterns: str) -> list[Path]:

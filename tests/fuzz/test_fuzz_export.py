@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from dpassess.diagnostics import DpassessError
 from dpassess.export import EXPORTERS, Collection
 from dpassess.model import parse_item
-from fuzz.hostile import hostile_text
+from fuzz.hostile import hostile_text, stop_when_spent
 from strategies import LANGS, any_items
 
 TEXT_KEYS = {"title", "stem", "explanation", "options", "feedback", "premises", "responses",
@@ -49,6 +49,7 @@ def hostile_items(draw: st.DrawFn) -> Any:
 
 @given(st.lists(hostile_items(), min_size=1, max_size=6, unique_by=lambda i: i.id))
 def test_exporters(items: list[Any]) -> None:
+    stop_when_spent()
     coll = Collection(id="fuzz", title={lang: "Fuzz" for lang in LANGS}, languages=LANGS,
                       items=items, category="fuzz", default_language=LANGS[0])
     for name in EXPORTERS:

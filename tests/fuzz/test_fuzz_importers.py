@@ -17,7 +17,7 @@ from lxml import etree
 from dpassess.diagnostics import DpassessError
 from dpassess.export import EXPORTERS, Collection
 from dpassess.importers import READERS
-from fuzz.hostile import hostile_text, mutated, seed_files
+from fuzz.hostile import hostile_text, mutated, seed_files, stop_when_spent
 
 GIFT_SEEDS = seed_files("tests/golden/*/gift/*.txt", "tests/fixtures/moodle/*.gift.txt",
                         "exports/gift/*.txt", "tests/fuzz/corpus/seeds/*.gift.txt")
@@ -28,6 +28,7 @@ QTI_SEEDS = seed_files("tests/golden/*/qti21/*/items/*.xml", "tests/fuzz/corpus/
 
 def read(fmt: str, data: bytes) -> None:
     """Import `data`; export what was imported; only DpassessError may come out."""
+    stop_when_spent()
     reader = importlib.import_module(READERS[fmt])
     try:
         result = reader.read(data, f"fuzz.{fmt}", "en")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from dpassess.bank.load import load_bank
 from dpassess.diagnostics import DpassessError
-from fuzz.hostile import TOKENS, hostile_text
+from fuzz.hostile import TOKENS, hostile_text, stop_when_spent
 from strategies import any_items, bank_config, item_to_yaml, write_bank
 
 YAML_TOKENS = [*TOKENS, "[" * 3000 + "]" * 3000, "{a: " * 500 + "}" * 500,
@@ -40,6 +40,7 @@ def mutated_item_files(draw: st.DrawFn) -> list[str]:
 
 @given(mutated_item_files())
 def test_loader_mutations(files: list[str]) -> None:
+    stop_when_spent()
     root = Path(tempfile.mkdtemp(prefix="fuzz-bank-"))
     try:
         write_bank(root, [])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
-from dpassess.runtime.files import Stamp, refuse_inside, stamp, unchanged
+from dpassess.runtime.files import Stamp, refuse_inside, stamp, sweep, unchanged
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -160,6 +160,7 @@ def build(
             outputs = fresh[root]
             report.replayed += outputs.warnings
             report.unchanged += [Path(p) for p in outputs.files]
+            _sweep(outputs.files, report)
         else:
             say(f"exporting {root.name}")
             outputs = _export_bank(by_root[root], out, report, cache)
@@ -175,6 +176,7 @@ def build(
                 and _intact(entry)):
             report.replayed += entry.warnings
             report.unchanged += [Path(p) for p in entry.files]
+            _sweep(entry.files, report)
             new_store[f"forms:{bp}"] = entry
             continue
         say(f"assembling {bp.stem}")
@@ -326,6 +328,16 @@ def _intact(outputs: object) -> bool:
     """Every file of `outputs` is there as last written: the same size, mtime and inode as then
     (a file touched or copied since is written again: its content was not hashed)."""
     return isinstance(outputs, _Outputs) and bool(outputs.files) and unchanged(outputs.files)
+
+
+def _sweep(files: Mapping[str, Stamp], report: BuildReport) -> None:
+    """Remove what runs that were killed (SIGKILL, a power cut) left in the folders of outputs
+    that are not written again: a writing run sweeps the folders it writes into, this one
+    writes nothing there. Only this program's temporary files of dead processes
+    (`runtime.files.sweep`)."""
+    for folder in sorted({os.path.dirname(p) for p in files}):
+        for path in sweep(folder):
+            report.lines.append(f"removed {path} (left by a run that was stopped)")
 
 
 def _stamps(paths: list[Path]) -> dict[str, Stamp]:

@@ -11,7 +11,12 @@ uses only the fonts that ship with Typst: the same form gives the same bytes on 
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
+import re
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, assert_never
 
 import lxml.html
@@ -24,7 +29,7 @@ from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.markup.htmlnodes import html_nodes
 from dpassess.markup.markdown import to_html
 from dpassess.markup.maths import TEX_ENCODING, MathsMode, find_maths, tex_problem
-from dpassess.markup.media import is_local_image, locate_image, read_media
+from dpassess.markup.media import is_local_image, locate_image, pixel_size, read_media
 from dpassess.markup.typst_maths import tex_to_typst, typst_problem
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
@@ -441,11 +446,14 @@ PREAMBLE = """#set document(title: {title}, author: (), date: none)
 """
 
 
-def paper_typst(p: Paper, *, plain: bool = False) -> str:
+def paper_typst(p: Paper, *, plain: bool = False, files: dict[str, bytes] | None = None
+                ) -> str:
+    """The paper as Typst markup; the images it shows are put in `files` (name -> bytes),
+    which the markup names as files of Typst's root folder (`/img-<hash>.png`)."""
     w = p.w
     out = [PREAMBLE.format(title=s(p.title), footer=s(p.footer), page=s(w["page"]),
                            of=s(w["of"]), lang=s(p.lang))]
-    conv = _Typst(p, plain)
+    conv = _Typst(p, plain, {} if files is None else files)
     heading = (f"#text(16pt, weight: \"bold\")[{t(p.title)}]\n\n"
                f"{t(p.summary())}\n\n")
     if p.key:
@@ -573,9 +581,10 @@ def _key_list_typst(p: Paper, conv: _Typst) -> str:
 class _Typst:
     """Markdown -> Typst markup (through the HTML the exports use)."""
 
-    def __init__(self, p: Paper, plain: bool) -> None:
+    def __init__(self, p: Paper, plain: bool, files: dict[str, bytes]) -> None:
         self.p = p
         self.plain = plain  # maths as TeX, images as their description
+        self.files = files  # the images shown, by their name in Typst's root folder
         self.source: str | None = None  # the file of the item (or stimulus) being converted
         self.warnings: list[Diagnostic] = []
 
@@ -659,11 +668,15 @@ class _Typst:
                 why = found
             else:
                 try:
-                    data = read_media(found[1])
+                    data = read_print_image(found[1])
                 except OSError as exc:
                     why = str(exc)
                 else:
-                    return f"#box(pic(bytes(({','.join(map(str, data))},)), {s(alt)}))"
+                    # a file of Typst's root, not a byte-array literal: the literal of a 20 MB
+                    # image took 46 s and 3.6 GB to compile
+                    name = f"img-{hashlib.sha256(data).hexdigest()[:24]}{_suffix(src)}"
+                    self.files[name] = data
+                    return f"#box(pic({s('/' + name)}, {s(alt)}))"
         self.warnings.append(Diagnostic(
             self.source or "", 0, 0, "", f"form {self.p.form.id}: the PDF shows image {src!r} "
             f"as its description: it {why}", severity=Severity.warning))
@@ -691,17 +704,58 @@ class _Typst:
 def compile_pdf(p: Paper) -> bytes:
     """The paper as PDF bytes. When Typst refuses the converted maths or an image, the maths
     is printed as its TeX source and images as their description instead (with a warning);
-    other errors are bugs and raise."""
+    other errors are bugs and raise. The images are files in a temporary root folder that
+    Typst reads (the markup names them by a hash of their bytes: the PDF does not depend on
+    the folder)."""
     import typst
 
-    source = paper_typst(p)
-    try:
-        data: bytes = typst.compile(source.encode("utf-8"), ignore_system_fonts=True)
-    except typst.TypstError:
-        p.warnings.append(Diagnostic(
-            "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
-            "source and images as their description (Typst could not typeset them)",
-            severity=Severity.warning))
-        data = typst.compile(paper_typst(p, plain=True).encode("utf-8"),
-                             ignore_system_fonts=True)
+    files: dict[str, bytes] = {}
+    source = paper_typst(p, files=files)
+    with tempfile.TemporaryDirectory(prefix="dpassess-typst-") as root:
+        main = Path(root) / "main.typ"
+        main.write_text(source, encoding="utf-8")
+        for name, content in files.items():
+            (Path(root) / name).write_bytes(content)
+        try:
+            data: bytes = typst.compile(str(main), root=root, ignore_system_fonts=True)
+        except typst.TypstError:
+            p.warnings.append(Diagnostic(
+                "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
+                "source and images as their description (Typst could not typeset them)",
+                severity=Severity.warning))
+            data = typst.compile(paper_typst(p, plain=True).encode("utf-8"),
+                                 ignore_system_fonts=True)
     return data
+
+
+#: Largest image file put in a printed form, in bytes and in pixels (width x height, as its
+#: header says): Typst decodes every image whole, about 4 bytes a pixel, once per paper. A larger
+#: image is printed as its description, with a warning naming the item and the file.
+MAX_PRINT_IMAGE_BYTES = 10 << 20
+MAX_PRINT_IMAGE_PIXELS = 25_000_000
+
+
+def read_print_image(path: Path) -> bytes:
+    """The image file's bytes (`read_media`), or OSError saying why it is too large to print."""
+    try:
+        size = path.lstat().st_size
+    except OSError:
+        size = 0  # read_media says why
+    if size > MAX_PRINT_IMAGE_BYTES:
+        raise OSError(f"is {size:,} bytes; a printed form holds images up to "
+                      f"{MAX_PRINT_IMAGE_BYTES:,} bytes (make it smaller)")
+    data = read_media(path)
+    if len(data) > MAX_PRINT_IMAGE_BYTES:
+        raise OSError(f"is {len(data):,} bytes; a printed form holds images up to "
+                      f"{MAX_PRINT_IMAGE_BYTES:,} bytes (make it smaller)")
+    dims = pixel_size(data)
+    if dims is not None and dims[0] * dims[1] > MAX_PRINT_IMAGE_PIXELS:
+        raise OSError(f"is {dims[0]:,} x {dims[1]:,} pixels; a printed form holds images up "
+                      f"to {MAX_PRINT_IMAGE_PIXELS:,} pixels (scale it down)")
+    return data
+
+
+def _suffix(src: str) -> str:
+    """The image's extension as Typst reads it (lower case), or none."""
+    ext = posixpath.splitext(src.split("#", 1)[0].split("?", 1)[0])[1].lower()
+    return ext if re.fullmatch(r"\.[a-z0-9]{1,5}", ext) else ""

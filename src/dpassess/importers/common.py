@@ -226,15 +226,17 @@ def unique_ids(items: list[Item]) -> list[Item]:
 
 def option_ids(n: int) -> list[str]:
     """Positional option ids for formats that have none: a, b, ... z, aa, ab, ..."""
-    out = []
-    for i in range(n):
-        s = ""
-        i += 1
-        while i:
-            i, r = divmod(i - 1, 26)
-            s = chr(97 + r) + s
-        out.append(s)
-    return out
+    return [option_id(i) for i in range(n)]
+
+
+def option_id(i: int) -> str:
+    """The positional option id of the option at index `i` (0: a, 25: z, 26: aa, ...)."""
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(97 + r) + s
+    return s
 
 
 # --- tags and languages ------------------------------------------------------------------------

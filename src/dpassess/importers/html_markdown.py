@@ -29,6 +29,7 @@ from lxml import etree
 
 from dpassess.markup.markdown import to_html, to_inline_html
 from dpassess.markup.maths import find_maths
+from dpassess.markup.xmlchars import xml_safe
 
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _BLANK = re.compile(r"\n[ \t]*\n")
@@ -127,7 +128,10 @@ def moodle_maths(html: str) -> str:
     """HTML as Moodle stores it with its maths as the bank's exporters write maths: Moodle's
     MathJax and TeX filters read `$$tex$$` and `[tex]tex[/tex]` as maths too, which become
     `\\[tex\\]` and `\\(tex\\)` (outside code, pre, script, style and textarea, where no
-    filter looks). Linear: each opening looks for its closing once."""
+    filter looks). Linear: each opening looks for its closing once. A character XML cannot
+    carry (a control character, raw or as `&#1;`) cannot be held by the tree: it is left out
+    of a text that changes (the importer warns about such characters; every export leaves
+    them out too)."""
     if "$$" not in html and "[tex]" not in html:
         return html
     try:
@@ -142,17 +146,22 @@ def moodle_maths(html: str) -> str:
             return text
         new = _delimited(_delimited(text, "$$", "$$", "\\[", "\\]"), "[tex]", "[/tex]",
                          "\\(", "\\)")
-        changed = changed or new != text
-        return new
+        if new == text:
+            return text
+        changed = True
+        return xml_safe(new)[0]
 
     def walk(el: etree._Element) -> None:
         if el.tag not in _NO_MATHS:
-            el.text = fix(el.text)
+            if (old := el.text) is not (text := fix(old)):
+                el.text = text
             for child in el:
                 walk(child)
-        el.tail = fix(el.tail)
+        if (old := el.tail) is not (tail := fix(old)):
+            el.tail = tail
 
-    root.text = fix(root.text)
+    if (old := root.text) is not (text := fix(old)):
+        root.text = text
     for child in root:
         walk(child)
     if not changed:

@@ -35,6 +35,7 @@ from dpassess.importers.common import (
     lang_code,
     note,
     number,
+    option_id,
     option_ids,
     slugify,
     unique_ids,
@@ -43,7 +44,7 @@ from dpassess.importers.common import (
     with_titles,
 )
 from dpassess.importers.html_markdown import html_to_markdown
-from dpassess.importers.safe import InputError, open_zip, parse_xml
+from dpassess.importers.safe import MAX_ANSWERS, InputError, open_zip, parse_xml
 from dpassess.lms import canvas
 from dpassess.markup.markdown import plain_title
 from dpassess.model import (
@@ -296,6 +297,12 @@ class _ItemReader:
                      if d.get("identifier") == inter.get("responseIdentifier")), None)
         if decl is None:
             raise Skip(f"no responseDeclaration for {inter.get('responseIdentifier')!r}")
+        choices_in = sum(1 for d in inter.iter() if _local(d) in _CHOICES)
+        answers_in = max(sum(1 for d in decl.iter() if _local(d) in ("value", "mapEntry")),
+                         sum(1 for d in root.iter() if _local(d) in _BRANCHES))
+        if (count := max(choices_in, answers_in)) > MAX_ANSWERS:
+            raise Skip(f"{count:,} {'choices' if choices_in >= answers_in else 'answers'}; "
+                       f"the limit is {MAX_ANSWERS:,} per item")
         if _local(inter) != "choiceInteraction":
             return _TypedReader(self, root, body, inter, decl, lang).read()
         choices = _children(inter, "simpleChoice")
@@ -642,7 +649,7 @@ class _TypedReader:
             if fraction < 0:
                 continue
             answers.append(NumericAnswer.model_validate(
-                {"id": option_ids(len(answers) + 1)[-1],
+                {"id": option_id(len(answers)),
                  "fraction": round(min(1.0, fraction), 7), **spec}))
             fids.append(fid)
         if not answers:
@@ -928,6 +935,12 @@ def _built_in_words(kind: _ChoiceKind, lang: str) -> dict[str, str]:
             return {}
         case _:
             assert_never(kind)
+
+
+#: What the answer cap counts: the choices of an interaction, the branches of response
+#: processing (one per typed answer).
+_CHOICES = frozenset({"simpleChoice", "simpleAssociableChoice"})
+_BRANCHES = frozenset({"responseIf", "responseElseIf"})
 
 
 def _read_item(data: bytes, where: str, meta: _Meta, lang: str | None,

@@ -34,6 +34,7 @@ from dpassess.importers.common import (
     lang_code,
     moodle_lang,
     note,
+    option_id,
     option_ids,
     php_trim,
     slugify,
@@ -51,8 +52,10 @@ from dpassess.importers.moodle_text import (
     select,
     to_markdown,
 )
+from dpassess.importers.safe import MAX_ANSWERS
 from dpassess.lms.moodle import GRADE_TOLERANCE, percent, snap
 from dpassess.markup.markdown import to_plain
+from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
@@ -169,17 +172,21 @@ class Question:
         return label(self.name)
 
     def texts(self) -> Iterable[str]:
-        yield self.name
-        yield self.stem.text
-        yield self.general.text
-        for a in self.answers:
-            yield a.text.text
-            yield a.feedback.text
-        for p in self.pairs:
-            yield p.premise.text
-            yield p.response
-        yield self.essay.grader_info.text
-        yield self.essay.template.text
+        return (text for _, text in self.fields())
+
+    def fields(self) -> Iterable[tuple[str, str]]:
+        """Each text of the question, with its name for messages."""
+        yield "name", self.name
+        yield "question text", self.stem.text
+        yield "general feedback", self.general.text
+        for n, a in enumerate(self.answers, 1):
+            yield f"answer {n}", a.text.text
+            yield f"answer {n} feedback", a.feedback.text
+        for n, p in enumerate(self.pairs, 1):
+            yield f"subquestion {n}", p.premise.text
+            yield f"subquestion {n} answer", p.response
+        yield "grader information", self.essay.grader_info.text
+        yield "response template", self.essay.template.text
 
 
 #: Longest category path read (characters): Moodle's names are at most 255 characters, and a
@@ -267,6 +274,19 @@ class _Draft:
     files: _Files
 
 
+def _not_xml(text: str) -> str:
+    """The characters XML cannot carry that `text` holds, raw or as HTML character references
+    (`&#1;`), named (`U+0001`); empty when none."""
+    if "&#" in text:  # html.unescape drops these references: each is read here
+        refs = "".join(chr(n) for m in _CHAR_REF.finditer(text)
+                       if (n := int(m[1], 10) if m[1] else int(m[2], 16)) < 0x110000)
+        text += refs
+    return xml_safe(text)[1] if has_non_xml(text) else ""
+
+
+_CHAR_REF = re.compile(r"&#(?:([0-9]{1,8})|[xX]([0-9a-fA-F]{1,8}))")
+
+
 def _markdown(t: Text, code: str, *, inline: bool) -> str:
     """`t` in the language `code` (a Moodle code) as Markdown."""
     return to_markdown(select(t.text, code), t.format, inline=inline)
@@ -315,11 +335,19 @@ class Builder:
         self._topic = path
 
     def question(self, q: Question) -> None:
+        if (count := max(len(q.answers), len(q.pairs))) > MAX_ANSWERS:
+            self.skip(f"{count:,} {'subquestions' if q.pairs else 'answers'}; the limit is "
+                      f"{MAX_ANSWERS:,} per question", line=q.line, item=q.label)
+            return
         for text in q.texts():
             if len(text) > MAX_FIELD:
                 self.skip(f"a text field is {len(text):,} characters; the limit is "
                           f"{MAX_FIELD:,}", line=q.line, item=q.label)
                 return
+        for name, text in q.fields():
+            if bad := _not_xml(text):
+                self.warn(f"holds characters that XML cannot carry ({bad}): they "
+                          "are left out", line=q.line, field=name, item=q.label)
         self._pending.append((q, self._topic))
 
     def note_languages(self, text: str) -> None:
@@ -519,7 +547,7 @@ class Builder:
                 spec = {"value": _number(raw, f"answer {n}", self.code), "tolerance": tolerance}
             try:
                 answer = NumericAnswer.model_validate(
-                    {"id": option_ids(len(answers) + 1)[-1], "fraction": fraction, **spec})
+                    {"id": option_id(len(answers)), "fraction": fraction, **spec})
             except ValidationError as exc:
                 raise Skip(validation_reason(exc)) from None
             if (first := seen.setdefault(answer.bounds, n)) != n:
@@ -541,12 +569,16 @@ class Builder:
             except ValidationError as exc:
                 raise Skip(validation_reason(exc)) from None
         general = self._link(q, q.general, draft.files)
-        text = {model: AnswerContent(
-            stem=self._stem(q, draft, code),
-            feedback={a.id: md for a, fb in zip(answers, feedback, strict=True)
-                      if (md := _markdown(fb, code, inline=False))},
-            explanation=_markdown(general, code, inline=False) or None)
-            for model, code in langs}
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = AnswerContent(
+                    stem=self._stem(q, draft, code),
+                    feedback={a.id: md for a, fb in zip(answers, feedback, strict=True)
+                              if (md := _markdown(fb, code, inline=False))},
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
         make = partial(Numerical, type=ItemType.numerical, answers=tuple(answers),
                        units=tuple(units), unit_penalty=q.unit_penalty if units else None)
         return self._built(q, topic, draft, text, make)

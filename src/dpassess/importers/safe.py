@@ -20,6 +20,9 @@ MAX_INPUT_BYTES = 50 << 20
 MAX_ZIP_TOTAL = 200 << 20
 MAX_ZIP_ENTRIES = 20_000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry (zip bombs are >1000)
+#: Most answers one question may have: options, accepted answers, matching pairs (with the
+#: distractors) or things to order. A question with more is skipped with the reason.
+MAX_ANSWERS = 1000
 
 # What zipfile raises on damaged archives besides BadZipFile (zlib.error for broken deflate
 # data, NotImplementedError for unknown methods, RuntimeError for encrypted entries, ...).

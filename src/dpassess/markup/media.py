@@ -109,3 +109,33 @@ def read_media(local: Path) -> bytes:
         if not stat.S_ISREG(mode):
             raise OSError(f"{local} is not a regular file ({_kind(mode)})")
         return fh.read()
+
+
+def pixel_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height a PNG, GIF or JPEG file declares in its header (None for another
+    format, or a header that cannot be read): read, never decoded, in time linear in the bytes
+    before the JPEG frame header."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    if data.startswith(b"\xff\xd8"):
+        at = 2
+        while at + 9 <= len(data) and data[at] == 0xFF:
+            marker = data[at + 1]
+            if marker == 0xFF:  # fill byte
+                at += 1
+                continue
+            if marker in _JPEG_STANDALONE:
+                at += 2
+                continue
+            if marker in _JPEG_FRAMES:
+                return (int.from_bytes(data[at + 7:at + 9], "big"),
+                        int.from_bytes(data[at + 5:at + 7], "big"))
+            at += 2 + int.from_bytes(data[at + 2:at + 4], "big")
+    return None
+
+
+_JPEG_FRAMES = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD,
+                          0xCE, 0xCF})
+_JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from dpassess.model.common import (
     Bloom,
@@ -362,7 +362,33 @@ class TrueFalse(ChoiceBase):
 
 # --- numerical: a number within a tolerance or a range --------------------------------------------
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+#: Largest size of a number in a numerical answer (value, tolerance, min, max): Moodle and QTI
+#: players compute value ± tolerance in double precision, which holds every integer only up to
+#: 2**53 (about 9e15); 1e15 keeps that sum exact to the unit and far from overflow.
+MAX_NUMBER = 1e15
+#: Smallest and largest unit multiplier: Moodle stores a multiplier with 19 decimals and 19
+#: digits before the point (question_numerical_units.multiplier, number(38,19)).
+MIN_MULTIPLIER, MAX_MULTIPLIER = 1e-15, 1e15
+
+
+def _number(value: float) -> float:
+    if not -MAX_NUMBER <= value <= MAX_NUMBER:  # also refuses nan and inf
+        raise ValueError(f"a number in an answer is finite and at most {MAX_NUMBER:.0e} in size (got "
+                         f"{value:g}): Moodle and QTI players add and subtract tolerances in "
+                         "double precision, which is exact only that far")
+    return value
+
+
+def _multiplier(value: float) -> float:
+    if not MIN_MULTIPLIER <= value <= MAX_MULTIPLIER:  # also refuses nan and inf
+        raise ValueError(f"a unit multiplier is between {MIN_MULTIPLIER:.0e} and "
+                         f"{MAX_MULTIPLIER:.0e} (got {value:g}): what Moodle stores (19 digits "
+                         "before the point and 19 after)")
+    return value
+
+
+_NUMBER_RANGE = {"minimum": -MAX_NUMBER, "maximum": MAX_NUMBER}
+Finite = Annotated[float, AfterValidator(_number), Field(json_schema_extra=_NUMBER_RANGE)]
 
 
 class NumericAnswer(Strict):
@@ -373,7 +399,8 @@ class NumericAnswer(Strict):
 
     id: OptionId
     value: Finite | None = None
-    tolerance: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    tolerance: Annotated[float, Field(ge=0, json_schema_extra={"maximum": MAX_NUMBER}),
+                         AfterValidator(_number)] = 0.0
     min: Finite | None = None
     max: Finite | None = None
     fraction: Annotated[float, Field(ge=0, le=1)] = 1.0
@@ -434,7 +461,8 @@ class Unit(Strict):
     unit, the one the answers are written in, has multiplier 1)."""
 
     unit: Annotated[str, StringConstraints(min_length=1, max_length=50, strip_whitespace=True)]
-    multiplier: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    multiplier: Annotated[float, AfterValidator(_multiplier), Field(json_schema_extra={
+        "minimum": MIN_MULTIPLIER, "maximum": MAX_MULTIPLIER})] = 1.0
 
 
 class AnswerContent(ContentBase):
@@ -558,6 +586,7 @@ class ShortAnswer(ItemBase):
 
     def _problems(self) -> Iterator[tuple[Loc, str]]:
         ids = [a.id for a in self.answers]
+        known = set(ids)
         yield from _answer_problems({la: c.feedback for la, c in self.text.items()}, ids,
                                     [a.fraction for a in self.answers])
         for lang, content in self.text.items():
@@ -567,7 +596,7 @@ class ShortAnswer(ItemBase):
                        f"no accepted wording in {lang!r} for answer(s) {', '.join(missing)}")
             seen: dict[str, str] = {}
             for aid, wordings in content.answers.items():
-                if aid not in ids:
+                if aid not in known:
                     yield ("text", lang, "answers", aid), f"wordings for unknown answer {aid!r}"
                 for k, wording in enumerate(wordings):
                     norm = " ".join(wording.split())
@@ -623,8 +652,9 @@ class Matching(ItemBase):
                 if missing:
                     yield (("text", lang, where),
                            f"no text for {where[:-1]}(s) {', '.join(missing)}")
+                known = set(wanted)  # a set: a long list of pairs stays linear
                 for pid in have:
-                    if pid not in wanted:
+                    if pid not in known:
                         yield (("text", lang, where, pid),
                                f"text for unknown {where[:-1]} {pid!r}")
 

@@ -207,18 +207,37 @@ def _number(value: object, low: float, high: float) -> float | None:
     return v if math.isfinite(v) and low <= v <= high else None
 
 
+#: Largest whole number read from a record (n, the number of responses): more digits are read as
+#: a float, which the checks then refuse, so that no huge integer is ever built.
+MAX_N = 1_000_000_000
+_INT_DIGITS = 18
+
+
+def _int(text: str) -> int | float:
+    return int(text) if len(text) <= _INT_DIGITS else float(text)  # float: inf past 1e308
+
+
 def _read_record(path: Path) -> tuple[list[tuple[str, ItemRecord]], list[Diagnostic]]:
-    def bad(fld: str, message: str) -> tuple[list[tuple[str, ItemRecord]], list[Diagnostic]]:
-        return [], [Diagnostic(str(path), 0, 0, fld, f"{message}: the record is not used", CODE,
-                               Severity.error)]
+    text = ""
+
+    def bad(fld: str, message: str, line: int = 0, key: str = ""
+            ) -> tuple[list[tuple[str, ItemRecord]], list[Diagnostic]]:
+        if key and not line:  # the line of the item's key, for the reader to find it
+            at = text.find(json.dumps(key, ensure_ascii=False))
+            line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+        return [], [Diagnostic(str(path), line, 0, fld, f"{message}: the record is not used",
+                               CODE, Severity.error)]
 
     try:
         if path.stat().st_size > MAX_RECORD_BYTES:
             return bad("", "too large for a statistics record")
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data: Any = json.loads(text, parse_int=_int, parse_constant=float)
     except OSError as exc:
         return bad("", f"cannot read: {exc.strerror or exc}")
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except json.JSONDecodeError as exc:
+        return bad("", f"not a statistics record (invalid JSON: {exc})", exc.lineno)
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
         return bad("", f"not a statistics record (invalid JSON: {exc})")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return bad("schema", f"not a statistics record of schema {SCHEMA}")
@@ -232,18 +251,19 @@ def _read_record(path: Path) -> tuple[list[tuple[str, ItemRecord]], list[Diagnos
     for item_id, fig in items.items():
         fld = f"items.{item_id}"
         if not isinstance(fig, dict):
-            return bad(fld, "not an object")
+            return bad(fld, "not an object", key=item_id)
         n, p = fig.get("n"), _number(fig.get("p"), 0, 1)
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1 or p is None:
-            return bad(fld, "needs n (a whole number from 1) and p (from 0 to 1)")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N or p is None:
+            return bad(fld, f"needs n (a whole number from 1 to {MAX_N:,}) and p (from 0 to 1)",
+                       key=item_id)
         d, r = fig.get("d"), fig.get("r_pb")
         d_v, r_v = _number(d, -1, 1), _number(r, -1, 1)
         if (d is not None and d_v is None) or (r is not None and r_v is None):
-            return bad(fld, "d and r_pb are numbers from -1 to 1, or null")
+            return bad(fld, "d and r_pb are numbers from -1 to 1, or null", key=item_id)
         options = fig.get("options", {})
         if not isinstance(options, dict) or any(
                 not isinstance(k, str) or _number(v, 0, 1) is None for k, v in options.items()):
-            return bad(f"{fld}.options", "option shares are numbers from 0 to 1")
+            return bad(f"{fld}.options", "option shares are numbers from 0 to 1", key=item_id)
         out.append((item_id, ItemRecord(admin_id, when, n, p, d_v, r_v,
                                         {k: float(v) for k, v in options.items()})))
     return out, []

@@ -208,7 +208,8 @@ class _Question:
         lang = t.lang
         stem = self.check(t.stem(), f"text.{lang}.stem")
         self.inherit = bool(stem)  # answers inherit [html] from a non-empty stem
-        self.head = f"::{escape(t.name())}::{'[html]' if stem else ''}{escape(stem)}{{"
+        name = self.plain(t.name(), f"text.{lang}.title")
+        self.head = f"::{escape(name)}::{'[html]' if stem else ''}{escape(stem)}{{"
         general = self.check(t.explanation(), f"text.{lang}.explanation")
         self.tail = f"####{self.rich(general)}" if general else ""
         if t.item.points != 1:
@@ -224,14 +225,22 @@ class _Question:
         lines.append("}")
         return lines
 
+    def plain(self, text: str, field: str) -> str:
+        """`text` without the characters XML cannot carry (Moodle keeps its questions in XML
+        and HTML, where they cannot be), and a warning naming them."""
+        text, removed = xml_safe(text)
+        if removed:
+            self.t.warn(field, f"removed characters XML cannot carry: {removed}")
+        return text
+
     def check(self, html: str, field: str) -> str:
         """`html`, with a warning for what Moodle's GIFT reader would not read back."""
+        html = self.plain(html, field)
         # escapedchar_pre/post use `&&058;`-style placeholders: a literal one would be decoded.
         if "&&0" in html:
             self.t.warn(field, "the text contains '&&0', which Moodle's GIFT reader decodes as "
                                "an escaped character")
-        # lxml, which finds the images, cannot hold what XML cannot (GIFT text can)
-        for image, src in local_files(xml_safe(html)[0]) if self.t.may_show_images else ():
+        for image, src in local_files(html) if self.t.may_show_images else ():
             self.t.warn(field, f"GIFT cannot embed {'image ' if image else 'linked '}files: "
                                f"upload {src} to Moodle and fix the link, or use Moodle XML")
         return html
@@ -317,6 +326,7 @@ def _short_answer(q: _Question, item: ShortAnswer) -> list[str]:
                    "left out of the GIFT file (use Moodle XML)")
             continue
         feedback = q.check(t.feedback(aid), f"text.{lang}.feedback.{aid}").replace("->", "-&gt;")
+        wording = q.plain(wording, f"text.{lang}.answers.{aid}")
         text = ("[moodle]" if wording.startswith("[") else "") + escape(wording)
         lines.append(f"\t=%{g.percent(aid)}%{text}" + (f"#{q.rich(feedback)}" if feedback else ""))
     return q.close(lines)
@@ -334,7 +344,8 @@ def _matching(q: _Question, item: Matching) -> list[str]:
         if rid in item.pairs:
             html = premise_html(t, item, rid)
             premise = q.rich(q.check(html, f"text.{lang}.premises.{rid}").replace("->", "-&gt;"))
-        lines.append(f"\t={premise} -> {escape(response_text(t, item, rid))}")
+        response = q.plain(response_text(t, item, rid), f"text.{lang}.responses.{rid}")
+        lines.append(f"\t={premise} -> {escape(response)}")
     return q.close(lines)
 
 

@@ -65,12 +65,28 @@ class ZipStream:
     def close(self) -> None:
         self.zf.close()
 
+    def abandon(self) -> None:
+        """Forget the zip without writing its end: the output is being thrown away (an error
+        stopped the export). Without this the ZipFile, when collected, would write its central
+        directory to a file already closed, and print `Exception ignored in: ZipFile.__del__`."""
+        zf = self.zf
+        zf._writing = False  # type: ignore[attr-defined]  # an entry left open by the error
+        zf.fp = None  # ZipFile.close (and __del__) then has nothing to write
+
+    def __enter__(self) -> ZipStream:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.abandon()
+
 
 def zip_bytes(entries: Mapping[str, bytes]) -> bytes:
     """A zip holding `entries` (archive path -> content), in sorted order."""
     buf = io.BytesIO()
-    z = ZipStream(buf)
-    for name in sorted(entries):
-        z.add(name, entries[name])
-    z.close()
+    with ZipStream(buf) as z:
+        for name in sorted(entries):
+            z.add(name, entries[name])
     return buf.getvalue()

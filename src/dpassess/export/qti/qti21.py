@@ -92,17 +92,17 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
 
-    package = ZipStream(out)
-    with package.open("imsmanifest.xml") as fh:
-        write_manifest(fh, collection, lang, exported, shown, memo=memo)
-    for path in sorted([*by_path, *images]):
-        if path in images:
-            package.add(path, images[path])
-            continue
-        i = by_path[path]
-        package.add(path, _item_file(collection, items[i], lang, maths, memo, keys, i, notes))
-    package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
-    package.close()
+    with ZipStream(out) as package:  # an error abandons the zip (no noise when collected)
+        with package.open("imsmanifest.xml") as fh:
+            write_manifest(fh, collection, lang, exported, shown, memo=memo)
+        for path in sorted([*by_path, *images]):
+            if path in images:
+                package.add(path, images[path])
+                continue
+            i = by_path[path]
+            package.add(path, _item_file(collection, items[i], lang, maths, memo, keys, i,
+                                         notes))
+        package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
     return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
 
 
