@@ -214,7 +214,7 @@ def test_what_the_markdown_parser_reads_as_maths_is_maths_and_nothing_else():
             "statuses": ["draft", "reviewed"]}
     a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
     p = Paper(a.forms[0], "en", "T", False, bank)
-    conv = _Typst(p, plain=False)
+    conv = _Typst(p, plain=False, files={})
     literal = conv.md(r"Write \\(a\\) for a bracket; it costs \$5 or $10.")
     pdf = typst.compile(literal.encode(), ignore_system_fonts=True)
     assert " ".join(pdf_pages(pdf)[0].split()) == \
