@@ -37,7 +37,16 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
 def _registered_app() -> Any:
     """The typer app with every command registered (each command module registers its own
     when imported; they import nothing heavy at module level)."""
-    from dpassess.cli import assemble, core, export, importers, init, lint, stats  # noqa: F401
+    from dpassess.cli import (  # noqa: F401
+        assemble,
+        core,
+        export,
+        importers,
+        init,
+        lint,
+        scan,
+        stats,
+    )
     from dpassess.cli._app import app
 
     return app
