@@ -18,7 +18,8 @@ from dpassess import __version__
 from dpassess.diagnostics import Diagnostic, DpassessError
 
 #: The commands in the order a user meets them (unknown ones follow, as registered).
-ORDER = ("init", "check", "lint", "export", "build", "import", "assemble", "stats", "schema")
+ORDER = ("init", "check", "lint", "export", "build", "import", "assemble", "scan", "stats",
+         "schema")
 
 #: Exit codes of every command (also in `dpassess --help`).
 EXIT_CODES = (
