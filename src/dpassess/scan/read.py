@@ -131,8 +131,7 @@ def find_marks(img: Image) -> NDArray[np.float32] | None:
     k = max(5, min(h, w) // 48) | 1
     bg = cv2.dilate(quarter, np.ones((k, k), np.uint8))
     bg = cv2.resize(cv2.blur(bg, (k, k)), (w, h), interpolation=cv2.INTER_LINEAR)
-    ink = np.where(small.astype(np.float32) < 0.55 * bg.astype(np.float32), 255, 0
-                   ).astype(np.uint8)
+    ink = cv2.compare(small, cv2.convertScaleAbs(bg, alpha=0.55), cv2.CMP_LT)
     contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     least = (min(h, w) / 120) ** 2
     found: list[tuple[float, float, float]] = []
