@@ -155,3 +155,14 @@ def test_without_the_scan_extra_the_command_says_which_extra(tmp_path: Path, mon
         main(["scan", str(KEY_PDFS[0]), "--forms", str(FORMS), "--out", str(tmp_path / "r.csv")])
     assert e.value.code == 2
     assert "pip install 'dpassess[scan]'" in capsys.readouterr().err
+
+
+def test_scanning_the_key_pdfs_whole_reads_every_grid_and_lists_the_other_pages():
+    result = scan(KEY_PDFS, FORMS, jobs=2)
+    assert result.pages == 2 * len(KEY_PDFS) and result.sheets == len(KEY_PDFS)
+    for pdf in KEY_PDFS:
+        form, ref = pdf.parent.name, f"{pdf}:1"
+        got = {int(n): r.split(";") for p, f, n, r in result.rows if p == ref and f == form}
+        assert got == keys(form)
+    assert {(o.sheet, o.item) for o in result.open} == {
+        *((f"{p}:1", "person") for p in KEY_PDFS), *((f"{p}:2", "sheet") for p in KEY_PDFS)}
