@@ -166,3 +166,20 @@ def test_scanning_the_key_pdfs_whole_reads_every_grid_and_lists_the_other_pages(
         assert got == keys(form)
     assert {(o.sheet, o.item) for o in result.open} == {
         *((f"{p}:1", "person") for p in KEY_PDFS), *((f"{p}:2", "sheet") for p in KEY_PDFS)}
+
+
+def test_a_sheet_printed_for_another_key_waits_for_accept(tmp_path: Path):
+    import shutil
+
+    forms = tmp_path / "forms"
+    shutil.copytree(FORMS / "dp-quiz-a", forms / "dp-quiz-a",
+                    ignore=shutil.ignore_patterns("gift", "moodle", "qti21", "*.html"))
+    layout = forms / "dp-quiz-a" / "dp-quiz-a-sheet.json"
+    layout.write_text(layout.read_text().replace('"key_hash": "', '"key_hash": "f'))
+    pdf = forms / "dp-quiz-a" / "dp-quiz-a-key-en.pdf"
+    result = scan([pdf], forms)
+    [other] = [o for o in result.open if o.item == "sheet" and o.sheet == f"{pdf}:1"]
+    assert "another key" in other.found
+    assert not result.rows
+    accepted = scan([pdf], forms, {(f"{pdf}:1", "sheet"): (other.found, "accept")})
+    assert {int(n): r.split(";") for _, _, n, r in accepted.rows} == keys("dp-quiz-a")

@@ -249,10 +249,9 @@ def _decide(out: Scan, reads: Sequence[object], fixes: dict[tuple[str, str], tup
             hash_only = r.form and r.rows
             if hash_only and sheet_fix == "accept":
                 out.applied += 1
-            else:
+            else:  # its rows wait for the teacher's `accept`
                 out.open.append(Open(ref, "sheet", r.problem, r.crop))
-                if not hash_only:
-                    continue
+                continue
         elif sheet_fix:
             out.applied += 1
         out.sheets += 1
