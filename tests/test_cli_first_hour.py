@@ -87,8 +87,8 @@ def test_export_refuses_a_file_name_when_several_files_would_be_written(tmp_path
     assert one.returncode == 0 and (tmp_path / "quiz.txt").is_file()
 
 
-COMMANDS = ["init", "check", "lint", "export", "build", "preview", "import", "assemble", "stats",
-            "schema"]
+COMMANDS = ["init", "check", "lint", "export", "build", "preview", "import", "assemble", "scan",
+            "stats", "schema"]
 
 
 def test_help_lists_commands_in_the_order_a_user_meets_them_untruncated():

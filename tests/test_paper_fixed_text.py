@@ -11,7 +11,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from dpassess.assemble import assemble, assemble_problem
+from dpassess.assemble import assemble, assemble_problem, sheet
 from dpassess.assemble.output import collection, summary_text
 from dpassess.assemble.paper import Paper, compile_pdf, paper_html
 from dpassess.assemble.problem import resolve
@@ -129,8 +129,11 @@ def test_the_key_grid_says_teacher_only_and_lies_exactly_over_the_answer_sheet(l
     # the grid: row numbers and bubble letters, drawn at the same places on both pages
     grid = {x for x in drawn(student, last) if x[0].isdigit() or len(x[0]) == 1}
     on_key = set(drawn(key, 0))
-    rows = {x for x in grid if x[0].isdigit() and x[2] > 100}
+    # the item rows start below the student-number grid (whose bubbles hold digits too)
+    below = sheet.PAGE_H - sheet.ROWS_TOP + 10
+    rows = {x for x in grid if x[0].isdigit() and 100 < x[2] < below}
     assert len(rows) == len(form.items)
+    assert len({x for x in grid if x[0].isdigit() and x[2] > below}) == 10 * 10
     assert grid - {x for x in grid if x[2] < 80} <= on_key  # all but the footer's page number
 
 

@@ -22,6 +22,8 @@ from dpassess.assemble.forms import Form, letter
 from dpassess.assemble.keys import answer
 from dpassess.assemble.paper import Paper, compile_pdf, paper_html
 from dpassess.assemble.problem import SCALE, Problem
+from dpassess.assemble.sheet import choice, key_hash
+from dpassess.assemble.sheet import layout as sheet_layout
 from dpassess.assemble.solve import Selection
 from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
 from dpassess.export import EXPORTERS, MULTI, Collection
@@ -295,9 +297,14 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
     for form in forms:
         coll = collection(pr, form)
         d = out_dir / form.id
-        files.append((d / f"{form.id}-key.csv", key_csv(form, langs)))
+        key_file = key_csv(form, langs)
+        files.append((d / f"{form.id}-key.csv", key_file))
         files.append((d / f"{form.id}-key.json", key_json(form, pr, seed)))
-        files += papers(pr, form, coll, d, warnings, pdf=pdf)
+        khash = key_hash(key_file)
+        if any(choice(fi) for fi in form.items):
+            digits = pr.blueprint.student_number_digits
+            files.append((d / f"{form.id}-sheet.json", sheet_layout(form, digits).json(khash)))
+        files += papers(pr, form, coll, d, warnings, khash, pdf=pdf)
         for fmt, exp in EXPORTERS.items():
             for lang in [*langs, *([MULTI] if exp.multi else [])]:
                 path = d / FORMAT_DIRS[fmt] / file_name(coll, fmt, lang)
@@ -310,14 +317,16 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
 
 
 def papers(pr: Problem, form: Form, coll: Collection, d: Path,
-           warnings: list[Diagnostic], *, pdf: bool = True) -> list[tuple[Path, bytes]]:
+           warnings: list[Diagnostic], khash: str = "00000000", *,
+           pdf: bool = True) -> list[tuple[Path, bytes]]:
     """The printable papers of one form: per language the student form (`<id>-<lang>`) and,
     in files of their own, the answer key (`<id>-key-<lang>`), each as HTML and (`pdf`) PDF."""
     out = []
     for lang in pr.bank.languages:
         for key in (False, True):
             paper = Paper(form, lang, coll.title_in(lang), key, pr.bank,
-                          duration=pr.blueprint.duration_minutes)
+                          duration=pr.blueprint.duration_minutes,
+                          digits=pr.blueprint.student_number_digits, key_hash=khash)
             stem = f"{form.id}-key-{lang}" if key else f"{form.id}-{lang}"
             out.append((d / f"{stem}.html", paper_html(paper)))
             if pdf:

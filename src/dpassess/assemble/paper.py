@@ -23,6 +23,7 @@ import lxml.html
 from lxml.html import HtmlElement
 from lxml.html import builder as E
 
+from dpassess.assemble import sheet as sh
 from dpassess.assemble.forms import Form, FormItem, letter
 from dpassess.assemble.keys import Answer, answer, number
 from dpassess.diagnostics import Diagnostic, Severity
@@ -171,6 +172,8 @@ class Paper:
     key: bool
     bank: Bank
     duration: int | None = None  # minutes students have, printed on the cover
+    digits: int = 10  # of the student number on the answer sheet
+    key_hash: str = "00000000"  # of the form's key file, in the sheet's QR code
     warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -191,6 +194,10 @@ class Paper:
             time = self.w["minute"] if self.duration == 1 else self.w["minutes"]
             line += " · " + time.format(n=self.duration)
         return line
+
+    def layout(self) -> sh.Layout:
+        """Where the answer sheet's marks and bubbles are."""
+        return sh.layout(self.form, self.digits)
 
     @property
     def sheet(self) -> bool:
@@ -543,23 +550,56 @@ def _item_typst(p: Paper, fi: FormItem, conv: _Typst) -> str:
 
 
 def _sheet_typst(p: Paper, *, filled: bool) -> str:
+    """The answer sheet (or the key's grid: the same page with the keyed bubbles filled), drawn
+    at the places `sh.layout` gives, so that the scanner and a transparency of the key find
+    every bubble where the student's sheet has it."""
     w = p.w
+    lay = p.layout()
     head = f"{w['key'] if filled else w['sheet']} · {w['form']} {p.form.label}"
-    out = [f"#text(13pt, weight: \"bold\")[{t(head)}]\n\n", _fields_typst(w),
-           f"{t(p.sheet_help())}\n\n"]
-    cells = []
-    for fi, a in p.answers():
-        marks = bubbles(fi)
-        if marks:
-            row = " #h(4pt) ".join(
-                f"#bubble({s(x)}, {'true' if filled and x in a.letters else 'false'})"
-                for x in marks)
-        else:
-            row = t(a.words.get(p.lang, "")) if filled else f"#emph[{t(w['on_form'])}]"
-        cells += [f"[{t(str(fi.position))}]", f"[{row}]"]
-    out.append(f"#table(columns: (2.5em, 1fr), inset: 5pt, stroke: 0.4pt, "
-               f"{', '.join(cells)})\n\n")
+    keys = {fi.position: a for fi, a in p.answers()}
+    out: list[str] = []
+    for page in lay.pages:
+        if page.number > 1:
+            out.append("#pagebreak()\n")
+        out.append(f"#block(width: 100% - {sh.QR_SIZE + 12}pt)[#text(13pt, weight: \"bold\")"
+                   f"[{t(head)}]\n\n{_fields_typst(w)}{t(p.sheet_help())}]\n")
+        for x, y in lay.marks():
+            out.append(_at(x - sh.MARK / 2, y - sh.MARK / 2,
+                           f"square(size: {sh.MARK}pt, fill: black)"))
+        qr = sh.qr_svg(sh.qr_text(p.form.id, page.number, p.key_hash))
+        out.append(_at(sh.QR_X, sh.QR_Y, f"image(bytes({s(qr)}), format: \"svg\", "
+                       f"width: {sh.QR_SIZE}pt, height: {sh.QR_SIZE}pt)"))
+        cols = lay.number_bubbles()
+        out.append(_at(sh.MARGIN, sh.NUMBER_TOP, f"text(9pt, {s(w['number'])})"))
+        for col in cols:
+            x, y = col[0]
+            out.append(_at(x - 7, y - 24, "square(size: 14pt, stroke: 0.5pt)"))
+            for d, (x, y) in enumerate(col):
+                out.append(_bubble(x, y, str(d), False))
+        for r in page.rows:
+            out.append(_at(r.x - sh.LABEL_W, r.y - 4.5,
+                           f"box(width: {sh.LABEL_W - 4}pt, align(right, "
+                           f"text(9pt, {s(str(r.position))})))"))
+            a = keys[r.position]
+            if r.letters:
+                for ltr, (x, y) in zip(r.letters, r.bubbles, strict=True):
+                    out.append(_bubble(x, y, ltr, filled and ltr in a.letters))
+            else:
+                text = a.words.get(p.lang, "") if filled else w["on_form"]
+                out.append(_at(r.x, r.y - 5.5, f"box(width: 5.5cm, height: 9pt, clip: true, "
+                               f"text(8pt, style: \"italic\", {s(text)}))"))
     return "".join(out)
+
+
+def _at(x: float, y: float, content: str) -> str:
+    """`content` placed with its top-left corner at (x, y) points of the page."""
+    return (f"#place(top + left, dx: {x - sh.MARGIN:.2f}pt, dy: {y - sh.MARGIN:.2f}pt, "
+            f"{content})\n")
+
+
+def _bubble(x: float, y: float, label: str, filled: bool) -> str:
+    return _at(x - sh.RADIUS, y - sh.RADIUS, f"bubble({s(label)}, "
+               f"{'true' if filled else 'false'})")
 
 
 def _key_list_typst(p: Paper, conv: _Typst) -> str:

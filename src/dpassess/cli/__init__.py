@@ -46,6 +46,7 @@ def _registered_app() -> Any:
         init,
         lint,
         preview,
+        scan,
         stats,
     )
     from dpassess.cli._app import app

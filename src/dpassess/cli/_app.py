@@ -15,8 +15,8 @@ from typer.core import TyperGroup
 from dpassess.diagnostics import Diagnostic, DpassessError, visible
 
 #: The commands in the order a user meets them (unknown ones follow, as registered).
-ORDER = ("init", "check", "lint", "export", "build", "preview", "import", "assemble", "stats",
-         "schema")
+ORDER = ("init", "check", "lint", "export", "build", "preview", "import", "assemble", "scan",
+         "stats", "schema")
 
 #: Exit codes of every command (also in `dpassess --help`).
 EXIT_CODES = (

@@ -263,6 +263,10 @@ class Blueprint(Strict):
         None, description="The time students have for the exam, in minutes, printed on each "
         "form's cover (not the solver's time_limit).",
     )
+    student_number_digits: Annotated[int, Field(ge=1, le=20, strict=True)] = Field(
+        10, description="How many digits the student number has: the answer sheet has a "
+        "column of bubbles 0-9 for each, read by `dpassess scan`.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Blueprint:
