@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ROOT, SEED_BANK, files
 from dpassess.cli import main
+from dpassess.runtime.extras import install_hint
 
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
 
@@ -40,8 +41,9 @@ def test_assemble_without_ortools_names_the_extra_and_exits_2(tmp_path, monkeypa
     code, _, err = dpassess(capsys, "assemble", str(BLUEPRINT), "--out", str(tmp_path / "o"))
     assert code == 2, err
     assert err.strip() == ('error: Assembling forms needs the optional package ortools, which '
-                           'is not installed: pip install "dpassess[assemble]" (or '
-                           '"dpassess[all]")')
+                           f'is not installed: {install_hint("ortools")} (the `all` extra has '
+                           'every optional part)')
+    assert "[assemble]" in install_hint("ortools")
     assert not (tmp_path / "o").exists()
 
 
@@ -51,7 +53,7 @@ def test_build_with_blueprints_without_ortools_writes_nothing(tmp_path, monkeypa
     code, _, err = dpassess(capsys, "build", "--items", str(SEED_BANK.parent), "--out", str(out),
                             "--blueprints", str(BLUEPRINT.parent), "--no-cache")
     assert code == 2, err
-    assert 'pip install "dpassess[assemble]"' in err
+    assert install_hint("ortools") in err
     assert not out.exists()
 
 
@@ -73,11 +75,37 @@ def test_assembly_without_typst_writes_html_papers_and_says_pdf_needs_the_extra(
     out = tmp_path / "o"
     code, _, err = dpassess(capsys, "assemble", str(BLUEPRINT), "--out", str(out))
     assert code == 0, err
-    warned = [line for line in err.splitlines() if "dpassess[pdf]" in line]
+    warned = [line for line in err.splitlines() if "[pdf]" in line]
     assert warned == [f"warning: {out}: the printable forms are written as HTML only: PDF "
-                      "needs the optional package typst, which is not installed (pip install "
-                      '"dpassess[pdf]")']
+                      "needs the optional package typst, which is not installed "
+                      f"({install_hint('typst')})"]
     written = files(out)
     committed = files(ROOT / "exports" / "forms" / "data-parallelism")
     assert not any(p.endswith(".pdf") for p in written)
     assert written == {p: b for p, b in committed.items() if not p.endswith(".pdf")}
+
+
+@pytest.mark.parametrize(("record", "hint"), [
+    # pip's record of an install from git (PEP 610): the same source, with the extra
+    ({"url": "https://example.org/dpassess.git",
+      "vcs_info": {"vcs": "git", "commit_id": "0123abc"}},
+     'pip install "dpassess[assemble] @ git+https://example.org/dpassess.git@0123abc"'),
+    # a clone installed with `pip install -e .`
+    ({"url": "file:///home/t/dpassess", "dir_info": {"editable": True}},
+     'pip install -e "/home/t/dpassess[assemble]"'),
+    # a wheel: nothing says where it came from; never a bare name a package index would answer
+    ({"url": "file:///tmp/dpassess-0.2.0-py3-none-any.whl", "archive_info": {}},
+     'pip install "dpassess[assemble] @ git+<repository URL>"'),
+    (None, 'pip install "dpassess[assemble] @ git+<repository URL>"'),
+])
+def test_the_install_hint_installs_from_where_dpassess_came_from(monkeypatch, record, hint):
+    import json
+
+    import dpassess.runtime.extras as extras
+
+    class Dist:
+        def read_text(self, name: str) -> str | None:
+            return None if record is None else json.dumps(record)
+
+    monkeypatch.setattr("importlib.metadata.distribution", lambda name: Dist())
+    assert extras.install_hint("ortools") == hint

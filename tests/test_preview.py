@@ -108,8 +108,10 @@ def test_the_statistics_history_is_charted_and_tabled(tmp_path):
     write_record(first, date(2026, 1, 10))
     second_csv = tmp_path / "second.csv"
     lines = (STATS / "hand.csv").read_text(encoding="utf-8").splitlines()
-    second_csv.write_text("\n".join([lines[0], *lines[1:], "P99,,q-sun,"]) + "\n",
-                          encoding="utf-8")
+    # another class (other persons: the same attempts again would be a re-download, which
+    # replaces the first record instead of adding a second administration)
+    second_csv.write_text("\n".join([lines[0], *("S" + line for line in lines[1:]),
+                                     "P99,,q-sun,"]) + "\n", encoding="utf-8")
     second = analyse(read_responses(second_csv, bank))
     write_record(second, date(2026, 2, 10))
     out = tmp_path / "site"

@@ -154,7 +154,10 @@ def test_without_the_scan_extra_the_command_says_which_extra(tmp_path: Path, mon
     with pytest.raises(SystemExit) as e:
         main(["scan", str(KEY_PDFS[0]), "--forms", str(FORMS), "--out", str(tmp_path / "r.csv")])
     assert e.value.code == 2
-    assert "pip install 'dpassess[scan]'" in capsys.readouterr().err
+    from dpassess.runtime.extras import install_hint
+
+    assert install_hint("cv2") in capsys.readouterr().err
+    assert "[scan]" in install_hint("cv2")
 
 
 def test_scanning_the_key_pdfs_whole_reads_every_grid_and_lists_the_other_pages():

@@ -39,9 +39,11 @@ def _need_extra() -> None:
         import cv2  # noqa: F401
         import pypdfium2  # noqa: F401
     except ImportError as exc:
+        from dpassess.runtime.extras import install_hint
+
         raise MissingExtra(
             f"dpassess scan needs the 'scan' extra ({exc.name} is missing): "
-            "pip install 'dpassess[scan]'") from exc
+            f"{install_hint('cv2')}") from exc
 
 
 @dataclass(frozen=True)
