@@ -186,3 +186,24 @@ def test_a_sheet_printed_for_another_key_waits_for_accept(tmp_path: Path):
     assert not result.rows
     accepted = scan([pdf], forms, {(f"{pdf}:1", "sheet"): (other.found, "accept")})
     assert {int(n): r.split(";") for _, _, n, r in accepted.rows} == keys("dp-quiz-a")
+
+
+def test_every_page_of_a_multi_page_tiff_is_read(tmp_path: Path):
+    import numpy as np
+
+    rng = random.Random(11)
+    pages, planted = [], []
+    for form, number in (("dp-quiz-a", "1111111111"), ("dp-quiz-b", "2222222222")):
+        lay = synth.layout(FORMS / form / f"{form}-sheet.json")
+        p = synth.fill(_blank(form, 200), lay, 200, rng, doubtful_rate=0.0, number=number)
+        pages.append(synth.distort(p.image, rng, jpeg=False))
+        planted.append((form, p))
+    pages.append(np.full((800, 600), 240, np.uint8))  # a page without a sheet
+    tif = tmp_path / "scans.tif"
+    assert cv2.imwritemulti(str(tif), pages)
+    result = scan([tif], FORMS, jobs=2)
+    assert result.pages == 3 and result.sheets == 2
+    got = {(person, form, int(n)): r for person, form, n, r in result.rows}
+    assert got == {(p.number, form, n): ";".join(marked)
+                   for form, p in planted for n, (_, marked) in p.rows.items()}
+    assert {(o.sheet, o.item) for o in result.open} == {(f"{tif}:3", "sheet")}

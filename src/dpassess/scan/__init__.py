@@ -2,7 +2,7 @@
 listed for the teacher.
 
 `scan(paths, forms_dir, corrections)` reads each page (PDF pages through pypdfium2, images
-through opencv) in the runtime's worker pool, and returns a `Scan`: the decided responses and
+and every page of a multi-page TIFF through opencv) in the runtime's worker pool, and returns a `Scan`: the decided responses and
 the open questions (a doubtful row, a page that is no sheet, an unreadable or unknown QR code, a
 sheet printed for another key, a student number left blank, unreadable or given twice). A
 corrections file (`sheet,item,found,correction`) settles them: the next run applies every filled
@@ -25,6 +25,8 @@ from dpassess.diagnostics import UsageError
 __all__ = ["IMAGE_TYPES", "MissingExtra", "Open", "Scan", "scan"]
 
 IMAGE_TYPES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
+#: Image types that can hold several pages (a scanner's multi-page TIFF): every page is read.
+TIFF_TYPES = (".tif", ".tiff")
 #: Resolution PDF pages are rendered at.
 PDF_DPI = 200
 CORRECTION_COLUMNS = ("sheet", "item", "found", "correction")
@@ -153,11 +155,23 @@ def tasks_of(paths: Sequence[Path]) -> list[Task]:
             n = len(doc)
             doc.close()
             tasks += [Task(str(p), i + 1, True) for i in range(n)]
+        elif suffix in TIFF_TYPES:  # a scanner's multi-page TIFF: every page
+            tasks += [Task(str(p), i + 1, False) for i in range(_tiff_pages(p))]
         elif suffix in IMAGE_TYPES:
             tasks.append(Task(str(p), 1, False))
         else:
             raise UsageError(f"{p}: not a PDF or an image ({', '.join(IMAGE_TYPES)})")
     return tasks
+
+
+def _tiff_pages(path: Path) -> int:
+    """How many pages a TIFF has (1 when opencv cannot tell: reading it then says why)."""
+    import cv2
+
+    try:
+        return max(int(cv2.imcount(str(path))), 1)
+    except cv2.error:
+        return 1
 
 
 @dataclass(frozen=True)
@@ -182,7 +196,16 @@ def _read(shared: _Shared, task: Task) -> object:
             doc.close()
         img = np.ascontiguousarray(arr[:, :, 0] if arr.ndim == 3 else arr)
     else:
-        read = cv2.imread(task.path, cv2.IMREAD_GRAYSCALE)
+        read = None
+        try:
+            if task.path.lower().endswith(TIFF_TYPES):  # page `task.page` of a TIFF
+                ok, pages = cv2.imreadmulti(task.path, task.page - 1, 1,
+                                            flags=cv2.IMREAD_GRAYSCALE)
+                read = pages[0] if ok and pages else None
+            else:
+                read = cv2.imread(task.path, cv2.IMREAD_GRAYSCALE)
+        except cv2.error:
+            pass
         if read is None:
             r = PageRead(task.path, task.page)
             r.problem = "not an image opencv can read"
