@@ -7,12 +7,14 @@ scan`'s library call in the runtime pool.
 
 Prints: clear marks read right (and misread without a flag), planted doubtful rows flagged,
 clear rows flagged needlessly, QR codes read, student numbers read, sheets per second of the
-scan alone, and peak memory (the largest of this process and any worker).
+scan alone, its CPU time per page (this process and the workers), peak memory (the largest
+of this process and any worker), and the load average (the machine may be shared).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import sys
@@ -67,11 +69,17 @@ def main() -> None:
         with Pool(a.jobs) as pool:
             truth = pool.map(_make, [(i, a.seed, a.dpi, a.doubtful, tmp)
                                      for i in range(a.sheets)], chunksize=8)
+            pool.close()
+            pool.join()  # the makers' CPU time is counted before the scan's
         made = time.monotonic() - t0
         paths = sorted(Path(tmp).glob("*.jpg"))
+        load0 = os.getloadavg()
+        cpu0 = _cpu()
         t0 = time.monotonic()
         result = scan(paths, FORMS, jobs=a.jobs)
         took = time.monotonic() - t0
+        cpu = [b - a for a, b in zip(cpu0, _cpu(), strict=True)]
+        load1 = os.getloadavg()
     got = {(p, int(n)): r for p, _, n, r in result.rows}
     flagged = {(o.sheet, o.item) for o in result.open}
     clear = right = misread = needless = planted_doubt = caught = 0
@@ -102,6 +110,21 @@ def main() -> None:
           f"student numbers open: {person_problems}")
     print(f"scan: {took:.1f} s, {a.sheets / took:.1f} sheets/s with {a.jobs} jobs; "
           f"peak memory {peak:.0f} MB")
+    print(f"scan CPU: {sum(cpu):.1f} s (this process {cpu[0]:.1f} s, workers {cpu[1]:.1f} s) = "
+          f"{sum(cpu) / a.sheets * 1000:.0f} ms per page (JPEG decoding included)")
+    print(f"load average (1, 5, 15 min) before the scan {_load(load0)}, after {_load(load1)} "
+          f"on {os.cpu_count()} cores")
+
+
+def _cpu() -> tuple[float, float]:
+    """User + system CPU seconds of this process and of its finished (waited-for) children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def _load(avg: tuple[float, float, float]) -> str:
+    return "/".join(f"{x:.2f}" for x in avg)
 
 
 if __name__ == "__main__":
