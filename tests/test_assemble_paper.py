@@ -146,8 +146,11 @@ def test_keys_of_every_type_in_the_key_files_and_papers():
                     assert texts[ord(let) - 65] == shown_text(content.responses[pid])
             if isinstance(src, Ordering):
                 shown = html.xpath(f"//li[@id='q{fi.position}']//ul/li")
-                texts = [" ".join(li.text_content().split()[1:]) for li in shown]
-                by_text = {shown_text(src.text["id"].options[o]): o for o in src.options}
+                # a formula is printed as MathML: read back by the TeX of its annotation
+                texts = [f"${''.join(tex)}$" if (tex := li.xpath(".//annotation/text()"))
+                         else " ".join(li.text_content().split()[1:]) for li in shown]
+                by_text = {md if md.startswith("$") and md.endswith("$") else shown_text(md): o
+                           for o in src.options if (md := src.text["id"].options[o])}
                 got = [by_text[texts[ord(let) - 65]] for let in row["key"]]
                 assert got == list(src.options)
 

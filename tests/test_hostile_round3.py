@@ -286,9 +286,16 @@ def test_images_reach_typst_as_files_not_byte_literals() -> None:
 def test_raw_mathml_with_names_that_are_not_xml_is_left_out_with_a_note() -> None:
     """Found by the fuzz slice (a GIFT mutation, exported to QTI): was a ValueError from lxml."""
     notes: set[str] = set()
-    root = parse_xhtml('<p>a<math><a\\)&amp;x3>y</a\\)&amp;x3><mi bad\\=1 ok="2">z</mi></math>'
-                       '</p>', notes)
+    root = parse_xhtml('<p>a<math><a\\)&amp;x3>y</a\\)&amp;x3><mi bad\\=1 ok="2" '
+                       'mathvariant="bold">z</mi></math></p>', notes)
     math = root[0][0]
-    assert math.text == "y" and [(c.text, dict(c.attrib)) for c in math] == [("z", {"ok": "2"})]
-    assert notes == {"<a\\)&amp;x3> in MathML is not an XML name; left out",
-                     "attribute 'bad\\\\' on <mi> is not XML; left out"}
+    # the name that is not XML is left out; of the attributes only those maths needs are kept
+    # (the MathML allow-list), so `ok` goes too
+    assert math.text == "y"
+    assert [(c.text, dict(c.attrib)) for c in math] == [("z", {"mathvariant": "bold"})]
+    assert notes == {
+        "<a\\)&amp;x3> is not MathML that maths needs; left out",
+        "attribute 'bad\\\\' on MathML <mi> is not allowed (links, styles and classes do not "
+        "belong in maths); left out",
+        "attribute 'ok' on MathML <mi> is not allowed (links, styles and classes do not belong "
+        "in maths); left out"}

@@ -191,6 +191,7 @@ def build(
             and _intact(entry)):
         report.warnings += entry.warnings
         report.unchanged += [Path(p) for p in entry.files]
+        _sweep(entry.files, report)
         new_store["preview"] = entry
     else:
         say("writing the preview")
