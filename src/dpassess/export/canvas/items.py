@@ -27,7 +27,7 @@ from lxml.etree import SubElement
 from markdown_it.common.utils import escapeHtml
 
 from dpassess.diagnostics import Diagnostic, warning
-from dpassess.export.canvas.html import canvas_html, inline, local_refs
+from dpassess.export.canvas.richtext import canvas_html, inline, local_refs
 from dpassess.export.xmlfast import nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import item_title, to_plain

@@ -30,8 +30,8 @@ from dpassess.export import (
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.canvas.html import FILES_FOLDER, rewrite_refs
 from dpassess.export.canvas.items import FORMAT, QTI12_NS, Q, question
+from dpassess.export.canvas.richtext import FILES_FOLDER, rewrite_refs
 from dpassess.export.memo import Fragments
 from dpassess.export.qti.package import ZipStream
 from dpassess.export.xmlfast import ChildStream, nsmap
