@@ -264,3 +264,24 @@ def test_numbers_canvas_accepts_are_the_numbers_the_bank_accepts(value, tol, lo,
         ends = _ends(a)
         assert grades(q, ends[0]) and grades(q, ends[1])
         assert not grades(q, ends[0] - step) and not grades(q, ends[1] + step)
+
+
+def test_lint_says_in_the_export_s_words_what_canvas_cannot_carry():
+    """LM008's findings on the kitchen-sink bank are, message for message, warnings of the
+    Canvas export of the language they name (or of every language)."""
+    from dpassess.lint.config import LintConfig
+    from dpassess.lint.engine import lint_banks
+
+    bank = load_bank(BANKS / "kitchen-sink")
+    found = [f for f in lint_banks([bank], LintConfig(select=("LM008",)), jobs=1)
+             if f.code == "LM008"]
+    collection = Collection.from_bank(bank)
+    by_path = {Path(p).name: i for i, p in collection.paths.items()}
+    found_items = [by_path[Path(f.path).name] for f in found]
+    assert set(found_items) == {"ks-load-factor", "ks-fifo-name", "ks-growth-ordering"}
+    said = {lang: {(w.item, w.message) for w in export(collection, lang).warnings}
+            for lang in collection.languages}
+    for f, item_id in zip(found, found_items, strict=True):
+        langs = [f.field.split(".")[1]] if f.field.startswith("text.") else list(said)
+        for lang in langs:
+            assert (item_id, f.message) in said[lang], f
