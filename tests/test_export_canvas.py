@@ -285,3 +285,21 @@ def test_lint_says_in_the_export_s_words_what_canvas_cannot_carry():
         langs = [f.field.split(".")[1]] if f.field.startswith("text.") else list(said)
         for lang in langs:
             assert (item_id, f.message) in said[lang], f
+
+
+def test_an_item_type_the_export_does_not_know_is_left_out_with_a_warning():
+    """A type added to the model before this export writes it (the path a new type takes) is
+    never written as a question Canvas would turn into an error: it is left out, and said."""
+    from dpassess.export.canvas.items import question
+    from dpassess.model import ContentBase, ItemBase, ItemType
+
+    class NewType(ItemBase):
+        pass
+
+    item = NewType.model_construct(id="new-one", topic="t", type=ItemType.essay, points=1.0,
+                                   text={"en": ContentBase(stem="Read this.")}, stimulus=None,
+                                   tags=(), status=None)
+    q = question(item, "en", identifier="c__new-one-en")  # type: ignore[arg-type]
+    assert q.element is None
+    assert [(w.field, w.code) for w in q.warnings] == [("type", "canvas")]
+    assert "not exported" in q.warnings[0].message
