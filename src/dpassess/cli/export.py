@@ -52,7 +52,7 @@ def export(
         raise UsageError(f"--maths {maths}: choose mathml or tex")
     if maths != "mathml" and fmt != "qti21":
         raise UsageError(f"--maths {maths}: only QTI 2.1 writes MathML (Moodle XML and GIFT "
-                         "always keep the TeX)")
+                         "always keep the TeX; Canvas writes its equation images)")
     options = {"maths": maths} if fmt == "qti21" else {}
     banks = load_banks(paths or [Path("items")])
     single_file = out is not None and lang is not None and out.suffix != ""
