@@ -446,7 +446,7 @@ _CANVAS_LIMITED: tuple[type[Numerical | ShortAnswer | Ordering], ...] = (
 
 
 @rule(
-    "LM008", "canvas-cannot-carry", "warning", target="Canvas",
+    "LM008", "canvas-cannot-carry", "info", target="Canvas",
     key_risk="Yes, but only in Canvas and only for what the bank gave partial credit or a "
     "wildcard: the key itself is kept, while a partly right answer earns nothing there and a "
     "wording a wildcard stood for is marked wrong.",
