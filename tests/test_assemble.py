@@ -337,7 +337,7 @@ def keyed_positions_in_exports(a: Assembly) -> None:
             test = ET.fromstring(qti.read(f"tests/{d}.xml"))
             refs = [r.get("identifier") for r in test.iter(f"{QTI}assessmentItemRef")]
             # item refs may carry the collection as a prefix (unique across packages)
-            assert [r.removesuffix(f"-{lang}").removeprefix(f"{d}.") for r in refs] == \
+            assert [r.removesuffix(f"-{lang}").removeprefix(f"{d}__") for r in refs] == \
                 [fi.item.id for fi in form.items]
             for fi in form.items:
                 doc = ET.fromstring(qti.read(f"items/{fi.item.id}.xml"))

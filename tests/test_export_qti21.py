@@ -168,7 +168,7 @@ def test_seed_bank_packages_validate_and_carry_everything(seed, lang):
     for it in seed.items:
         doc = docs[f"items/{it.id}.xml"]
         assert doc.get("{http://www.w3.org/XML/1998/namespace}lang") == lang
-        assert doc.get("identifier") == f"data-parallelism.{it.id}-{lang}"
+        assert doc.get("identifier") == f"data-parallelism__{it.id}-{lang}"
         content = it.text[lang]
         feedback = doc.findall(Q + "modalFeedback")
         assert len(feedback) == len(content.feedback) + bool(content.explanation)
@@ -526,5 +526,34 @@ def test_items_of_every_type_export_to_a_valid_package(its, lang):
     docs = check_package(result.data)
     for it in its:
         doc = docs[f"items/{it.id}.xml"]
-        assert doc.get("identifier") == f"test-bank.{it.id}-{lang}"
+        assert doc.get("identifier") == f"test-bank__{it.id}-{lang}"
         assert _text(doc.find(f"{Q}itemBody/{Q}div")) == _expected(it.text[lang].stem)
+
+
+# --- the test session: item outcomes referred to as <item ref>.SCORE ------------------------------
+
+
+@pytest.mark.parametrize("bank", ["seed", "kitchen-sink", "maths"])
+def test_a_qti_test_session_resolves_every_item_score(bank):
+    """A QTI engine's test session refers to an item's outcome as `<item ref>.SCORE`, split at
+    the first `.` (tests/qti_engine.py's TestSession): every identifier must be dot-free, unique
+    and resolve to its item; the test's SCORE and MAXSCORE are the sum over the items."""
+    from qti_engine import TestSession
+
+    root = SEED_BANK if bank == "seed" else Path(__file__).parent / "banks" / bank
+    collection = Collection.from_bank(load_bank(root))
+    for lang in collection.languages:
+        z = zipfile.ZipFile(io.BytesIO(export(collection, lang).data))
+        test = etree.fromstring(z.read(f"tests/{collection.id}.xml"))
+        items = {"../" + n: etree.fromstring(z.read(n)) for n in z.namelist()
+                 if n.startswith("items/") and n.endswith(".xml")}
+        session = TestSession(test, items)
+        outcomes = session.run({})
+        refs = list(session.refs)
+        assert len(refs) == len(items)
+        assert all(session.refs[r].get("identifier") == r for r in refs)
+        per_item = [session.variable(f"{r}.SCORE") for r in refs]
+        assert outcomes["SCORE"] == pytest.approx(sum(per_item))
+        assert outcomes["MAXSCORE"] == pytest.approx(
+            sum(session.variable(f"{r}.MAXSCORE") for r in refs))
+        assert outcomes["SCORE"] > 0

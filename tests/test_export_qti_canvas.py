@@ -10,6 +10,7 @@ import html as htmllib
 import io
 import re
 import zipfile
+from pathlib import Path
 from typing import Any
 
 from lxml import etree
@@ -181,7 +182,7 @@ def test_forms_and_the_bank_never_share_a_question_identifier():
             Q + "assessmentItemRef")}
         resources = {r.get("identifier") for r in docs["imsmanifest.xml"].iter(C + "resource")
                      if r.get("type") == "imsqti_item_xmlv2p1"}
-        assert items == refs == resources == {f"{cid}.it-en", f"{cid}.it2-en"}
+        assert items == refs == resources == {f"{cid}__it-en", f"{cid}__it2-en"}
         idents[cid] = items
     assert not (idents["bank"] & idents["exam-a"]) and not (idents["exam-a"] & idents["exam-b"])
 
@@ -221,8 +222,22 @@ def test_linked_local_files_are_packed_and_listed_missing_ones_warned(tmp_path):
     assert z.read("items/notes.pdf") == b"%PDF-1.4 notes"
     assert z.read("items/audio/a.mp3") == b"ID3 sound"
     files = [f.get("href") for r in docs["imsmanifest.xml"].iter(C + "resource")
-             if r.get("identifier") == "b.it-en" for f in r.iter(C + "file")]
+             if r.get("identifier") == "b__it-en" for f in r.iter(C + "file")]
     assert files == ["items/it.xml", "items/notes.pdf", "items/audio/a.mp3"]
     assert [w.message for w in result.warnings] == [
         f"linked file 'missing.pdf' not found at {tmp_path / 'missing.pdf'}; not in the "
         "package"]
+
+
+def test_an_ordering_item_warns_that_canvas_makes_it_an_error_question():
+    """Canvas's QTI 2.1 importer has no converter for orderInteraction (its guesser and
+    `create_instructure_question` name none): the question becomes an "Error" question. The
+    package stays valid (no interactionType hint), so the export says so, naming the item."""
+    from dpassess import load_bank
+    from dpassess.lms.canvas import ORDERING_IN_QTI21
+
+    ks = Collection.from_bank(load_bank(Path(__file__).parent / "banks" / "kitchen-sink"))
+    for lang in ks.languages:
+        said = [w for w in export(ks, lang).warnings if w.message == ORDERING_IN_QTI21]
+        assert [w.item for w in said] == ["ks-growth-ordering"]
+        assert said[0].field == "type"

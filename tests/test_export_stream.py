@@ -165,11 +165,11 @@ def test_qti_images_missing_languages_and_repeated_ids(tmp_path):
     listed = [(r.get("identifier"), [f.get("href") for f in r.iter(cp + "file")])
               for r in etree.fromstring(z.read("imsmanifest.xml")).iter(cp + "resource")][1:]
     assert listed == [
-        ("c.zz-en", ["items/zz.xml", "items/g.png"]),
-        ("c.aa-en", ["items/aa.xml", "items/g.png"]),  # both: what the last item of the id shows
-        ("c.aa-en", ["items/aa.xml", "items/g.png"]),
-        ("c.mm-en", ["items/mm.xml", "items/fig.png", "items/g.png"]),
-        ("c.nn-en", ["items/nn.xml"]),  # its folder has no g.png; its fig.png is not packed
+        ("c__zz-en", ["items/zz.xml", "items/g.png"]),
+        ("c__aa-en", ["items/aa.xml", "items/g.png"]),  # both: what the last item of the id shows
+        ("c__aa-en", ["items/aa.xml", "items/g.png"]),
+        ("c__mm-en", ["items/mm.xml", "items/fig.png", "items/g.png"]),
+        ("c__nn-en", ["items/nn.xml"]),  # its folder has no g.png; its fig.png is not packed
     ]
     assert [(w.item, w.field, w.path) for w in result.warnings] == [
         ("aa", "text.en", str(paths["aa"])),  # missing.png

@@ -152,6 +152,7 @@ def test_a_corrupted_cache_is_a_miss(project: Path, tmp_path: Path):
 @pytest.fixture
 def built(monkeypatch) -> list[tuple[str, str]]:
     """(format, item id) of every item question an exporter builds (not taken from the cache)."""
+    from dpassess.export.canvas import qti12
     from dpassess.export.moodle import gift, moodle_xml
     from dpassess.export.qti import qti21
 
@@ -167,25 +168,27 @@ def built(monkeypatch) -> list[tuple[str, str]]:
     monkeypatch.setattr(moodle_xml._Writer, "question",
                         spy("moodle-xml", moodle_xml._Writer.question, 1))
     monkeypatch.setattr(gift, "_question", spy("gift", gift._question, 1))
+    monkeypatch.setattr(qti12, "question", spy("canvas", qti12.question, 0))
     return seen
 
 
 def test_an_edit_builds_that_item_alone_and_a_comment_builds_none(project, tmp_path, built):
     cache = tmp_path / "cache"
     warm(project, cache)
-    assert {fmt for fmt, _ in built} == {"qti21", "moodle-xml", "gift"}
+    assert {fmt for fmt, _ in built} == {"qti21", "moodle-xml", "gift", "canvas"}
     item = project / "items" / "second" / "01-middle-value.yaml"
     item.write_text(item.read_text().replace("Sort the values", "First sort the values"))
     built.clear()
     r = warm(project, cache)
     # every file of the bank is written again; in each, only the edited item is built
-    assert len([p for p in r.written if "second-" in p.name]) == 5
-    assert sorted(set(built)) == [(fmt, "middle-value") for fmt in ("gift", "moodle-xml", "qti21")]
+    assert len([p for p in r.written if "second-" in p.name]) == 6
+    assert sorted(set(built)) == [(fmt, "middle-value")
+                                  for fmt in ("canvas", "gift", "moodle-xml", "qti21")]
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
     item.write_text(item.read_text() + "# a comment changes no question\n")
     built.clear()
     r = warm(project, cache)
-    assert len([p for p in r.written if "second-" in p.name]) == 5
+    assert len([p for p in r.written if "second-" in p.name]) == 6
     assert built == []
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
 

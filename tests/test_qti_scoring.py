@@ -408,7 +408,7 @@ def test_longest_ordered_subset_warns_of_the_approximation():
                      "grading": "longest_ordered_subset",
                      "text": {"en": {"stem": "?", "options": {"a": "A", "b": "B"}}}})
     _, warnings = assessment_item(it, "en")
-    assert [w.field for w in warnings] == ["grading"] and "Moodle" in warnings[0].message
+    assert [w.field for w in warnings] == ["grading", "type"] and "Moodle" in warnings[0].message
     # and the difference is real: Moodle credits 3 of 4 where the longest increasing run is 2
     assert moodle_ordering("longest_ordered_subset", ["o0", "o1", "o2", "o3"],
                            ["o1", "o3", "o0", "o2"]) == 0.75

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dpassess.model import Bank
 
 #: The export formats (dpassess.export.EXPORTERS; a test keeps the two the same).
-EXPORT_FORMATS = ("qti21", "moodle-xml", "gift")
+EXPORT_FORMATS = ("qti21", "moodle-xml", "gift", "canvas")
 
 
 @app.command()
@@ -39,7 +39,8 @@ def export(
         "\\( \\) for players that run MathJax.",
     ),
 ) -> None:
-    """Export banks to QTI 2.1 (zip), Moodle XML or GIFT. Warnings name what a format cannot carry."""
+    """Export banks to QTI 2.1 (zip), Moodle XML, GIFT or Canvas (QTI 1.2 zip). Warnings name what a
+    format cannot carry."""
     from dpassess.bank.load import load_banks
     from dpassess.cli.progress import progress
     from dpassess.export import EXPORTERS
@@ -51,7 +52,7 @@ def export(
         raise UsageError(f"--maths {maths}: choose mathml or tex")
     if maths != "mathml" and fmt != "qti21":
         raise UsageError(f"--maths {maths}: only QTI 2.1 writes MathML (Moodle XML and GIFT "
-                         "always keep the TeX)")
+                         "always keep the TeX; Canvas writes its equation images)")
     options = {"maths": maths} if fmt == "qti21" else {}
     banks = load_banks(paths or [Path("items")])
     single_file = out is not None and lang is not None and out.suffix != ""

@@ -123,6 +123,7 @@ _MODULES: dict[str, str] = {
     "qti21": "dpassess.export.qti.qti21",
     "moodle-xml": "dpassess.export.moodle.moodle_xml",
     "gift": "dpassess.export.moodle.gift",
+    "canvas": "dpassess.export.canvas.qti12",
 }
 
 

@@ -28,7 +28,7 @@ from dpassess.runtime.cache import Cache, salt
 from dpassess.runtime.files import replace_from_temp, staged
 
 #: Folder under exports/ for each format.
-FORMAT_DIRS = {"qti21": "qti21", "moodle-xml": "moodle", "gift": "gift"}
+FORMAT_DIRS = {"qti21": "qti21", "moodle-xml": "moodle", "gift": "gift", "canvas": "canvas"}
 
 #: Exports are written by worker processes from this many items written in all (summed over the
 #: files: the 8 files of a 1,000-item bank).

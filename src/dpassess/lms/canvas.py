@@ -102,3 +102,42 @@ INTERACTION_TYPES = {
     "textEntryInteraction": "fill_in_multiple_blanks_question (the correctResponse value)",
     "matchInteraction": "matching_question",
 }
+
+
+# --- what Canvas's quizzes cannot carry: one wording for the export warnings and lint (LM008) ---
+
+#: Canvas's QTI 2.1 importer knows no `orderInteraction` (`INTERACTION_TYPES`): the question is
+#: imported as an "Error" question students cannot answer, which still counts its points. The
+#: manifest's `interactionType` hint would make it a matching question, but the hint is not valid
+#: in the content-package profile and is lost by the QTI 3.0 upgrade, so the QTI export warns.
+ORDERING_IN_QTI21 = ("Canvas imports an ordering question in a QTI 2.1 package as an error "
+                     "question students cannot answer; for Canvas, export with -f canvas "
+                     "(ordering becomes a matching question Canvas grades)")
+
+#: Classic Quizzes have no ordering question: the canvas export writes a matching question that
+#: pairs each option with its position (1st, 2nd, ...), which Canvas grades pair by pair.
+ORDERING_AS_MATCHING = ("Canvas quizzes have no ordering question: written as a matching "
+                        "question pairing each option with its position, graded pair by pair "
+                        "(the ordering's own grading is not carried)")
+
+#: `Quizzes::QuizQuestion::NumericalQuestion` compares the number alone: no units.
+UNITS_NOT_GRADED = ("Canvas's numerical question has no units: the number alone is graded "
+                    "(units and unit_penalty are not carried; say the unit in the stem)")
+
+#: Canvas's numerical and short-answer questions give full points for every answer they
+#: accept (the importer sets each answer's weight to 100): an answer worth part of the points,
+#: or none (kept for its feedback), cannot be carried without becoming fully right.
+def partial_answer_left_out(answer_id: str, fraction: float) -> str:
+    return (f"Canvas gives full points for every answer it accepts: answer {answer_id!r} "
+            f"({fraction:.0%} of the points) is left out")
+
+
+#: `Quizzes::QuizQuestion::ShortAnswerQuestion` compares whole wordings, stripped and
+#: lower-cased: no wildcard, and never case-sensitive.
+def wildcard_left_out(wording: str) -> str:
+    return (f"Canvas's short answer has no wildcard: the wording {wording!r} (with '*') is "
+            "left out")
+
+
+CASE_NOT_CARRIED = ("Canvas's short answer ignores case: case_sensitive is not carried "
+                    "(any capitalisation is accepted)")

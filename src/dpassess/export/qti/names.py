@@ -1,11 +1,14 @@
 """What the parts of a QTI package call each other: namespaces, schemas, identifiers, file paths.
 
-Identifiers come from ids: item `<collection id>.<item id>-<lang>` (its file
+Identifiers come from ids: item `<collection id>__<item id>-<lang>` (its file
 `items/<item id>.xml`), test `<collection id>-<lang>-test` (its file `tests/<collection id>.xml`).
 The collection is a bank or an assembled form: each form's questions have identifiers of their
 own, so importing a form never updates another form's (or the bank's) questions in an LMS that
 matches questions by identifier (Canvas's "overwrite assessment content with matching IDs").
-Neither id has a `.`, so the identifier says which collection and which item it is.
+No identifier has a `.`: in a test, QTI refers to an item's outcome as `<item ref>.<outcome>`
+(`item.SCORE`), so a dotted item identifier breaks a QTI engine's test session. Ids never hold
+`__` (each `-` or `_` is followed by a letter or digit), so `__` joins collection and item
+unambiguously and the identifier says which collection and which item it is.
 """
 
 from __future__ import annotations
@@ -40,11 +43,16 @@ CP = f"{{{CP_NS}}}"
 LOM = f"{{{LOM_NS}}}"
 
 
+#: Between collection id and item id in an item's identifier: not `.` (see above), and never
+#: inside an id.
+ITEM_SEPARATOR = "__"
+
+
 def item_identifier(item: ItemBase, lang: str, collection_id: str = "") -> str:
     """The item's identifier in a package of the collection `collection_id` (none: the item's
     own, `<item id>-<lang>`, for an item exported alone)."""
     own = f"{item.id}-{lang}"
-    return f"{collection_id}.{own}" if collection_id else own
+    return f"{collection_id}{ITEM_SEPARATOR}{own}" if collection_id else own
 
 
 def item_path(item: ItemBase) -> str:

@@ -331,6 +331,7 @@ def ordering(build: Builder, item: Ordering) -> etree._Element:
         build.warn("grading", "QTI scores the longest ordered subset as the true longest; "
                               "Moodle's search credits a longer one for some orders (from four "
                               "options on), so a QTI player may give fewer points than Moodle")
+    build.warn("type", canvas.ORDERING_IN_QTI21)
     ordering_rules(_processing(root, build), ids, item.grading, item.points)
     build.explanation(root)
     return root

@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 
 from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import Hit, rule
+from dpassess.lms import canvas
 from dpassess.lms.canvas import QUESTION_TEXT_LIMIT
 from dpassess.lms.moodle import (
     GRADE_TOLERANCE,
@@ -22,7 +23,7 @@ from dpassess.markup import markdown as render
 from dpassess.markup.parser import parser
 from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import Item, MultipleResponse, SingleChoice
+from dpassess.model import Item, MultipleResponse, Numerical, Ordering, ShortAnswer, SingleChoice
 
 #: The choice types whose options may carry `weights`.
 _WEIGHTED: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
@@ -437,3 +438,62 @@ def canvas_question_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
                       f"the question text is {size:,} characters of HTML in {lang!r}"
                       f"{' with its stimulus' if shared is not None else ''}; Canvas replaces "
                       f"a text over {QUESTION_TEXT_LIMIT:,}")
+
+
+#: The item types whose grading a Canvas quiz may not carry in full.
+_CANVAS_LIMITED: tuple[type[Numerical | ShortAnswer | Ordering], ...] = (
+    Numerical, ShortAnswer, Ordering)
+
+
+@rule(
+    "LM008", "canvas-cannot-carry", "info", target="Canvas",
+    key_risk="Yes, but only in Canvas and only for what the bank gave partial credit or a "
+    "wildcard: the key itself is kept, while a partly right answer earns nothing there and a "
+    "wording a wildcard stood for is marked wrong.",
+    fix="For Canvas, give every accepted answer full points, list the wordings a wildcard "
+    "stands for, say the unit in the stem; or accept the change (the export says the same).",
+    items=_CANVAS_LIMITED,
+)
+def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering]) -> Iterator[Hit]:
+    """## What it does
+    Reports what the Canvas export (`-f canvas`) cannot carry as the bank says it, in the words
+    of the export's warnings: graded units of a numerical item, answers worth part of the points
+    (or none) of a numerical or short-answer item, short-answer wordings with a `*` wildcard, a
+    case-sensitive short answer, and an ordering item (written as a matching question).
+
+    ## Why is this bad?
+    Canvas's numerical and short-answer questions give full points for every answer they accept
+    and compare a short answer whole and in any case; its quizzes have no units and no ordering
+    question. So a partly right answer earns nothing in Canvas, a wording a wildcard stood for
+    is marked wrong, and an ordering item is graded pair by pair, position by position.
+
+    ## Example
+    A short answer accepting `list*` for half the points; a numerical item with units `%`.
+
+    ## Use instead
+    The wordings written out (`list`, `linked list`), full-point answers only, the unit in the
+    stem ("in %"), or a single-choice item instead of an ordering. Or keep the item and suppress
+    the rule for it when its Canvas form is acceptable.
+    """
+    item = ctx.item
+    if isinstance(item, Ordering):
+        yield Hit(("type",), canvas.ORDERING_AS_MATCHING)
+        return
+    if isinstance(item, Numerical) and item.units:
+        yield Hit(("units",), canvas.UNITS_NOT_GRADED)
+    if isinstance(item, ShortAnswer):
+        if item.case_sensitive:
+            yield Hit(("case_sensitive",), canvas.CASE_NOT_CARRIED)
+        for lang, content in item.text.items():
+            for aid, wordings in content.answers.items():
+                for n, wording in enumerate(wordings):
+                    if "*" in wording:
+                        yield Hit(("text", lang, "answers", aid, n),
+                                  canvas.wildcard_left_out(xml_safe(wording)[0].strip()))
+    graded: list[tuple[str, float, bool]] = (
+        [(a.id, a.fraction, a.any_other) for a in item.answers] if isinstance(item, Numerical)
+        else [(a.id, a.fraction, False) for a in item.answers])
+    for n, (aid, fraction, any_other) in enumerate(graded):
+        if fraction != 1 and not any_other:
+            yield Hit(("answers", n, "fraction"), canvas.partial_answer_left_out(aid, fraction))
+
