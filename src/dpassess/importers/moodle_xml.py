@@ -46,9 +46,9 @@ _FORMATS = {"moodle_auto_format": "moodle", "html": "html", "plain_text": "plain
 _TYPES = {"multichoice": ItemType.single_choice, "truefalse": ItemType.true_false,
           "numerical": ItemType.numerical, "shortanswer": ItemType.short_answer,
           "matching": ItemType.matching, "match": ItemType.matching, "essay": ItemType.essay,
-          "ordering": ItemType.ordering}
+          "ordering": ItemType.ordering, "description": ItemType.description}
 _SKIPPED_TYPES = {
-    "description": "description", "cloze": "cloze (embedded answers)",
+    "cloze": "cloze (embedded answers)",
     "multianswer": "cloze (embedded answers)", "calculated": "calculated",
     "calculatedsimple": "calculated", "calculatedmulti": "calculated multichoice",
     "ddwtos": "drag and drop", "gapselect": "select missing words", "ddimageortext": "drag and drop",
@@ -202,6 +202,10 @@ class _Reader:
                 return self._matching(q, question, fmt)
             case ItemType.essay:
                 return self._essay(q, question, fmt)
+            case ItemType.description:
+                return question
+            case ItemType.cloze:
+                raise Skip("cloze questions are not read yet")
             case (ItemType.single_choice | ItemType.multiple_response | ItemType.true_false
                   | ItemType.numerical | ItemType.short_answer | ItemType.ordering):
                 pass
@@ -229,7 +233,7 @@ class _Reader:
                     "false", "", "0")
                 numbering = self.value(q, "answernumbering", "abc") or "abc"
                 question.numbering = "" if numbering == "abc" else numbering  # the default
-            case ItemType.matching | ItemType.essay:
+            case ItemType.matching | ItemType.essay | ItemType.description | ItemType.cloze:
                 pass
             case _:
                 assert_never(question.kind)

@@ -59,6 +59,7 @@ from dpassess.model import (
     AnswerContent,
     Content,
     ContentBase,
+    Description,
     Essay,
     EssayContent,
     Item,
@@ -438,7 +439,7 @@ class Builder:
                     weights = None
                 return _Choices(answers, ids, key, weights)
             case (ItemType.numerical | ItemType.short_answer | ItemType.matching
-                  | ItemType.essay | ItemType.ordering):
+                  | ItemType.essay | ItemType.ordering | ItemType.cloze | ItemType.description):
                 raise ValueError(f"{q.kind.value} has no choices")
             case _:
                 assert_never(q.kind)
@@ -460,6 +461,10 @@ class Builder:
                 return self._essay_item(q, topic, langs)
             case ItemType.ordering:
                 return self._ordering_item(q, topic, langs)
+            case ItemType.description:
+                return self._description_item(q, topic, langs)
+            case ItemType.cloze:
+                raise Skip("cloze questions are not read yet")
             case _:
                 assert_never(q.kind)
 
@@ -669,6 +674,22 @@ class Builder:
         make = partial(Essay, type=ItemType.essay, response_format=response_format,
                        response_required=e.required, lines=lines, min_words=e.min_words,
                        max_words=e.max_words)
+        return self._built(q, topic, draft, text, make)
+
+    def _description_item(self, q: Question, topic: str, langs: list[tuple[str, str]]
+                          ) -> Item:
+        """Text only: the question text (and its general feedback); never scored."""
+        draft = self._draft(q, langs)
+        general = self._link(q, q.general, draft.files)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = ContentBase(
+                    stem=self._stem(q, draft, code),
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(Description, type=ItemType.description)
         return self._built(q, topic, draft, text, make)
 
     def _ordering_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:

@@ -22,6 +22,8 @@ from dpassess.markup.markdown import to_html, to_plain
 from dpassess.model import (
     TRUE_FALSE_WORDS,
     Bank,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -97,7 +99,8 @@ def _option_texts(item: Item, lang: str) -> dict[str, str]:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.option_ids}
-        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
+              | Description()):
             return {}
         case _:
             assert_never(item)
@@ -113,7 +116,7 @@ def _extra_words(item: Item) -> dict[str, set[str]]:
                     out.setdefault(loose(word), set()).add(oid)
             return out
         case (SingleChoice() | MultipleResponse() | Numerical() | ShortAnswer() | Matching()
-              | Ordering() | Essay()):
+              | Ordering() | Essay() | Cloze() | Description()):
             return {}
         case _:
             assert_never(item)
@@ -242,7 +245,7 @@ class TextIndex:
                 for oid, key in options.items():
                     parts.setdefault(key, set()).add(oid)
                 return len(split(rest, parts, use_all=frozenset(options))) == 1
-            case Numerical() | ShortAnswer() | Essay():
+            case Numerical() | ShortAnswer() | Essay() | Cloze() | Description():
                 return rest == ""
             case Matching():
                 # Moodle: "stem {premise; ...} -> {response; ...}", each side in the attempt's

@@ -17,11 +17,15 @@ from dpassess.lms.moodle import MAX_IDNUMBER
 from dpassess.markup.maths import find_maths
 from dpassess.model import (
     ChoiceBase,
+    ChoiceGap,
     ChoiceItem,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
@@ -407,7 +411,17 @@ def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
             ids += [(("distractors", i), p, MAX_IDNUMBER) for i, p in enumerate(item.distractors)]
         case Ordering():
             ids += [(("options", i), o, MAX_IDNUMBER) for i, o in enumerate(item.options)]
-        case Essay():
+        case Cloze():
+            for i, g in enumerate(item.gaps):
+                ids.append((("gaps", i, "id"), g.id, MAX_IDNUMBER))
+                if isinstance(g, ChoiceGap | MultipleResponseGap):
+                    ids += [(("gaps", i, "options", k), o, MAX_IDNUMBER)
+                            for k, o in enumerate(g.options)]
+                else:
+                    aids = [a.id for a in g.answers]
+                    ids += [(("gaps", i, "answers", k, "id"), aid, MAX_IDNUMBER)
+                            for k, aid in enumerate(aids)]
+        case Essay() | Description():
             pass
         case _:
             assert_never(item)
