@@ -86,15 +86,11 @@ def test_moodle_xml_export():
 
 def test_gift_export():
     r = import_file(GIFT, "gift", lang="en")
-    where = str(GIFT)
-    assert [str(s) for s in r.skipped] == [
-        f"{where}:42: gift: Intro: description (text with no answers) is not a question the "
-        "model holds",
-    ]
-    assert r.summary() == (
-        "9 imported, 1 skipped (1 description (text with no answers) is not a question the "
-        "model holds)")
-    holds, collectives, averaged, operation, match, year, essay, missing, escapes = r.items
+    assert r.skipped == []
+    assert r.summary() == "10 imported, 0 skipped"
+    holds, collectives, averaged, operation, match, year, essay, intro, missing, escapes = r.items
+    assert intro.type.value == "description"
+    assert intro.text["en"].stem == "The following questions are about data parallelism."
     xml_operation = next(i for i in import_file(XML, "moodle-xml", lang="en").items
                          if i.id == "name-the-operation")
     assert operation.answers == xml_operation.answers
@@ -115,10 +111,10 @@ def test_gift_export():
                                                      ("data-parallelism", "ddp"), ("a",))
     assert collectives.weights is None and collectives.key == ("a", "b")
     assert averaged.text["en"] == xml["q-1-3"].text["en"]
-    # missing-word format: the blank stays where the answers were; no title given
-    assert missing.text["en"].stem == "Data parallelism replicates the _____ on every GPU."
+    # missing-word format: a cloze item whose one gap is where the answers were; no title
+    assert missing.text["en"].stem == "Data parallelism replicates the [[g1]] on every GPU."
     assert missing.text["en"].title is None
-    assert missing.key == ("a",) and missing.text["en"].options["a"] == "model"
+    assert missing.gaps[0].key == "a" and missing.text["en"].gaps["g1"].options["a"] == "model"
     # escapes: \: \{ \} \= \# \~ and \n
     assert escapes.text["en"].title == "Escapes : and {braces}"
     assert escapes.text["en"].stem == "What does 1 = 1 mean in C#?"
@@ -253,7 +249,7 @@ def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_pa
     result = dpassess("import", str(XML), "--from", "qti21", "--bank", str(tmp_path / "b"))
     assert result.returncode == 2 and "looks like moodle-xml, not qti21" in result.stderr
     empty = tmp_path / "empty.gift"
-    empty.write_text("// only a comment\n\n::d::A description.\n", encoding="utf-8")
+    empty.write_text("// only a comment\n\n::d::A bad {brace.\n", encoding="utf-8")
     result = dpassess("import", str(empty), "--from", "gift", "--bank", str(tmp_path / "b"),
                       "--lang", "en")
     assert result.returncode == 1, result.stderr

@@ -57,6 +57,7 @@ from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
     AnswerContent,
+    Cloze,
     Content,
     ContentBase,
     Description,
@@ -66,12 +67,14 @@ from dpassess.model import (
     ItemType,
     Matching,
     MatchingContent,
+    MultipleResponse,
     Numerical,
     Option,
     Ordering,
     OrderingContent,
     ShortAnswer,
     ShortAnswerContent,
+    SingleChoice,
 )
 from dpassess.model.items import (
     LmsSettings,
@@ -163,6 +166,8 @@ class Question:
     #: Moodle's penalty per wrong try (None: not given) and answer numbering.
     penalty: float | None = None
     numbering: str = ""
+    #: GIFT's missing-word form: the stem holds `[[g1]]` where the answers were.
+    missing_word: bool = False
 
     @property
     def label(self) -> str | None:
@@ -445,8 +450,25 @@ class Builder:
                 assert_never(q.kind)
 
     def _item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
-        """The question as an item of its type: one builder per type (Skip if the model cannot
-        hold the question)."""
+        """The question as an item of its type (Skip if the model cannot hold the question); a
+        question with its answers inside the text (GIFT's missing-word form) as a cloze item of
+        one gap."""
+        item = self._typed_item(q, topic, langs_found)
+        if not q.missing_word:
+            return item
+        gap = one_gap_cloze(item)
+        if gap is not None:
+            return gap
+        self.warn(f"a {item.type.value} question in the missing-word form cannot be a cloze gap "
+                  "(units, weights or its type): kept as a question, its blank as _____",
+                  line=q.line, item=q.label)
+        text = {la: c.model_copy(update={"stem": c.stem.replace(f"[[{MISSING_WORD_GAP}]]",
+                                                                  "_____")})
+                for la, c in item.text.items()}
+        return item.model_copy(update={"text": text})
+
+    def _typed_item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
+        """The question as an item of its type: one builder per type."""
         langs = self._languages(q, langs_found)
         match q.kind:
             case ItemType.single_choice | ItemType.multiple_response | ItemType.true_false:
@@ -890,3 +912,47 @@ def _plain_markdown(text: str, code: str) -> str:
     HTML (tags stripped, entities decoded; `&lt;` shows as `<`), with or without multilang
     spans."""
     return title_markdown(plain_name(select(text, code)))
+
+
+#: The id of the gap of a question in GIFT's missing-word form.
+MISSING_WORD_GAP = "g1"
+
+
+def one_gap_cloze(item: Item) -> Cloze | None:
+    """The cloze item of one gap (`MISSING_WORD_GAP`, named in the stem) that asks what `item`
+    asks, or None when a gap cannot hold it (units, weights of a multiple-response item, a
+    type without gaps)."""
+    gid = MISSING_WORD_GAP
+
+    def text(gaps: Callable[[str], dict[str, object]]) -> dict[str, object]:
+        return {la: {"title": c.title, "stem": c.stem, "explanation": c.explanation,
+                     "gaps": {gid: gaps(la)}} for la, c in item.text.items()}
+
+    base = {"id": item.id, "topic": item.topic, "points": item.points, "tags": item.tags,
+            "lms": item.lms, "type": "cloze"}
+    gap: dict[str, object]
+    match item:
+        case SingleChoice():
+            gap = {"id": gid, "type": "choice", "options": list(item.option_ids),
+                   "key": item.key[0], "weights": item.weights, "shuffle": item.shuffle}
+            content = text(lambda la: {"options": item.text[la].options,
+                                       "feedback": item.text[la].feedback})
+        case MultipleResponse() if item.weights is None:
+            gap = {"id": gid, "type": "multiple_response", "options": list(item.option_ids),
+                   "key": list(item.key), "shuffle": item.shuffle}
+            content = text(lambda la: {"options": item.text[la].options,
+                                       "feedback": item.text[la].feedback})
+        case ShortAnswer():
+            gap = {"id": gid, "type": "short_answer", "answers": list(item.answers),
+                   "case_sensitive": item.case_sensitive}
+            content = text(lambda la: {"answers": item.text[la].answers,
+                                       "feedback": item.text[la].feedback})
+        case Numerical() if not item.units:
+            gap = {"id": gid, "type": "numerical", "answers": list(item.answers)}
+            content = text(lambda la: {"feedback": item.text[la].feedback})
+        case _:
+            return None
+    try:
+        return Cloze.model_validate({**base, "gaps": [gap], "text": content})
+    except ValidationError:
+        return None
