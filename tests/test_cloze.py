@@ -338,3 +338,91 @@ def test_kitchen_sink_forms_print_numbered_blanks_and_the_choices():
     assert [n for n, _ in gap_choices(item, "en")] == [3, 4]
     tree = etree.fromstring(f"<p>{to_inline_html(stem)}</p>")
     assert "".join(tree.itertext()).count("_" * 12) == 4
+
+
+# --- import: Moodle's own fixtures, and round trips -------------------------------------------
+
+UPSTREAM = ROOT / "tests" / "fixtures" / "moodle" / "upstream"
+
+
+def test_moodles_fixtures_every_saved_cloze_and_description_is_kept_the_broken_refused():
+    from dpassess.importers import gift as gift_import
+    from dpassess.importers import moodle_xml as xml_import
+
+    kept: list[tuple[str, int]] = []
+    saved: list[tuple[str, int]] = []  # what Moodle saves: its own parser's gaps, not refused
+    for name in ("multianswer.xml", "sample_questions_with_old_image_tag.xml",
+                 "xmlformat_test_questions.xml"):
+        data = (UPSTREAM / name).read_bytes()
+        result = xml_import.read(data, name, "en")
+        assert result.skipped == [], [str(s) for s in result.skipped]
+        kept += [(it.type.value, len(getattr(it, "gaps", ()))) for it in result.items
+                 if it.type.value in ("cloze", "description")]
+        for q in read_xml(data):
+            if q.qtype == "cloze":
+                parsed = multianswer.extract(q.questiontext)
+                assert multianswer.validate(parsed) == []
+                saved.append(("cloze", len(parsed.subs)))
+            elif q.qtype == "description":
+                saved.append(("description", 0))
+    result = gift_import.read((UPSTREAM / "questions.gift.txt").read_bytes(), "q.gift", "en")
+    assert result.skipped == []
+    kept += [(it.type.value, len(getattr(it, "gaps", ()))) for it in result.items
+             if it.type.value in ("cloze", "description")]
+    saved.append(("cloze", 1))  # its one missing-word question
+    # Moodle saves 6 cloze questions and 2 descriptions of these files: all kept, gaps and all
+    assert len(saved) == 8 and sorted(kept) == sorted(saved)
+    broken = xml_import.read((UPSTREAM / "broken_cloze_questions.xml").read_bytes(), "b.xml", "en")
+    assert broken.items == []
+    assert [str(s).split(": ", 2)[2] for s in broken.skipped] == [
+        "Multianswer question without subquestions: Invalid embedded answers (Cloze) question "
+        "(The question text must include at least one embedded answer.) (Moodle refuses it too)",
+        "Multichoice subquestion without choices: Invalid embedded answers (Cloze) question "
+        "(The question text must include at least one embedded answer.) (Moodle refuses it too)",
+        "Multichoice subquestion with only one choice: Invalid embedded answers (Cloze) question "
+        "(gap 1: Please fill in at least 2 answers.) (Moodle refuses it too)",
+        "Multichoice subquestion with no completely correct answer: Invalid embedded answers "
+        "(Cloze) question (gap 1: One of the answers should have a score of 100% so it is "
+        "possible to get full marks for this question.) (Moodle refuses it too)",
+        "Numerical subquestion with buggy answer: Invalid embedded answers (Cloze) question "
+        "(gap 1: You must enter a valid number or '*'.) (Moodle refuses it too)",
+    ]
+    assert [s.line for s in broken.skipped] == [4, 20, 36, 52, 68]
+
+
+def test_moodles_simple_multianswer_comes_in_with_its_gaps_grades_and_feedback():
+    from dpassess.importers import moodle_xml as xml_import
+
+    result = xml_import.read((UPSTREAM / "xmlformat_test_questions.xml").read_bytes(), "x", "en")
+    item = next(it for it in result.items if isinstance(it, Cloze))
+    assert item.text["en"].stem == ('Complete this opening line of verse: "The [[g1]] and the '
+                                    '[[g2]] went to sea".')
+    words, menu = item.gaps
+    assert [(a.id, a.fraction) for a in words.answers] == [("a", 0), ("b", 1), ("c", 0)]
+    gaps = item.text["en"].gaps
+    assert gaps["g1"].answers == {"a": ("Dog",), "b": ("Owl",), "c": ("*",)}
+    assert gaps["g1"].feedback["b"] == "Well done!"
+    assert (menu.type, menu.key, menu.display) == ("choice", "c", "dropdown")
+    assert gaps["g2"].options["c"] == "Pussy-cat"
+    assert item.points == 2
+
+
+@given(wording=HOSTILE, option=HOSTILE, feedback=HOSTILE)
+def test_a_cloze_comes_back_from_moodle_xml_as_it_went(wording: str, option: str, feedback: str):
+    from dpassess.importers import moodle_xml as xml_import
+
+    item = parse_item({
+        "schema": 1, "id": "c1", "type": "cloze", "topic": "t/a", "points": 3,
+        "gaps": [{"id": "g1", "type": "short_answer", "points": 2, "answers": [{"id": "a"}]},
+                 {"id": "g2", "type": "choice", "options": ["a", "b"], "key": "b"}],
+        "text": {"en": {"stem": "x [[g1]] y [[g2]]",
+                        "gaps": {"g1": {"answers": {"a": [wording]}, "feedback": {"a": feedback}},
+                                 "g2": {"options": {"a": option, "b": "other"}}}}}})
+    data = moodle_xml.export(collection(item), "en").data
+    (back,) = xml_import.read(data, "x.xml", "en").items
+    assert isinstance(back, Cloze)
+    assert [g.type for g in back.gaps] == ["short_answer", "choice"]
+    assert [g.points for g in back.gaps] == [2, 1]
+    assert back.text["en"].gaps["g1"].answers["a"][0].strip() == \
+        wording.replace("\\}", "}").replace("\\#", "#").strip()
+    assert back.gaps[1].key == "b"  # type: ignore[union-attr]

@@ -25,13 +25,12 @@ GIFT = FIXTURES / "questions.gift.txt"
 def test_moodle_xml_export():
     r = import_file(XML, "moodle-xml", lang="en")
     where = str(XML)
-    assert [str(s) for s in r.skipped] == [
-        f"{where}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not supported "
-        "yet",
-    ]
+    assert r.skipped == []
     assert {(d.severity, d.code, d.path) for d in r.skipped + r.warnings} == {
         (Severity.warning, "moodle-xml", where)}
-    holds, collectives, averaged, operation, partial = r.items
+    holds, collectives, averaged, operation, cloze, partial = r.items
+    assert cloze.type.value == "cloze" and cloze.text["en"].stem == "[[g1]]"
+    assert cloze.text["en"].gaps["g1"].answers == {"a": ("all-reduce",)}
     # partial credit in a single-answer question, as Moodle saves it: the 100% answer is the
     # key, the other earns its grade
     assert partial.type.value == "single_choice" and partial.key == ("a",)
@@ -218,15 +217,12 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     result = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--lang", "en")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("5 imported, 1 skipped (1 cloze (embedded answers) questions "
-                                  "are not supported yet)\n")
-    assert (f"{XML}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not "
-            "supported yet") in result.stderr
+    assert result.stdout.endswith("6 imported, 0 skipped\n")
     # numbered in the file's order, which the bank loads them in (19.5)
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
         "01-dp-gpu-holds.yaml", "02-collectives.yaml", "03-q-1-3.yaml",
-        "04-name-the-operation.yaml", "05-partial-credit-in-a-single-answer-question.yaml",
-        "bank.yaml"]
+        "04-name-the-operation.yaml", "05-cloze.yaml",
+        "06-partial-credit-in-a-single-answer-question.yaml", "bank.yaml"]
     first = (bank / "01-dp-gpu-holds.yaml").read_text(encoding="utf-8")
     assert first.startswith("# yaml-language-server: $schema=schema/item.schema.json\n")
     assert (bank / "schema" / "item.schema.json").is_file()
@@ -235,14 +231,14 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     loaded = load_banks([bank])[0]
     assert loaded.config.id == "cs101" and list(loaded.config.languages) == ["en"]
     assert [i.id for i in loaded] == ["dp-gpu-holds", "collectives", "q-1-3",
-                                      "name-the-operation",
+                                      "name-the-operation", "cloze",
                                       "partial-credit-in-a-single-answer-question"]
     again = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank))
     assert again.returncode == 2 and "already exists" in again.stderr  # nothing overwritten
     forced = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--force")
     assert forced.returncode == 0, forced.stderr  # the same files, not new numbers
-    assert len(list(bank.glob("*.yaml"))) == 6
+    assert len(list(bank.glob("*.yaml"))) == 7
 
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):

@@ -292,10 +292,12 @@ def test_moodle_xml_ordering():
         "Moodle shows 2 of the 3 items (random); the item shows them all"]
 
 
-def test_moodle_xml_cloze_keeps_its_refusal():
-    result = read_xml(question("cloze", "Cloze", "", "A {1:SHORTANSWER:=x} b"))
-    assert result.items == [] and result.skipped[0].message == (
-        "cloze (embedded answers) questions are not supported yet")
+def test_moodle_xml_cloze_refused_as_moodle_refuses_it():
+    result = read_xml(question("cloze", "Cloze", "", "A {1:MULTICHOICE:=x} b"))
+    assert result.items == []
+    assert [s.message for s in result.skipped] == [
+        "Invalid embedded answers (Cloze) question (gap 1: Please fill in at least 2 answers.) "
+        "(Moodle refuses it too)"]
 
 
 def test_moodle_xml_penalty_and_numbering_into_lms_moodle():

@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
 
+from dpassess.importers import moodle_cloze
 from dpassess.importers.common import (
     DEFAULT_TOPIC,
     MAX_FIELD,
@@ -58,6 +59,7 @@ from dpassess.model import (
     TRUE_FALSE_WORDS,
     AnswerContent,
     Cloze,
+    ClozeContent,
     Content,
     ContentBase,
     Description,
@@ -168,6 +170,8 @@ class Question:
     numbering: str = ""
     #: GIFT's missing-word form: the stem holds `[[g1]]` where the answers were.
     missing_word: bool = False
+    #: A cloze question's gaps (the stem names each as `[[g<n>]]`).
+    gaps: list[moodle_cloze.Gap] = field(default_factory=list)
 
     @property
     def label(self) -> str | None:
@@ -486,7 +490,7 @@ class Builder:
             case ItemType.description:
                 return self._description_item(q, topic, langs)
             case ItemType.cloze:
-                raise Skip("cloze questions are not read yet")
+                return self._cloze_item(q, topic, langs)
             case _:
                 assert_never(q.kind)
 
@@ -696,6 +700,63 @@ class Builder:
         make = partial(Essay, type=ItemType.essay, response_format=response_format,
                        response_required=e.required, lines=lines, min_words=e.min_words,
                        max_words=e.max_words)
+        return self._built(q, topic, draft, text, make)
+
+    def _cloze_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        """Each gap as the model's gap of its kind: answer ids a, b, ... in Moodle's order,
+        wordings (short answer) and option texts (choices) per language."""
+        draft = self._draft(q, langs)
+        stem, general = self._link(q, q.stem, draft.files), self._link(q, q.general, draft.files)
+        gaps: list[dict[str, object]] = []
+        texts: dict[str, dict[str, dict[str, object]]] = {model: {} for model, _ in langs}
+        for n, g in enumerate(q.gaps, 1):
+            gid = f"g{n}"
+            ids = option_ids(len(g.answers))
+            answers = list(zip(ids, g.answers, g.fractions, g.feedback, g.tolerances,
+                               strict=True))
+            spec: dict[str, object] = {"id": gid, "points": g.weight}
+            for model, code in langs:
+                feedback = {aid: fb for aid, _, _, html, _ in answers
+                            if (fb := _markdown(Text(html, "html"), code, inline=True))}
+                entry: dict[str, object] = {"feedback": feedback}
+                if g.kind == "shortanswer":
+                    entry["answers"] = {aid: (select(text, code),) for aid, text, _, _, _ in answers
+                                        if php_trim(text)}
+                elif g.kind == "multichoice":
+                    entry["options"] = {aid: _markdown(Text(text, "html"), code, inline=True)
+                                        for aid, text, _, _, _ in answers}
+                texts[model][gid] = entry
+            if g.kind == "shortanswer":
+                spec |= {"type": "short_answer", "case_sensitive": g.case_sensitive,
+                         "answers": [{"id": aid, "fraction": f} for aid, t, f, _, _ in answers
+                                     if php_trim(t)]}
+            elif g.kind == "numerical":
+                spec |= {"type": "numerical", "answers": [
+                    {"id": aid, "any_other": True} if t.strip() == "*" else
+                    {"id": aid, "value": float(t.replace(",", ".")), "tolerance": tol,
+                     "fraction": f} for aid, t, f, _, tol in answers]}
+            elif g.single:
+                key = next(aid for aid, _, f, _, _ in answers if f == 1)
+                weights = {aid: f for aid, _, f, _, _ in answers if aid != key and f}
+                spec |= {"type": "choice", "options": list(ids), "key": key,
+                         "weights": weights or None, "shuffle": g.shuffle,
+                         "display": g.layout or "dropdown"}
+            else:
+                fractions = {aid: f for aid, _, f, _, _ in answers}
+                keys = [aid for aid, f in fractions.items() if f > 0]
+                spec |= {"type": "multiple_response", "options": list(ids), "key": keys,
+                         "weights": fractions, "shuffle": g.shuffle,
+                         "display": "horizontal" if g.layout == "horizontal" else "vertical"}
+            gaps.append(spec)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = ClozeContent.model_validate({
+                    "stem": _markdown(stem, code, inline=False), "gaps": texts[model],
+                    "explanation": _markdown(general, code, inline=False) or None})
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(_cloze_of, gaps)
         return self._built(q, topic, draft, text, make)
 
     def _description_item(self, q: Question, topic: str, langs: list[tuple[str, str]]
@@ -956,3 +1017,7 @@ def one_gap_cloze(item: Item) -> Cloze | None:
         return Cloze.model_validate({**base, "gaps": [gap], "text": content})
     except ValidationError:
         return None
+
+
+def _cloze_of(gaps: list[dict[str, object]], **fields: object) -> Item:
+    return Cloze.model_validate({"type": "cloze", "gaps": gaps, **fields})

@@ -778,6 +778,10 @@ class MultipleResponseGap(GapBase):
     display: Literal["vertical", "horizontal"] = "vertical"
     options: tuple[OptionId, ...] = Field(description="Option ids in authoring order.")
     key: tuple[OptionId, ...] = Field(description="Ids of the right options.")
+    weights: dict[OptionId, Annotated[float, Field(ge=-1, le=1)]] | None = Field(
+        None, description="Fraction of the gap's points per option (default: right options "
+        "share +1, wrong ones -1, the total kept between 0 and 1)."
+    )
     shuffle: bool = False
 
     @model_validator(mode="before")
@@ -793,6 +797,8 @@ class MultipleResponseGap(GapBase):
         return data
 
     def fractions(self) -> dict[str, float]:
+        if self.weights is not None:
+            return {o: self.weights.get(o, 0.0) for o in self.options}
         n_right = len(self.key)
         n_wrong = len(self.options) - n_right
         return {o: (1.0 / n_right if o in self.key else (-1.0 / n_wrong if n_wrong else 0.0))
@@ -892,10 +898,9 @@ def _gap_problems(i: int, gap: ShortAnswerGap | NumericalGap | ChoiceGap | Multi
                 if k not in gap.options:
                     yield (("gaps", i, "key"),
                            f"key {k!r} names no option (options: {', '.join(gap.options)})")
-            if isinstance(gap, ChoiceGap):
-                for oid in gap.weights or ():
-                    if oid not in gap.options:
-                        yield ("gaps", i, "weights", oid), f"weight for unknown option {oid!r}"
+            for oid in gap.weights or ():
+                if oid not in gap.options:
+                    yield ("gaps", i, "weights", oid), f"weight for unknown option {oid!r}"
 
 
 def _gap_text_problems(lang: str,
