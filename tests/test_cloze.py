@@ -86,7 +86,7 @@ def test_a_gap_needs_a_right_answer_and_its_key_an_option():
 def test_a_bad_gap_field_is_reported_at_its_line_and_column(tmp_path: Path):
     bank = tmp_path / "b"
     bank.mkdir()
-    (bank / "bank.yaml").write_text("schema: 1\nid: b\ntitle: {en: B}\nlanguages: [en]\n"
+    (bank / "bank.yaml").write_text("schema: 1\nid: bb\ntitle: {en: B}\nlanguages: [en]\n"
                                      "default_language: en\n")
     (bank / "c.yaml").write_text(
         "schema: 1\nid: c1\ntype: cloze\ntopic: t/a\ngaps:\n"
@@ -426,3 +426,32 @@ def test_a_cloze_comes_back_from_moodle_xml_as_it_went(wording: str, option: str
     assert back.text["en"].gaps["g1"].answers["a"][0].strip() == \
         wording.replace("\\}", "}").replace("\\#", "#").strip()
     assert back.gaps[1].key == "b"  # type: ignore[union-attr]
+
+
+def test_the_analysis_reports_each_gaps_p(tmp_path: Path):
+    from dpassess.stats import analyse, read_responses
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "bank.yaml").write_text("schema: 1\nid: bb\ntitle: {en: B}\nlanguages: [en]\n"
+                                    "default_language: en\n")
+    item = cloze()
+    import yaml
+
+    (bank / "c1.yaml").write_text(yaml.safe_dump(item.model_dump(
+        mode="json", by_alias=True, exclude_none=True)), encoding="utf-8")
+    rows = ["person,item,response",
+            "p1,c1,w=Paris; n=2.5; c=q",   # 4
+            "p2,c1,w=Paris; n=9; c=p",     # 2
+            "p3,c1,w=parisx; n=2.5; c=q",  # 0.5 * 2 + 1 + 1 = 3
+            "p4,c1,"]                      # omitted: 0
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    analysis = analyse(read_responses(tmp_path / "r.csv", load_bank(bank)))
+    stats = analysis.item("c1")
+    assert stats.mean == pytest.approx((4 + 2 + 3 + 0) / 4)
+    assert dict(stats.gaps) == pytest.approx({"w": (1 + 1 + 0.5 + 0) / 4, "n": 2 / 4,
+                                              "c": 2 / 4})
+    assert analysis.to_dict()["items"][0]["gaps"] == {"w": 0.625, "n": 0.5, "c": 0.5}
+    from dpassess.stats.report import to_text
+
+    assert "  [[w]]" in to_text(analysis) and "0.625" in to_text(analysis)
