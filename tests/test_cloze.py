@@ -455,3 +455,18 @@ def test_the_analysis_reports_each_gaps_p(tmp_path: Path):
     from dpassess.stats.report import to_text
 
     assert "  [[w]]" in to_text(analysis) and "0.625" in to_text(analysis)
+
+
+def test_forms_take_a_cloze_like_any_item_and_a_description_only_when_named():
+    from dpassess.assemble import assemble_problem
+    from dpassess.assemble.problem import resolve
+    from dpassess.model.blueprint import Blueprint
+
+    bank = load_bank(KS)
+    base = {"id": "ks", "bank": ".", "forms": 1, "items": 13, "statuses": ["reviewed", "draft"]}
+    ids = [fi.source.id for fi in assemble_problem(resolve(
+        Blueprint.model_validate(base), "<bp>", bank)).forms[0].items]
+    assert "ks-cloze-hash" in ids and "ks-intro-hashing" not in ids  # never drawn
+    form = assemble_problem(resolve(Blueprint.model_validate(
+        {**base, "items": 14, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
+    assert "ks-intro-hashing" in [fi.source.id for fi in form.items]
