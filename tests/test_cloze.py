@@ -120,7 +120,7 @@ def test_moodle_reads_each_gap_with_its_answers_fractions_tolerances_and_feedbac
     assert (n.qtype, n.answers, n.tolerance, n.fractions) == ("numerical", ["2.5"], [0.1], [1])
     assert (c.qtype, c.single, c.layout, c.answers, c.fractions) == (
         "multichoice", 1, "dropdown", ["P", "Q"], [0, 1])
-    assert parsed.defaultmark == 4 == q.defaultmark
+    assert parsed.defaultmark == 4  # Moodle: the sum of the gaps' weights
 
 
 def test_multiple_response_gap_keeps_the_banks_fractions():

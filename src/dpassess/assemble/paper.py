@@ -107,6 +107,8 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
         "matching": "Write the letter of the matching answer in the box beside each item.",
         "ordering": "Number the entries in the right order, starting at 1.",
         "essay": "Answer in full sentences in the space given.",
+        "cloze": "Write the answer to each numbered blank on its line; where the blank's choices "
+                 "are listed under the text, circle the letter of each right one.",
     },
     "id": {
         "single_choice": "Pilih satu jawaban yang paling tepat.",
@@ -117,6 +119,8 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
         "matching": "Tuliskan huruf pasangan yang cocok di kotak di samping setiap pernyataan.",
         "ordering": "Beri nomor urut pada setiap pilihan, mulai dari 1.",
         "essay": "Jawablah dengan kalimat lengkap pada ruang yang disediakan.",
+        "cloze": "Tuliskan jawaban setiap isian bernomor pada garisnya; jika pilihannya "
+                 "tercantum di bawah teks, lingkari huruf setiap jawaban yang benar.",
     },
 }
 
@@ -236,7 +240,7 @@ class Paper:
     def instructions(self) -> list[str]:
         seen: list[str] = []
         for fi in self.form.items:
-            if fi.item.type.value not in seen:
+            if fi.item.type.value not in seen and not isinstance(fi.item, Description):
                 seen.append(fi.item.type.value)
         table = INSTRUCTIONS.get(self.lang, INSTRUCTIONS["en"])
         return [table[t] for t in seen]

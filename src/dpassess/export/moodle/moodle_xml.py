@@ -536,9 +536,9 @@ def _cloze(q: _Question, item: Cloze, lang: str, *, duplicate: bool) -> etree._E
     if weights != item.points:
         q.t.warn("points", f"Moodle's mark for a cloze question is the sum of its gaps' weights "
                            f"({weights}), not {item.points:g}")
-    grade = question.find("defaultgrade")
+    grade = question.find("defaultgrade")  # Moodle writes none: the mark is the weights' sum
     assert grade is not None
-    grade.text = f"{weights:.7f}"
+    question.remove(grade)
     q.numbering("cloze")
     q.tags(question)
     return question
