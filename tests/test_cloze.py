@@ -470,3 +470,25 @@ def test_forms_take_a_cloze_like_any_item_and_a_description_only_when_named():
     form = assemble_problem(resolve(Blueprint.model_validate(
         {**base, "items": 14, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
     assert "ks-intro-hashing" in [fi.source.id for fi in form.items]
+
+
+def test_a_qti_item_of_several_text_entries_and_inline_choices_comes_in_as_a_cloze():
+    from dpassess.importers import qti21 as qti_import
+
+    base = cloze()
+    gaps = [g.model_dump() for g in base.gaps]
+    gaps[1]["answers"][0]["id"] = "a"  # the importer names answers a, b, ... in order
+    item = cloze(gaps=gaps)
+    root, _ = assessment_item(item, "en")
+    result = qti_import.read(etree.tostring(root, xml_declaration=True, encoding="utf-8"),
+                             "c1.xml", "en")
+    assert result.skipped == [] and result.warnings == []
+    (back,) = result.items
+    assert isinstance(back, Cloze)
+    assert back.text["en"].stem == "Word [[g1]], number [[g2]], pick [[g3]]."
+    renamed = {"w": "g1", "n": "g2", "c": "g3"}
+    assert [g.model_dump() for g in back.gaps] == [
+        {**g.model_dump(), "id": renamed[g.id]} for g in item.gaps]
+    assert back.text["en"].gaps == {renamed[k]: v for k, v in item.text["en"].gaps.items()} | {
+        "g2": back.text["en"].gaps["g2"]}
+    assert back.points == item.points
