@@ -492,3 +492,30 @@ def test_a_qti_item_of_several_text_entries_and_inline_choices_comes_in_as_a_clo
     assert back.text["en"].gaps == {renamed[k]: v for k, v in item.text["en"].gaps.items()} | {
         "g2": back.text["en"].gaps["g2"]}
     assert back.points == item.points
+
+
+@pytest.mark.parametrize("lang", ["id", "en"])
+def test_the_kitchen_sink_cloze_comes_back_from_its_qti_golden(lang: str):
+    from dpassess.importers import qti21 as qti_import
+
+    item = load_bank(KS).get("ks-cloze-hash")
+    assert isinstance(item, Cloze)
+    data = (ROOT / "tests" / "golden" / "kitchen-sink" / "qti21" / lang / "items"
+            / "ks-cloze-hash.xml").read_bytes()
+    result = qti_import.read(data, "ks.xml", lang)
+    assert result.skipped == [] and result.warnings == []
+    (back,) = result.items
+    assert isinstance(back, Cloze)
+    names = {g.id: f"g{n}" for n, g in enumerate(item.gaps, 1)}
+    stem = item.text[lang].stem.strip()
+    for old, new in names.items():
+        stem = stem.replace(f"[[{old}]]", f"[[{new}]]")
+    assert back.text[lang].stem == stem
+    for g, b in zip(item.gaps, back.gaps, strict=True):
+        assert (b.type, b.points) == (g.type, g.points)
+        if g.type in ("choice", "multiple_response"):
+            assert (b.options, b.key) == (g.options, g.key)  # type: ignore[union-attr]
+            assert back.text[lang].gaps[b.id].options == item.text[lang].gaps[g.id].options
+            assert back.text[lang].gaps[b.id].feedback == item.text[lang].gaps[g.id].feedback
+        else:
+            assert [a.fraction for a in b.answers] == [a.fraction for a in g.answers]  # type: ignore[union-attr]

@@ -809,7 +809,7 @@ class _TypedReader:
 
 
 #: The interactions an item of several reads as a cloze item's gaps.
-_GAP_INTERACTIONS = ("textEntryInteraction", "inlineChoiceInteraction")
+_GAP_INTERACTIONS = ("textEntryInteraction", "inlineChoiceInteraction", "choiceInteraction")
 
 
 class _GapReader(_TypedReader):
@@ -866,8 +866,9 @@ class _ClozeReader:
                          if d.get("identifier") == inter.get("responseIdentifier")), None)
             if decl is None:
                 raise Skip(f"no responseDeclaration for {inter.get('responseIdentifier')!r}")
-            if _local(inter) == "inlineChoiceInteraction":
+            if _local(inter) in ("inlineChoiceInteraction", "choiceInteraction"):
                 gap, text = self._choice(gid, inter, decl)
+                text["feedback"] = self._choice_feedback(decl, text["options"], shown)
             else:
                 gr = _GapReader(self.r, self.root, self.body, inter, decl, self.lang)
                 if decl.get("baseType") in ("float", "integer"):
@@ -890,10 +891,24 @@ class _ClozeReader:
             texts[gid] = text
         body = copy.deepcopy(self.body)
         marks = [d for d in body.iter() if _local(d) in _GAP_INTERACTIONS]
+        moved: list[int] = []  # block interactions whose place the text shows as "(n)"
         for n, el in enumerate(marks, 1):
+            if _local(el) == "choiceInteraction":
+                moved.append(n)
+                prompt = _first(el, "prompt")
+                if prompt is not None:
+                    _remove(prompt)
+                _remove(el)
+                continue
             el.tail = f"[[g{n}]]" + (el.tail or "")
             _remove(el)
+        for p in [d for d in body.iter() if _local(d) == "p"]:
+            if not len(p) and not (p.text or "").strip():
+                _remove(p)
         stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
+        for n in moved:  # dpassess writes "(n)" where the gap is; else the gap goes last
+            stem = (stem.replace(f"({n})", f"[[g{n}]]", 1) if stem.count(f"({n})") == 1
+                    else stem + f"\n\n[[g{n}]]")
         _, explanation = self.r._feedback(self.root, {}, shown)
         topic, tags = self.r._topic_and_tags()
         fields = dict(id=self.r._id(self.root), topic=topic, tags=tags,
@@ -908,21 +923,66 @@ class _ClozeReader:
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
 
+    def _choice_feedback(self, decl: etree._Element, options: dict[str, str],
+                         shown: set[str]) -> dict[str, str]:
+        """The feedback of each option: a rule that adds a feedback identifier to FEEDBACK when
+        the gap's response is (or holds) the option, and its modalFeedback."""
+        rid = decl.get("identifier")
+        qti_to_ours = {oid: oid for oid in options}
+        bodies = {mf.get("identifier", ""): mf for mf in _children(self.root, "modalFeedback")}
+        rp = _first(self.root, "responseProcessing")
+        out: dict[str, str] = {}
+        for rule in [] if rp is None else _children(rp, "responseCondition"):
+            branch = _first(rule, "responseIf")
+            if branch is None or not len(branch) or _local(branch[0]) not in ("match", "member"):
+                continue
+            test = branch[0]
+            if not any(_local(v) == "variable" and v.get("identifier") == rid for v in test):
+                continue
+            value = next((_text(v) for v in test if _local(v) == "baseValue"), "")
+            fid = next((_text(bv) for sov in _children(branch, "setOutcomeValue")
+                        if sov.get("identifier") == "FEEDBACK"
+                        for bv in _descendants(sov, "baseValue")), "")
+            oid = qti_to_ours.get(value.lower()) or qti_to_ours.get(value)
+            mf = bodies.get(fid)
+            if oid and mf is not None and (md := _markdown(mf.text, list(mf), inline=False)):
+                out[oid] = md
+                shown.add(fid)
+        return out
+
     def _choice(self, gid: str, inter: etree._Element, decl: etree._Element
                 ) -> tuple[dict[str, Any], dict[str, Any]]:
-        choices = _children(inter, "inlineChoice")
+        block = _local(inter) == "choiceInteraction"
+        choices = _children(inter, "simpleChoice" if block else "inlineChoice")
         qti_ids = [c.get("identifier", "") for c in choices]
         ids = self.r._option_ids(qti_ids)
         to_ours = dict(zip(qti_ids, ids, strict=True))
         cr = _first(decl, "correctResponse")
         key = [to_ours.get(_text(v), "") for v in _children(cr, "value")] if cr is not None \
             else []
-        if len(key) != 1 or not key[0]:
-            raise Skip(f"inline choice {inter.get('responseIdentifier')!r}: its correctResponse "
-                       "names no one choice")
+        multiple = block and decl.get("cardinality") == "multiple"
+        if not key or "" in key or (len(key) != 1 and not multiple):
+            raise Skip(f"choice {inter.get('responseIdentifier')!r}: its correctResponse names "
+                       "no choice of it" + ("" if multiple else ", or several"))
         mapping = _first(decl, "mapping")
         points = number(mapping.get("upperBound", "1"), "upperBound") \
             if mapping is not None and mapping.get("upperBound") else 1.0
+        if multiple:
+            fractions = {to_ours.get(e.get("mapKey", ""), ""): round(
+                number(e.get("mappedValue", "0"), "mappedValue") / (points or 1.0), 7)
+                for e in ([] if mapping is None else _children(mapping, "mapEntry"))}
+            fractions.pop("", None)
+            mr = {"id": gid, "type": "multiple_response", "options": ids, "key": key,
+                  "shuffle": inter.get("shuffle") == "true", "points": points or 1.0,
+                  "display": "horizontal" if "horizontal" in inter.get("class", "")
+                  else "vertical"}
+            right, wrong = len(key), len(ids) - len(key)
+            default = {o: (1 / right if o in key else (-1 / wrong if wrong else 0.0)) for o in ids}
+            if fractions and any(abs(fractions.get(o, 0.0) - default[o]) > 1e-6 for o in ids):
+                mr["weights"] = fractions
+            options = {to_ours[c.get("identifier", "")]: _markdown(c.text, list(c), inline=True)
+                       for c in choices}
+            return mr, {"options": options}
         weights = {}
         for entry in [] if mapping is None else _children(mapping, "mapEntry"):
             oid = to_ours.get(entry.get("mapKey", ""))
@@ -931,7 +991,7 @@ class _ClozeReader:
                 weights[oid] = round(value, 7)
         gap = {"id": gid, "type": "choice", "options": ids, "key": key[0],
                "shuffle": inter.get("shuffle") == "true", "weights": weights or None,
-               "points": points or 1.0}
+               "points": points or 1.0, "display": "vertical" if block else "dropdown"}
         options = {to_ours[c.get("identifier", "")]: _markdown(c.text, list(c), inline=True)
                    for c in choices}
         return gap, {"options": options}
