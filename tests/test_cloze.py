@@ -519,3 +519,22 @@ def test_the_kitchen_sink_cloze_comes_back_from_its_qti_golden(lang: str):
             assert back.text[lang].gaps[b.id].feedback == item.text[lang].gaps[g.id].feedback
         else:
             assert [a.fraction for a in b.answers] == [a.fraction for a in g.answers]  # type: ignore[union-attr]
+
+
+def test_a_description_in_a_responses_file_is_not_analysed(tmp_path: Path):
+    from dpassess.stats import analyse, read_responses
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "bank.yaml").write_text("schema: 1\nid: bb\ntitle: {en: B}\nlanguages: [en]\n"
+                                    "default_language: en\n")
+    import yaml
+
+    (bank / "c1.yaml").write_text(yaml.safe_dump(cloze().model_dump(
+        mode="json", by_alias=True, exclude_none=True)), encoding="utf-8")
+    (bank / "d1.yaml").write_text("schema: 1\nid: d1\ntype: description\ntopic: t/a\n"
+                                  "text: {en: {stem: Read this.}}\n", encoding="utf-8")
+    (tmp_path / "r.csv").write_text("person,item,response\np1,c1,w=Paris\np1,d1,\n"
+                                    "p2,c1,c=q\np2,d1,\n", encoding="utf-8")
+    analysis = analyse(read_responses(tmp_path / "r.csv", load_bank(bank)))
+    assert [s.item for s in analysis.items] == ["c1"]

@@ -91,8 +91,8 @@ def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
             return _matching(item, raw, line, ctx)
         case Cloze():
             return cloze_response(item, raw)
-        case Description():
-            return OMITTED
+        case Description():  # text only: nothing to analyse
+            return None
         case _:
             assert_never(item)
 
