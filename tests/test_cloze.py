@@ -538,3 +538,26 @@ def test_a_description_in_a_responses_file_is_not_analysed(tmp_path: Path):
                                     "p2,c1,c=q\np2,d1,\n", encoding="utf-8")
     analysis = analyse(read_responses(tmp_path / "r.csv", load_bank(bank)))
     assert [s.item for s in analysis.items] == ["c1"]
+
+
+def test_a_moodle_responses_report_with_a_cloze_question_is_read(tmp_path: Path):
+    from dpassess.stats import analyse, read_responses
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "bank.yaml").write_text("schema: 1\nid: bb\ntitle: {en: B}\nlanguages: [en]\n"
+                                    "default_language: en\n")
+    import yaml
+
+    (bank / "c1.yaml").write_text(yaml.safe_dump(cloze().model_dump(
+        mode="json", by_alias=True, exclude_none=True)), encoding="utf-8")
+    # qtype_multianswer's summary: typed gaps as _____, a choice gap as {its options}
+    question = "Word _____, number _____, pick {P; Q}."
+    head = '"Last name","First name","State","Grade/4.00","Question 1","Response 1"'
+    rows = [head,
+            f'"A","P1","Finished","4.00","{question}","part 1: Paris; part 2: 2.5; part 3: Q"',
+            f'"B","P2","Finished","2.00","{question}","part 1: Paris; part 2: 3; part 3: P"']
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    analysis = analyse(read_responses(tmp_path / "r.csv", load_bank(bank)))
+    stats = analysis.item("c1")
+    assert stats.mean == pytest.approx(3) and dict(stats.gaps) == {"w": 1, "n": 0.5, "c": 0.5}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import re
 import unicodedata
 from collections.abc import Iterable
 from typing import assert_never
@@ -22,18 +23,22 @@ from dpassess.markup.markdown import to_html, to_plain
 from dpassess.model import (
     TRUE_FALSE_WORDS,
     Bank,
+    ChoiceGap,
     Cloze,
     Description,
     Essay,
+    GapContent,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
     SingleChoice,
     TrueFalse,
 )
+from dpassess.model.items import GAP_REF
 
 #: Most steps one search for a split of a text into option texts may take (linear time).
 MAX_STEPS = 10_000
@@ -151,6 +156,27 @@ def split(key: str, parts: dict[str, set[str]], *, use_all: frozenset[str] | Non
     return found
 
 
+def _summary_stem(item: Item, lang: str) -> str:
+    """The stem as Moodle's summary of the question shows it: a cloze item's gaps as `_____`
+    (typed) or `{option; option}` (choices, in authoring order), as qtype_multianswer's
+    get_question_summary writes them."""
+    stem = item.text[lang].stem
+    if not isinstance(item, Cloze):
+        return stem
+    gaps = {g.id: g for g in item.gaps}
+
+    def bit(m: re.Match[str]) -> str:
+        gap = gaps.get(m.group(1))
+        if gap is None:
+            return m.group(0)
+        if isinstance(gap, ChoiceGap | MultipleResponseGap):
+            texts = item.text[lang].gaps.get(gap.id, GapContent()).options
+            return "{" + "; ".join(texts.get(o, "") for o in gap.options) + "}"
+        return " "
+
+    return re.sub(GAP_REF, bit, stem)
+
+
 class TextIndex:
     """The loose keys of every item's stem and options, in every language of the bank."""
 
@@ -186,7 +212,7 @@ class TextIndex:
     def _stem_source(self, item: Item, lang: str) -> str:
         """The Markdown of the question text as the Moodle export writes it: a stimulus's text
         before the stem."""
-        stem = item.text[lang].stem
+        stem = _summary_stem(item, lang)
         if item.stimulus is None:
             return stem
         try:
@@ -198,7 +224,7 @@ class TextIndex:
 
     def _stem_keys(self, item: Item, lang: str) -> list[str]:
         """The stem's loose keys: as written, with the stimulus before it, images as alt text."""
-        keys = moodle_plain(item.text[lang].stem)
+        keys = moodle_plain(_summary_stem(item, lang))
         if item.stimulus is not None:
             keys += moodle_plain(self._stem_source(item, lang))
         return [k for k in dict.fromkeys(keys) if k]
