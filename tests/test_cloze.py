@@ -31,6 +31,7 @@ from dpassess.stats.generic import cloze_response
 from dpassess.stats.lms import moodle_cloze_response
 from dpassess.stats.scoring import Response, gap_fraction, score
 from qti_engine import Engine
+from strategies import cloze_items
 from test_export_moodle_oracle import read_gift, read_xml
 from test_export_qti21 import assert_valid
 
@@ -561,3 +562,38 @@ def test_a_moodle_responses_report_with_a_cloze_question_is_read(tmp_path: Path)
     analysis = analyse(read_responses(tmp_path / "r.csv", load_bank(bank)))
     stats = analysis.item("c1")
     assert stats.mean == pytest.approx(3) and dict(stats.gaps) == {"w": 1, "n": 0.5, "c": 0.5}
+
+
+def _key_response(item: Cloze, lang: str) -> tuple[dict[str, Any], Response]:
+    """The key as QTI responses and as the statistics' response."""
+    qti: dict[str, Any] = {}
+    parts = []
+    for g in item.gaps:
+        match g.type:
+            case "short_answer":
+                w = item.text[lang].gaps[g.id].answers[g.answers[0].id][0]
+                qti[response_id(g.id)] = w
+                parts.append((g.id, Response(typed=w)))
+            case "numerical":
+                v = g.answers[0].value
+                qti[response_id(g.id)] = v
+                parts.append((g.id, Response(typed=repr(v))))
+            case "choice":
+                qti[response_id(g.id)] = g.key
+                parts.append((g.id, Response(chosen=frozenset([g.key]))))
+            case "multiple_response":
+                qti[response_id(g.id)] = list(g.key)
+                parts.append((g.id, Response(chosen=frozenset(g.key))))
+    return qti, Response(parts=tuple(parts))
+
+
+@given(item=cloze_items(langs=("en",)))
+def test_any_cloze_is_valid_qti_moodle_reads_every_gap_and_the_key_scores_full(item: Cloze):
+    root, _ = assessment_item(item, "en")
+    assert_valid("qti", root, item.id)
+    qti, response = _key_response(item, "en")
+    assert float(Engine(root).run(qti)["SCORE"]) == pytest.approx(item.points)
+    assert score(item, response) == pytest.approx(item.points)
+    (q,) = moodle_questions(item)
+    parsed = multianswer.extract(q.questiontext)
+    assert multianswer.validate(parsed) == [] and len(parsed.subs) == len(item.gaps)
