@@ -597,3 +597,14 @@ def test_any_cloze_is_valid_qti_moodle_reads_every_gap_and_the_key_scores_full(i
     (q,) = moodle_questions(item)
     parsed = multianswer.extract(q.questiontext)
     assert multianswer.validate(parsed) == [] and len(parsed.subs) == len(item.gaps)
+
+
+def test_a_name_made_from_a_cloze_stem_shows_its_gaps_as_blanks():
+    item = cloze(id="one", gaps=[{"id": "c", "type": "choice", "options": ["p", "q"], "key": "q"}],
+                 text={"en": {"stem": "Before [[c]] after.",
+                              "gaps": {"c": {"options": {"p": "P", "q": "Q"}}}}})
+    (q,) = moodle_questions(item)
+    assert q.name == "Before ___ after."
+    (g,) = [q for q in read_gift(gift.export(collection(item), "en").data.decode())
+            if q.qtype != "category"]
+    assert g.name == "Before ___ after."

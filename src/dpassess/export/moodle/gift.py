@@ -303,7 +303,8 @@ def _missing_word(t: ItemTexts, item: Cloze) -> list[str]:
             raise AssertionError(one.type)
     t.warnings += gt.warnings
     marker = f"[[{gap.id}]]"
-    head = lines[0]
+    # the cloze's own name (a name made from the stem shows the gap as a blank)
+    head = f"::{escape(t.name())}::" + lines[0].split("::", 2)[2]
     if head.rsplit("::", 1)[-1].count(marker) != 1:  # in the stem (the name may show it too)
         t.warn(f"text.{lang}.stem", f"the gap {marker} is not in the stem as written (inside "
                                     "code or a link?): GIFT's question has its answers last")
