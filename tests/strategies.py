@@ -216,6 +216,44 @@ OTHER_TYPES = {
 }
 
 
+@st.composite
+def cloze_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Cloze items: 1-4 gaps of any kind, each named once in every language's stem (between
+    drawn lines), with their wordings, options and feedback per language."""
+    kinds = draw(st.lists(st.sampled_from(["short_answer", "numerical", "choice",
+                                           "multiple_response"]), min_size=1, max_size=4))
+    gaps: list[dict] = []
+    per_lang: dict[str, dict[str, dict]] = {lang: {} for lang in langs}
+    for n, kind in enumerate(kinds, 1):
+        gid = f"g{n}"
+        gap: dict = {"id": gid, "type": kind, "points": float(draw(st.integers(1, 3)))}
+        if kind == "short_answer":
+            gap["answers"] = [{"id": "a"}, {"id": "b", "fraction": 0.5}][:draw(st.integers(1, 2))]
+            for lang in langs:
+                per_lang[lang][gid] = {"answers": {
+                    a["id"]: [f"{draw(accepted)} {a['id']}{lang}"] for a in gap["answers"]}}
+        elif kind == "numerical":
+            value = draw(number)
+            gap["answers"] = [{"id": "a", "value": value,
+                               "tolerance": draw(st.sampled_from([0.0, 0.5]))}]
+        else:
+            options = draw(st.lists(slug, min_size=2, max_size=4, unique=True))
+            gap["options"] = options
+            gap["key"] = options[0] if kind == "choice" else options[:draw(st.integers(1, 2))]
+            for lang in langs:
+                per_lang[lang][gid] = {"options": {o: f"{draw(line_text(max_words=3))} {o}"
+                                                   for o in options}}
+        gaps.append(gap)
+    text = {}
+    for lang in langs:
+        parts = [draw(line_text(max_words=5)) for _ in range(len(kinds) + 1)]
+        stem = parts[0] + "".join(f" [[g{n}]] {p}" for n, p in enumerate(parts[1:], 1))
+        text[lang] = {"stem": stem, "gaps": per_lang[lang]}
+    data = draw(_common(ItemType.cloze))
+    data.update(gaps=gaps, text=text)
+    return parse_item(data)
+
+
 def any_items(langs: tuple[str, ...] = LANGS) -> st.SearchStrategy[Item]:
     """Items of every type."""
     return st.one_of(items(langs), *(make(langs) for make in OTHER_TYPES.values()))

@@ -401,13 +401,20 @@ def _readquestion(lines: list[str]) -> Question | None:
             name = _post(text[:end]).strip()
             text = _php_trim(text[end + 2:])
     start, finish = text.find("{"), text.find("}")
+    if start < 0 and finish < 0:  # no answers: a description
+        qo = Question("description")
+        qo.questiontext, qo.questiontextformat = _with_format(text)
+        qo.name = name if name is not None else ""
+        qo.idnumber, qo.tags = _comment_ids(comments)
+        qo.defaultmark = 0.0
+        return qo
     if start < 0 or finish < 0:
-        raise AssertionError(f"Moodle: braceerror or description in {text[:80]!r}")
+        raise AssertionError(f"Moodle: braceerror in {text[:80]!r}")
     answertext = _php_trim(text[start + 1:finish])
     if text.endswith("}"):
         questiontext = text[:start] + text[finish + 1:]
-    else:
-        raise AssertionError("Moodle: missing-word question (text after the answers)")
+    else:  # the missing-word form: the answers' place shown as a blank
+        questiontext = text[:start] + "_____" + text[finish + 1:]
     gf = answertext.rfind("####")
     generalfeedback = ""
     if gf >= 0:

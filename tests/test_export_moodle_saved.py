@@ -292,7 +292,8 @@ def test_every_element_moodle_writes_is_written(kitchen_sink):
     ours = _questions(moodle_xml.export(kitchen_sink, "en").data)
     assert set(ours) == set(moodle)
     assert {t for t, _ in moodle.values()} == {
-        "multichoice", "truefalse", "numerical", "shortanswer", "matching", "essay", "ordering"}
+        "multichoice", "truefalse", "numerical", "shortanswer", "matching", "essay", "ordering",
+        "cloze", "description"}
     for idnumber, (qtype, paths) in ours.items():
         mtype, mpaths = moodle[idnumber]
         assert qtype == mtype, idnumber

@@ -26,11 +26,13 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+import moodle_multianswer as multianswer
 from conftest import ROOT, SEED_BANK, files
 from dpassess import load_bank
 from dpassess.export import EXPORTERS, Collection
 from dpassess.model import (
     ChoiceBase,
+    Cloze,
     Item,
     ItemType,
     Matching,
@@ -127,6 +129,8 @@ def test_the_kitchen_sink_has_every_feature():
     assert any("*" in w for it in short for c in it.text.values() for ws in c.answers.values()
                for w in ws)
     assert any(it.distractors for it in items if isinstance(it, Matching))
+    gaps = {g.type for it in items if isinstance(it, Cloze) for g in it.gaps}
+    assert gaps == {"short_answer", "numerical", "choice", "multiple_response"}
     sets = [s for s in collection("kitchen-sink").stimuli]
     assert sets and sum(it.stimulus is not None for it in items) >= 2
     markdown = "\n".join(c.stem + (c.explanation or "") for c in texts)
@@ -290,7 +294,7 @@ MOODLE_TYPES = {
     ItemType.single_choice: "multichoice", ItemType.multiple_response: "multichoice",
     ItemType.true_false: "truefalse", ItemType.numerical: "numerical",
     ItemType.short_answer: "shortanswer", ItemType.matching: "match", ItemType.essay: "essay",
-    ItemType.ordering: "ordering",
+    ItemType.ordering: "ordering", ItemType.cloze: "cloze", ItemType.description: "description",
 }
 
 
@@ -311,8 +315,14 @@ def test_moodle_goldens_read_back_as_moodle_reads_them(lang):
     assert [q.idnumber for q in questions] == list(items)
     for q in questions:
         it = items[q.idnumber]
-        assert q.defaultmark == it.points
+        if not isinstance(it, Cloze):  # a cloze's mark is its gaps' (below)
+            assert q.defaultmark == (0 if it.type is ItemType.description else it.points)
         assert q.qtype == MOODLE_TYPES[it.type]
+        if isinstance(it, Cloze):  # qtype_multianswer's own parser: every gap, none refused
+            cloze = multianswer.extract(q.questiontext)
+            assert multianswer.validate(cloze) == []
+            assert len(cloze.subs) == len(it.gaps)
+            assert cloze.defaultmark == it.points
         if q.qtype == "truefalse":
             assert q.correctanswer == (it.key == ("true",))
         elif q.qtype == "multichoice":
@@ -331,9 +341,10 @@ def test_gift_goldens_read_back_as_moodle_reads_them(lang):
     questions = [q for q in read_gift(golden_path("kitchen-sink", "gift", lang).read_text(
         encoding="utf-8")) if q.qtype != "category"]
     items = _kitchen_sink_items()
-    # GIFT has no ordering questions: they are left out
-    assert [q.idnumber for q in questions] == [i for i, it in items.items()
-                                               if it.type is not ItemType.ordering]
+    # GIFT has no ordering questions, nor cloze questions of several gaps: they are left out
+    assert [q.idnumber for q in questions] == [
+        i for i, it in items.items() if it.type is not ItemType.ordering
+        and not (isinstance(it, Cloze) and len(it.gaps) > 1)]
     for q in questions:
         it = items[q.idnumber]
         assert q.qtype == MOODLE_TYPES[it.type]

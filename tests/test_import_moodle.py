@@ -25,13 +25,12 @@ GIFT = FIXTURES / "questions.gift.txt"
 def test_moodle_xml_export():
     r = import_file(XML, "moodle-xml", lang="en")
     where = str(XML)
-    assert [str(s) for s in r.skipped] == [
-        f"{where}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not supported "
-        "yet",
-    ]
+    assert r.skipped == []
     assert {(d.severity, d.code, d.path) for d in r.skipped + r.warnings} == {
         (Severity.warning, "moodle-xml", where)}
-    holds, collectives, averaged, operation, partial = r.items
+    holds, collectives, averaged, operation, cloze, partial = r.items
+    assert cloze.type.value == "cloze" and cloze.text["en"].stem == "[[g1]]"
+    assert cloze.text["en"].gaps["g1"].answers == {"a": ("all-reduce",)}
     # partial credit in a single-answer question, as Moodle saves it: the 100% answer is the
     # key, the other earns its grade
     assert partial.type.value == "single_choice" and partial.key == ("a",)
@@ -86,15 +85,11 @@ def test_moodle_xml_export():
 
 def test_gift_export():
     r = import_file(GIFT, "gift", lang="en")
-    where = str(GIFT)
-    assert [str(s) for s in r.skipped] == [
-        f"{where}:42: gift: Intro: description (text with no answers) is not a question the "
-        "model holds",
-    ]
-    assert r.summary() == (
-        "9 imported, 1 skipped (1 description (text with no answers) is not a question the "
-        "model holds)")
-    holds, collectives, averaged, operation, match, year, essay, missing, escapes = r.items
+    assert r.skipped == []
+    assert r.summary() == "10 imported, 0 skipped"
+    holds, collectives, averaged, operation, match, year, essay, intro, missing, escapes = r.items
+    assert intro.type.value == "description"
+    assert intro.text["en"].stem == "The following questions are about data parallelism."
     xml_operation = next(i for i in import_file(XML, "moodle-xml", lang="en").items
                          if i.id == "name-the-operation")
     assert operation.answers == xml_operation.answers
@@ -115,10 +110,10 @@ def test_gift_export():
                                                      ("data-parallelism", "ddp"), ("a",))
     assert collectives.weights is None and collectives.key == ("a", "b")
     assert averaged.text["en"] == xml["q-1-3"].text["en"]
-    # missing-word format: the blank stays where the answers were; no title given
-    assert missing.text["en"].stem == "Data parallelism replicates the _____ on every GPU."
+    # missing-word format: a cloze item whose one gap is where the answers were; no title
+    assert missing.text["en"].stem == "Data parallelism replicates the [[g1]] on every GPU."
     assert missing.text["en"].title is None
-    assert missing.key == ("a",) and missing.text["en"].options["a"] == "model"
+    assert missing.gaps[0].key == "a" and missing.text["en"].gaps["g1"].options["a"] == "model"
     # escapes: \: \{ \} \= \# \~ and \n
     assert escapes.text["en"].title == "Escapes : and {braces}"
     assert escapes.text["en"].stem == "What does 1 = 1 mean in C#?"
@@ -222,15 +217,12 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     result = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--lang", "en")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("5 imported, 1 skipped (1 cloze (embedded answers) questions "
-                                  "are not supported yet)\n")
-    assert (f"{XML}:175: moodle-xml: Cloze: cloze (embedded answers) questions are not "
-            "supported yet") in result.stderr
+    assert result.stdout.endswith("6 imported, 0 skipped\n")
     # numbered in the file's order, which the bank loads them in (19.5)
     assert sorted(p.name for p in bank.glob("*.yaml")) == [
         "01-dp-gpu-holds.yaml", "02-collectives.yaml", "03-q-1-3.yaml",
-        "04-name-the-operation.yaml", "05-partial-credit-in-a-single-answer-question.yaml",
-        "bank.yaml"]
+        "04-name-the-operation.yaml", "05-cloze.yaml",
+        "06-partial-credit-in-a-single-answer-question.yaml", "bank.yaml"]
     first = (bank / "01-dp-gpu-holds.yaml").read_text(encoding="utf-8")
     assert first.startswith("# yaml-language-server: $schema=schema/item.schema.json\n")
     assert (bank / "schema" / "item.schema.json").is_file()
@@ -239,21 +231,21 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
     loaded = load_banks([bank])[0]
     assert loaded.config.id == "cs101" and list(loaded.config.languages) == ["en"]
     assert [i.id for i in loaded] == ["dp-gpu-holds", "collectives", "q-1-3",
-                                      "name-the-operation",
+                                      "name-the-operation", "cloze",
                                       "partial-credit-in-a-single-answer-question"]
     again = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank))
     assert again.returncode == 2 and "already exists" in again.stderr  # nothing overwritten
     forced = dpassess("import", str(XML), "--from", "moodle-xml", "--bank", str(bank),
                       "--force")
     assert forced.returncode == 0, forced.stderr  # the same files, not new numbers
-    assert len(list(bank.glob("*.yaml"))) == 6
+    assert len(list(bank.glob("*.yaml"))) == 7
 
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):
     result = dpassess("import", str(XML), "--from", "qti21", "--bank", str(tmp_path / "b"))
     assert result.returncode == 2 and "looks like moodle-xml, not qti21" in result.stderr
     empty = tmp_path / "empty.gift"
-    empty.write_text("// only a comment\n\n::d::A description.\n", encoding="utf-8")
+    empty.write_text("// only a comment\n\n::d::A bad {brace.\n", encoding="utf-8")
     result = dpassess("import", str(empty), "--from", "gift", "--bank", str(tmp_path / "b"),
                       "--lang", "en")
     assert result.returncode == 1, result.stderr

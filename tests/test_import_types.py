@@ -10,7 +10,7 @@ import pytest
 
 from dpassess.importers import gift, moodle_xml, qti21
 from dpassess.markup.markdown import to_plain
-from dpassess.model import ItemType
+from dpassess.model import Cloze, ItemType
 
 
 def read_gift(text: str, lang: str | None = "en"):
@@ -52,12 +52,22 @@ def test_gift_short_answer_wordings_weights_and_feedback():
     # Moodle's docs: {=Grant =Ulysses S. Grant =Ulysses Grant}; =%50% for a partly right one
     item = one(read_gift("::Capital::The capital of Indonesia is {=Jakarta =DKI Jakarta "
                          "=%50%Batavia#That was its old name.}."))
-    assert item.type is ItemType.short_answer and not item.case_sensitive
-    assert [(a.id, a.fraction) for a in item.answers] == [("a", 1), ("b", 0.5)]
-    assert item.text["en"].answers == {"a": ("Jakarta", "DKI Jakarta"), "b": ("Batavia",)}
-    assert item.text["en"].feedback == {"b": "That was its old name."}
-    # missing-word format: the blank stays where the answers were
-    assert item.text["en"].stem == "The capital of Indonesia is _____."
+    # missing-word format (text after the answers): a cloze item of one gap where they were
+    assert isinstance(item, Cloze)
+    (gap,) = item.gaps
+    assert gap.type == "short_answer" and not gap.case_sensitive
+    assert [(a.id, a.fraction) for a in gap.answers] == [("a", 1), ("b", 0.5)]
+    assert item.text["en"].gaps["g1"].answers == {"a": ("Jakarta", "DKI Jakarta"),
+                                                  "b": ("Batavia",)}
+    assert item.text["en"].gaps["g1"].feedback == {"b": "That was its old name."}
+    assert item.text["en"].stem == "The capital of Indonesia is [[g1]]."
+
+
+def test_gift_answers_last_stay_a_short_answer_and_a_description_is_read():
+    item = one(read_gift("::Capital::The capital of Indonesia is?{=Jakarta}"))
+    assert item.type is ItemType.short_answer
+    item = one(read_gift("::Intro::Read the **next** three questions together."))
+    assert item.type is ItemType.description and item.text["en"].title == "Intro"
 
 
 def test_gift_matching_with_a_distractor():
@@ -282,10 +292,12 @@ def test_moodle_xml_ordering():
         "Moodle shows 2 of the 3 items (random); the item shows them all"]
 
 
-def test_moodle_xml_cloze_keeps_its_refusal():
-    result = read_xml(question("cloze", "Cloze", "", "A {1:SHORTANSWER:=x} b"))
-    assert result.items == [] and result.skipped[0].message == (
-        "cloze (embedded answers) questions are not supported yet")
+def test_moodle_xml_cloze_refused_as_moodle_refuses_it():
+    result = read_xml(question("cloze", "Cloze", "", "A {1:MULTICHOICE:=x} b"))
+    assert result.items == []
+    assert [s.message for s in result.skipped] == [
+        "Invalid embedded answers (Cloze) question (gap 1: Please fill in at least 2 answers.) "
+        "(Moodle refuses it too)"]
 
 
 def test_moodle_xml_penalty_and_numbering_into_lms_moodle():

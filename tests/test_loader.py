@@ -105,9 +105,11 @@ def test_seed_bank_loads_with_both_languages_and_the_issue_keys():
         (GOOD.replace("key: right", "key: right\nweights: {right: 0.5}"),
          "x.yaml:6:11: weights.right: the key 'right' earns all the points; its weight cannot "
          "be 0.5"),
+        (GOOD.replace("topic: a/b", "topic: a/b\ntype: fill_in"),
+         "x.yaml:4:1: type: 'fill_in' is not one of single_choice, multiple_response, true_false, "
+         "numerical, short_answer, matching, essay, ordering, cloze, description"),
         (GOOD.replace("topic: a/b", "topic: a/b\ntype: cloze"),
-         "x.yaml:4:1: type: 'cloze' is not one of single_choice, multiple_response, true_false, "
-         "numerical, short_answer, matching, essay, ordering"),
+         "x.yaml:1:1: gaps: required field is missing"),
         (GOOD.replace("    options: {right: Right, wrong: Wrong, other: Other}",
                       "    options: {right: Right, wrong: Wrong}"),
          "x.yaml:12:5: text.en.options: no text for option(s) other"),

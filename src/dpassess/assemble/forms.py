@@ -16,6 +16,8 @@ from typing import assert_never
 
 from dpassess.assemble.problem import Problem
 from dpassess.model import (
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -69,7 +71,8 @@ class FormItem:
         match self.item:
             case SingleChoice() | MultipleResponse() | TrueFalse():
                 return self.item
-            case Numerical() | ShortAnswer() | Matching() | Essay() | Ordering():
+            case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
+              | Description()):
                 return None
             case _:
                 assert_never(self.item)
@@ -183,8 +186,8 @@ def _display(item: Item, rng: random.Random) -> tuple[str, ...]:
             while ids == list(item.options):
                 rng.shuffle(ids)
             return tuple(ids)
-        case SingleChoice() | MultipleResponse() | TrueFalse() | Numerical() | ShortAnswer() \
-                | Essay():
+        case (SingleChoice() | MultipleResponse() | TrueFalse() | Numerical() | ShortAnswer()
+              | Essay() | Cloze() | Description()):
             return ()
         case _:
             assert_never(item)
@@ -230,7 +233,8 @@ def _movable(item: Item) -> bool:
             return False
         case SingleChoice() | MultipleResponse():
             return item.shuffle and sum(not o.locked for o in item.options) >= 2
-        case Numerical() | ShortAnswer() | Matching() | Essay() | Ordering():
+        case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
+              | Description()):
             return False
         case _:
             assert_never(item)
@@ -348,7 +352,8 @@ def _as_choice(item: Item) -> ChoiceItem | None:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return item
-        case Numerical() | ShortAnswer() | Matching() | Essay() | Ordering():
+        case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
+              | Description()):
             return None
         case _:
             assert_never(item)

@@ -11,12 +11,20 @@ from typing import Any, assert_never
 from dpassess.assemble.forms import FormItem, letter
 from dpassess.markup.numformat import format_number
 from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
+    GapContent,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
+    NumericalGap,
+    NumericAnswer,
     Ordering,
     ShortAnswer,
+    ShortAnswerGap,
     SingleChoice,
     TrueFalse,
 )
@@ -84,8 +92,44 @@ def answer(fi: FormItem, langs: Sequence[str]) -> Answer:
         case Essay():
             return Answer([], [], [], {la: BY_HAND.get(la, BY_HAND["en"]) for la in langs},
                           {"graded_by_hand": True})
+        case Cloze():
+            return _cloze(it, langs)
+        case Description():
+            return Answer([], [], [], {la: "" for la in langs}, {"not_scored": True})
         case _:
             assert_never(it)
+
+
+def _cloze(it: Cloze, langs: Sequence[str]) -> Answer:
+    """Each gap's key, numbered as the form prints the gaps: `(1) Paris; (2) 3.5 ± 0.1;
+    (3) b; (4) a, c` (a choice gap's options are lettered in authoring order)."""
+    words: dict[str, str] = {}
+    gaps: dict[str, Any] = {}
+    for la in langs:
+        if la not in it.text:
+            continue
+        parts = []
+        for n, gap in enumerate(it.gaps, 1):
+            content = it.text[la].gaps.get(gap.id, GapContent())
+            match gap:
+                case ShortAnswerGap():
+                    text = "; ".join(" / ".join(content.answers.get(a.id, ()))
+                                     + _share(a.fraction, la) for a in gap.answers)
+                case NumericalGap():
+                    text = _number_answers(gap.answers, la)
+                case ChoiceGap():
+                    text = letter(gap.options.index(gap.key))
+                case MultipleResponseGap():
+                    text = ", ".join(letter(gap.options.index(k)) for k in gap.key)
+                case _:
+                    assert_never(gap)
+            parts.append(f"({n}) {text}")
+        words[la] = "; ".join(parts)
+    for gap in it.gaps:
+        gaps[gap.id] = {"type": gap.type, "points": gap.points,
+                        **gap.model_dump(include={"answers", "options", "key"},
+                                         exclude_defaults=False)}
+    return Answer([], [g.id for g in it.gaps], [], words, {"gaps": gaps})
 
 
 def _share(fraction: float, lang: str) -> str:
@@ -93,8 +137,15 @@ def _share(fraction: float, lang: str) -> str:
 
 
 def _numbers(it: Numerical, lang: str) -> str:
+    out = _number_answers(it.answers, lang)
+    if it.units:
+        out += " [" + ", ".join(u.unit for u in it.units) + "]"
+    return out
+
+
+def _number_answers(answers: Sequence[NumericAnswer], lang: str) -> str:
     parts = []
-    for a in it.answers:
+    for a in answers:
         if a.any_other:  # feedback for the numbers no answer accepts
             continue
         if a.value is not None:
@@ -105,9 +156,6 @@ def _numbers(it: Numerical, lang: str) -> str:
             assert a.min is not None and a.max is not None
             text = f"{number(a.min, lang)} … {number(a.max, lang)}"
         parts.append(text + _share(a.fraction, lang))
-    out = "; ".join(parts)
-    if it.units:
-        out += " [" + ", ".join(u.unit for u in it.units) + "]"
-    return out
+    return "; ".join(parts)
 
 

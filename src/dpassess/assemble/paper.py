@@ -35,15 +35,22 @@ from dpassess.markup.typst_maths import tex_to_typst, typst_problem
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
+    GapContent,
+    Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
     SingleChoice,
     TrueFalse,
 )
+from dpassess.model.items import GAP_REF
 
 W: dict[str, dict[str, str]] = {
     "en": {
@@ -105,6 +112,8 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
         "matching": "Write the letter of the matching answer in the box beside each item.",
         "ordering": "Number the entries in the right order, starting at 1.",
         "essay": "Answer in full sentences in the space given.",
+        "cloze": "Write the answer to each numbered blank on its line; where the blank's choices "
+                 "are listed under the text, circle the letter of each right one.",
     },
     "id": {
         "single_choice": "Pilih satu jawaban yang paling tepat.",
@@ -115,6 +124,8 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
         "matching": "Tuliskan huruf pasangan yang cocok di kotak di samping setiap pernyataan.",
         "ordering": "Beri nomor urut pada setiap pilihan, mulai dari 1.",
         "essay": "Jawablah dengan kalimat lengkap pada ruang yang disediakan.",
+        "cloze": "Tuliskan jawaban setiap isian bernomor pada garisnya; jika pilihannya "
+                 "tercantum di bawah teks, lingkari huruf setiap jawaban yang benar.",
     },
 }
 
@@ -240,7 +251,7 @@ class Paper:
     def instructions(self) -> list[str]:
         seen: list[str] = []
         for fi in self.form.items:
-            if fi.item.type.value not in seen:
+            if fi.item.type.value not in seen and not isinstance(fi.item, Description):
                 seen.append(fi.item.type.value)
         table = INSTRUCTIONS.get(self.lang, INSTRUCTIONS["en"])
         return [table[t] for t in seen]
@@ -273,10 +284,36 @@ def bubbles(fi: FormItem) -> list[str]:
     match it:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return [letter(p) for p in range(len(it.options))]
-        case Numerical() | ShortAnswer() | Matching() | Essay() | Ordering():
+        case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
+              | Description()):
             return []
         case _:
             assert_never(it)
+
+
+#: A printed gap: its number and a line to write on.
+_BLANK = "**({n})**\u00a0\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_"
+
+
+def stem_of(it: Item, lang: str) -> str:
+    """The stem as printed: a cloze item's gaps as numbered blanks."""
+    stem = it.text[lang].stem
+    if not isinstance(it, Cloze):
+        return stem
+    numbers = {g.id: n for n, g in enumerate(it.gaps, 1)}
+    return re.sub(GAP_REF, lambda m: _BLANK.format(n=numbers[m.group(1)])
+                  if m.group(1) in numbers else m.group(0), stem)
+
+
+def gap_choices(it: Cloze, lang: str) -> list[tuple[int, list[str]]]:
+    """The choice and multiple-response gaps (number, option texts in authoring order),
+    printed under the stem as lettered choices."""
+    out = []
+    for n, gap in enumerate(it.gaps, 1):
+        if isinstance(gap, ChoiceGap | MultipleResponseGap):
+            content = it.text[lang].gaps.get(gap.id, GapContent())
+            out.append((n, [content.options.get(o, "") for o in gap.options]))
+    return out
 
 
 # --- HTML ---------------------------------------------------------------------------------------
@@ -341,7 +378,9 @@ def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
     head = [E.SPAN(f"{fi.position}.", E.CLASS("num"))]
     if p.points(fi):
         head.append(E.EM(p.points(fi)))
-    parts.append(E.DIV(*head, *_nodes(p, fi, it.text[lang].stem, f'text.{lang}.stem'), E.CLASS("stem")))
+    if isinstance(it, Description):
+        head = []
+    parts.append(E.DIV(*head, *_nodes(p, fi, stem_of(it, lang), f'text.{lang}.stem'), E.CLASS("stem")))
     match it:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             parts.append(E.OL(*(E.LI(*_nodes(p, fi, it.option_text(lang, o), f'text.{lang}.options.{o}')) for o in it.option_ids),
@@ -376,6 +415,13 @@ def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
                                      *_nodes(p, fi, order.options[oid], f'text.{lang}.options.{oid}'))
                                 for n, oid in enumerate(fi.display)),
                               style="list-style: none"))
+        case Cloze():
+            for n, texts in gap_choices(it, lang):
+                parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
+                    *(E.LI(*_nodes(p, fi, text, f'text.{lang}.gaps')) for text in texts),
+                    E.CLASS("options"), type="A")))
+        case Description():
+            pass
         case _:
             assert_never(it)
     return E.LI(*parts, id=f"q{fi.position}")
@@ -509,7 +555,8 @@ def _item_typst(p: Paper, fi: FormItem, conv: _Typst) -> str:
                        f"[#emph[{t(p.stimulus_note(fi))}]\n\n{title}{conv.md(st.text)}]\n")
     conv.source = p.bank.path_of(it.id)
     pts = f" #emph[{t(p.points(fi))}]" if p.points(fi) else ""
-    body = [f"#strong[{t(f'{fi.position}.')}]{pts} {conv.md(it.text[lang].stem)}\n"]
+    number = "" if isinstance(it, Description) else f"#strong[{t(f'{fi.position}.')}]{pts} "
+    body = [f"{number}{conv.md(stem_of(it, lang))}\n"]
     match it:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             cells = ", ".join(f"[{t(letter(n) + '.')}], [{conv.md(it.option_text(lang, o))}]"
@@ -543,6 +590,14 @@ def _item_typst(p: Paper, fi: FormItem, conv: _Typst) -> str:
                               f"{conv.md(order.options[oid])}]"
                               for n, oid in enumerate(fi.display))
             body.append(f"#grid(columns: 1, row-gutter: 8pt, {cells})\n")
+        case Cloze():
+            for n, texts in gap_choices(it, lang):
+                cells = ", ".join(f"[{t(letter(k) + '.')}], [{conv.md(text)}]"
+                                  for k, text in enumerate(texts))
+                body.append(f"#strong[{t(f'({n})')}]\n#grid(columns: (auto, 1fr), "
+                            f"column-gutter: 6pt, row-gutter: 6pt, {cells})\n")
+        case Description():
+            pass
         case _:
             assert_never(it)
     out.append(f"#block(breakable: false, below: 1.4em)[{''.join(body)}]\n")

@@ -26,7 +26,7 @@ from dpassess.diagnostics import (
     Severity,
     format_field,
 )
-from dpassess.model import Bank, Difficulty, Item, Status
+from dpassess.model import Bank, Description, Difficulty, Item, Status
 from dpassess.model.blueprint import Blueprint, Cell
 from dpassess.stats.checks import MIN_N, band
 from dpassess.stats.history import Observed, effective_p, observed
@@ -205,6 +205,9 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         if item_id in bank and bank.get(item_id).status in bp.statuses:
             warnings.append(_warning(path, f"item {item_id!r} left out: {why}"))
     excluded |= set(blocked)
+    # a description (text only) goes on a form as an anchor or with its item set, never drawn
+    excluded |= {it.id for it in bank if isinstance(it, Description)
+                 and it.id not in bp.anchors and it.stimulus is None}
     usable = {it.id for it in bank if it.status in bp.statuses and it.id not in excluded}
     for sid, set_items in bank.sets().items():
         ids = [m.id for m in set_items]
@@ -281,7 +284,8 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         bank=bank,
         items=items,
         p=p,
-        points=[round(it.points * SCALE) for it in items],
+        points=[0 if isinstance(it, Description) else round(it.points * SCALE)
+                for it in items],  # a description is never scored
         cells=cells,
         anchors=[index[a] for a in bp.anchors],
         enemies=sorted(pairs),

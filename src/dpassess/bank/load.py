@@ -519,6 +519,23 @@ def _listed_options(node: yaml.Node | None) -> str:
     return f" (options: {', '.join(i for i in ids if i)})" if any(ids) else ""
 
 
+#: The kinds of cloze gap: pydantic names the one it tried in an error's path (`gaps.0.numerical`).
+_GAP_TAGS = frozenset({"short_answer", "numerical", "choice", "multiple_response"})
+
+
+def _untagged(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """`loc` without the gap kind pydantic puts after `gaps.<n>`: the path in the file."""
+    if "gaps" not in loc:
+        return loc
+    out: list[str | int] = []
+    for step in loc:
+        if (step in _GAP_TAGS and len(out) >= 2 and out[-2] == "gaps"
+                and isinstance(out[-1], int)):
+            continue
+        out.append(step)
+    return tuple(out)
+
+
 def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) -> list[Diagnostic]:
     """Turn a pydantic error into diagnostics with positions (composes the file once)."""
     out: list[Diagnostic] = []
@@ -529,7 +546,7 @@ def diagnostics_from(exc: ValidationError, path: str, model: type[BaseModel]) ->
     except (OSError, UnicodeDecodeError, yaml.YAMLError):  # pragma: no cover - read_yaml passed
         node = None
     for err in exc.errors(include_url=False):
-        loc = tuple(err["loc"])
+        loc = _untagged(tuple(err["loc"]))
         # Model validators only see the whole model: the exception carries the field path.
         inner = err.get("ctx", {}).get("error")
         if isinstance(inner, ItemValueError):

@@ -129,7 +129,7 @@ def choice_item(kind: ItemType, weights: dict[str, float] | None, **fields: Any)
         case ItemType.true_false:
             return TrueFalse(type=kind, **fields)
         case (ItemType.numerical | ItemType.short_answer | ItemType.matching | ItemType.essay
-              | ItemType.ordering):
+              | ItemType.ordering | ItemType.cloze | ItemType.description):
             raise ValueError(f"{kind.value} is not a choice type")
         case _:
             assert_never(kind)

@@ -16,7 +16,14 @@ from collections.abc import Iterator, Mapping
 
 from dpassess.importers.common import ImportResult, Skip, check_size, php_trim
 from dpassess.importers.moodle_text import label
-from dpassess.importers.questions import Answer, Builder, Pair, Question, Text
+from dpassess.importers.questions import (
+    MISSING_WORD_GAP,
+    Answer,
+    Builder,
+    Pair,
+    Question,
+    Text,
+)
 from dpassess.importers.safe import decode_utf8
 from dpassess.model import ItemType
 
@@ -209,8 +216,10 @@ class _Reader:
 
     def question(self, line: int, name: str, text: str, comments: str) -> Question:
         start, finish = text.find("{"), text.find("}")
-        if start == -1 and finish == -1:
-            raise Skip("description (text with no answers) is not a question the model holds")
+        if start == -1 and finish == -1:  # no answers: a description (text only)
+            idnumber, tags = self.id_and_tags(comments)
+            return Question(line, ItemType.description, name, _text(text, "moodle"), Text(), [],
+                            idnumber, tags)
         if start == -1 or finish == -1:
             raise Skip("missing " + ("{" if start == -1 else "}") + " around the answers")
         if finish < start:
@@ -224,10 +233,11 @@ class _Reader:
         elif "{" in after or "}" in after:
             self.b.warn(_braces_taken(text, start, finish), line=line + self.lead + text[:start].count("\n"),
                         item=label(name))
-        if text.endswith("}"):
+        missing_word = not text.endswith("}")
+        if not missing_word:
             stem_text = text[:start] + text[finish + 1:]
-        else:  # the missing-word format: a blank where the answers were
-            stem_text = text[:start] + "_____" + text[finish + 1:]
+        else:  # the missing-word format: a cloze gap where the answers were (Moodle: _____)
+            stem_text = text[:start] + f"[[{MISSING_WORD_GAP}]]" + text[finish + 1:]
         general = ""
         gf = answers.rfind("####")
         if gf != -1:
@@ -238,7 +248,7 @@ class _Reader:
 
         def made(kind: ItemType, choices: list[Answer]) -> Question:
             return Question(line, kind, name, stem, _text(general, stem.format), choices,
-                            idnumber, tags)
+                            idnumber, tags, missing_word=missing_word)
 
         if answers == "":
             return made(ItemType.essay, [])

@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import assert_never
 from urllib.parse import quote
 
 from lxml import etree
 
+from dpassess.importers import moodle_cloze
 from dpassess.importers.common import (
     ImportResult,
     Skip,
@@ -46,10 +48,10 @@ _FORMATS = {"moodle_auto_format": "moodle", "html": "html", "plain_text": "plain
 _TYPES = {"multichoice": ItemType.single_choice, "truefalse": ItemType.true_false,
           "numerical": ItemType.numerical, "shortanswer": ItemType.short_answer,
           "matching": ItemType.matching, "match": ItemType.matching, "essay": ItemType.essay,
-          "ordering": ItemType.ordering}
+          "ordering": ItemType.ordering, "description": ItemType.description,
+          "cloze": ItemType.cloze, "multianswer": ItemType.cloze}
 _SKIPPED_TYPES = {
-    "description": "description", "cloze": "cloze (embedded answers)",
-    "multianswer": "cloze (embedded answers)", "calculated": "calculated",
+    "calculated": "calculated",
     "calculatedsimple": "calculated", "calculatedmulti": "calculated multichoice",
     "ddwtos": "drag and drop", "gapselect": "select missing words", "ddimageortext": "drag and drop",
     "ddmarker": "drag and drop", "randomsamatch": "random short-answer matching",
@@ -179,7 +181,9 @@ class _Reader:
         fmt = stem.format
         general = self.field(q.find("generalfeedback"), fmt, "generalfeedback")
         points = number(self.value(q, "defaultgrade", "1"), "defaultgrade")
-        if not 0 < points <= 1000:
+        if _TYPES[qtype] is ItemType.description:
+            points = 1.0  # never scored (Moodle writes 0)
+        elif not 0 < points <= 1000:
             raise Skip(f"defaultgrade {points:g}: an item is worth more than 0 and at most "
                        "1000 points")
         tags = [self.text_of(t) for t in q.findall("tags/tag")]
@@ -202,6 +206,10 @@ class _Reader:
                 return self._matching(q, question, fmt)
             case ItemType.essay:
                 return self._essay(q, question, fmt)
+            case ItemType.description:
+                return question
+            case ItemType.cloze:
+                return self._cloze(question)
             case (ItemType.single_choice | ItemType.multiple_response | ItemType.true_false
                   | ItemType.numerical | ItemType.short_answer | ItemType.ordering):
                 pass
@@ -229,7 +237,7 @@ class _Reader:
                     "false", "", "0")
                 numbering = self.value(q, "answernumbering", "abc") or "abc"
                 question.numbering = "" if numbering == "abc" else numbering  # the default
-            case ItemType.matching | ItemType.essay:
+            case ItemType.matching | ItemType.essay | ItemType.description | ItemType.cloze:
                 pass
             case _:
                 assert_never(question.kind)
@@ -315,6 +323,19 @@ class _Reader:
             grader_info=self.field(q.find("graderinfo"), fmt, "graderinfo"),
             template=self.field(q.find("responsetemplate"), fmt, "responsetemplate"),
         )
+        return question
+
+    def _cloze(self, question: Question) -> Question:
+        """qformat_xml::import_multianswer: the gaps as qtype_multianswer reads the question
+        text, refused for Moodle's reasons; the mark is the sum of the gaps' weights."""
+        text, gaps = moodle_cloze.extract(question.stem.text)
+        refused = moodle_cloze.refusals(gaps)
+        if refused:
+            raise Skip(f"Invalid embedded answers (Cloze) question ({' '.join(refused)}) "
+                       "(Moodle refuses it too)")
+        question.stem = replace(question.stem, text=text)
+        question.gaps = gaps
+        question.points = sum(g.weight for g in gaps)
         return question
 
     def _penalty(self, q: etree._Element) -> float | None:

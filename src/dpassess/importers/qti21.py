@@ -50,6 +50,7 @@ from dpassess.markup.markdown import plain_title
 from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
+    Cloze,
     Content,
     Essay,
     Item,
@@ -289,6 +290,8 @@ class _ItemReader:
             self.warn(f"{bare} MathML formula(s) without a TeX annotation are kept as MathML "
                       "(raw HTML in the text), not as the bank's maths")
         interactions = [d for d in body.iter() if _local(d).endswith("Interaction")]
+        if len(interactions) > 1 and all(_local(i) in _GAP_INTERACTIONS for i in interactions):
+            return _ClozeReader(self, root, body, interactions, lang).read()
         if len(interactions) != 1:
             raise Skip(f"{len(interactions)} interactions; an item holds exactly one "
                        "choiceInteraction" if interactions else "the item has no interaction")
@@ -810,6 +813,195 @@ class _TypedReader:
         if str(n) in ends:
             return "relative_next_include_last"
         return "relative_next_exclude_last"
+
+
+#: The interactions an item of several reads as a cloze item's gaps.
+_GAP_INTERACTIONS = ("textEntryInteraction", "inlineChoiceInteraction", "choiceInteraction")
+
+
+class _GapReader(_TypedReader):
+    """One text entry of a cloze item: the rules that score its response (whatever they add to
+    SCORE: the full-marks answer's value is the gap's points)."""
+
+    def branches(self) -> list[tuple[etree._Element, float, str]]:
+        rid = self.decl.get("identifier")
+        rp = _first(self.root, "responseProcessing")
+        out: list[tuple[etree._Element, float, str]] = []
+        for rule in [] if rp is None else _children(rp, "responseCondition"):
+            if not any(_local(v) == "variable" and v.get("identifier") == rid
+                       for v in rule.iter()):
+                continue
+            for branch in rule:
+                if _local(branch) not in ("responseIf", "responseElseIf") or not len(branch):
+                    continue
+                test = branch[0]
+                if _local(test) == "isNull":
+                    continue
+                score = next((_text(bv) for sov in _children(branch, "setOutcomeValue")
+                              if sov.get("identifier") == "SCORE"
+                              for bv in _descendants(sov, "baseValue")), None)
+                if score is None:
+                    continue
+                fid = next((_text(bv) for sov in _children(branch, "setOutcomeValue")
+                            if sov.get("identifier") == "FEEDBACK"
+                            for bv in _descendants(sov, "baseValue")), "")
+                out.append((test, number(score, "SCORE"), fid))
+            if out:
+                break
+        top = max((v for _, v, _ in out), default=0.0)
+        self.points = top if top > 0 else 1.0
+        return [(t, v / self.points, f) for t, v, f in out]
+
+
+class _ClozeReader:
+    """An item of several text-entry and inline-choice interactions -> a cloze item: a gap per
+    interaction (`g1`, `g2`, ... where it stood in the body), each read as the item of its kind
+    would be; a gap's points are what its full-marks answer adds to SCORE."""
+
+    def __init__(self, reader: _ItemReader, root: etree._Element, body: etree._Element,
+                 interactions: list[etree._Element], lang: str) -> None:
+        self.r, self.root, self.body, self.lang = reader, root, body, lang
+        self.interactions = interactions
+
+    def read(self) -> Item:
+        gaps: list[dict[str, Any]] = []
+        texts: dict[str, dict[str, Any]] = {}
+        shown: set[str] = set()
+        for n, inter in enumerate(self.interactions, 1):
+            gid = f"g{n}"
+            decl = next((d for d in _children(self.root, "responseDeclaration")
+                         if d.get("identifier") == inter.get("responseIdentifier")), None)
+            if decl is None:
+                raise Skip(f"no responseDeclaration for {inter.get('responseIdentifier')!r}")
+            if _local(inter) in ("inlineChoiceInteraction", "choiceInteraction"):
+                gap, text = self._choice(gid, inter, decl)
+                text["feedback"] = self._choice_feedback(decl, text["options"], shown)
+            else:
+                gr = _GapReader(self.r, self.root, self.body, inter, decl, self.lang)
+                if decl.get("baseType") in ("float", "integer"):
+                    make, content = gr.numerical()
+                    kind = "numerical"
+                elif decl.get("baseType") == "string":
+                    make, content = gr.short_answer()
+                    kind = "short_answer"
+                else:
+                    raise Skip(f"a text entry of response type {decl.get('baseType')!r} is not "
+                               "a gap the model holds")
+                shown |= gr.shown
+                kw = make.keywords if isinstance(make, partial) else {}
+                gap = {"id": gid, "type": kind, "points": gr.points,
+                       "answers": list(kw.get("answers", ()))}
+                if kind == "short_answer":
+                    gap["case_sensitive"] = kw.get("case_sensitive", False)
+                text = {k: v for k, v in content.items() if k in ("answers", "feedback")}
+            gaps.append(gap)
+            texts[gid] = text
+        body = copy.deepcopy(self.body)
+        marks = [d for d in body.iter() if _local(d) in _GAP_INTERACTIONS]
+        moved: list[int] = []  # block interactions whose place the text shows as "(n)"
+        for n, el in enumerate(marks, 1):
+            if _local(el) == "choiceInteraction":
+                moved.append(n)
+                prompt = _first(el, "prompt")
+                if prompt is not None:
+                    _remove(prompt)
+                _remove(el)
+                continue
+            el.tail = f"[[g{n}]]" + (el.tail or "")
+            _remove(el)
+        for p in [d for d in body.iter() if _local(d) == "p"]:
+            if not len(p) and not (p.text or "").strip():
+                _remove(p)
+        stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
+        for n in moved:  # dpassess writes "(n)" where the gap is; else the gap goes last
+            stem = (stem.replace(f"({n})", f"[[g{n}]]", 1) if stem.count(f"({n})") == 1
+                    else stem + f"\n\n[[g{n}]]")
+        _, explanation = self.r._feedback(self.root, {}, shown)
+        topic, tags = self.r._topic_and_tags()
+        fields = dict(id=self.r._id(self.root), topic=topic, tags=tags,
+                      points=self.r._declared_points(self.root, self.root),
+                      status=_STATUS.get(self.r.meta.status, "draft"),
+                      difficulty=_DIFFICULTY.get(self.r.meta.difficulty))
+        try:
+            return Cloze.model_validate({
+                **fields, "type": "cloze", "gaps": gaps,
+                "text": {self.lang: {"stem": stem, "gaps": texts,
+                                     "explanation": explanation or None}}})
+        except ValidationError as exc:
+            raise Skip(validation_reason(exc)) from None
+
+    def _choice_feedback(self, decl: etree._Element, options: dict[str, str],
+                         shown: set[str]) -> dict[str, str]:
+        """The feedback of each option: a rule that adds a feedback identifier to FEEDBACK when
+        the gap's response is (or holds) the option, and its modalFeedback."""
+        rid = decl.get("identifier")
+        qti_to_ours = {oid: oid for oid in options}
+        bodies = {mf.get("identifier", ""): mf for mf in _children(self.root, "modalFeedback")}
+        rp = _first(self.root, "responseProcessing")
+        out: dict[str, str] = {}
+        for rule in [] if rp is None else _children(rp, "responseCondition"):
+            branch = _first(rule, "responseIf")
+            if branch is None or not len(branch) or _local(branch[0]) not in ("match", "member"):
+                continue
+            test = branch[0]
+            if not any(_local(v) == "variable" and v.get("identifier") == rid for v in test):
+                continue
+            value = next((_text(v) for v in test if _local(v) == "baseValue"), "")
+            fid = next((_text(bv) for sov in _children(branch, "setOutcomeValue")
+                        if sov.get("identifier") == "FEEDBACK"
+                        for bv in _descendants(sov, "baseValue")), "")
+            oid = qti_to_ours.get(value.lower()) or qti_to_ours.get(value)
+            mf = bodies.get(fid)
+            if oid and mf is not None and (md := _markdown(mf.text, list(mf), inline=False)):
+                out[oid] = md
+                shown.add(fid)
+        return out
+
+    def _choice(self, gid: str, inter: etree._Element, decl: etree._Element
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+        block = _local(inter) == "choiceInteraction"
+        choices = _children(inter, "simpleChoice" if block else "inlineChoice")
+        qti_ids = [c.get("identifier", "") for c in choices]
+        ids = self.r._option_ids(qti_ids)
+        to_ours = dict(zip(qti_ids, ids, strict=True))
+        cr = _first(decl, "correctResponse")
+        key = [to_ours.get(_text(v), "") for v in _children(cr, "value")] if cr is not None \
+            else []
+        multiple = block and decl.get("cardinality") == "multiple"
+        if not key or "" in key or (len(key) != 1 and not multiple):
+            raise Skip(f"choice {inter.get('responseIdentifier')!r}: its correctResponse names "
+                       "no choice of it" + ("" if multiple else ", or several"))
+        mapping = _first(decl, "mapping")
+        points = number(mapping.get("upperBound", "1"), "upperBound") \
+            if mapping is not None and mapping.get("upperBound") else 1.0
+        if multiple:
+            fractions = {to_ours.get(e.get("mapKey", ""), ""): round(
+                number(e.get("mappedValue", "0"), "mappedValue") / (points or 1.0), 7)
+                for e in ([] if mapping is None else _children(mapping, "mapEntry"))}
+            fractions.pop("", None)
+            mr = {"id": gid, "type": "multiple_response", "options": ids, "key": key,
+                  "shuffle": inter.get("shuffle") == "true", "points": points or 1.0,
+                  "display": "horizontal" if "horizontal" in inter.get("class", "")
+                  else "vertical"}
+            right, wrong = len(key), len(ids) - len(key)
+            default = {o: (1 / right if o in key else (-1 / wrong if wrong else 0.0)) for o in ids}
+            if fractions and any(abs(fractions.get(o, 0.0) - default[o]) > 1e-6 for o in ids):
+                mr["weights"] = fractions
+            options = {to_ours[c.get("identifier", "")]: _markdown(c.text, list(c), inline=True)
+                       for c in choices}
+            return mr, {"options": options}
+        weights = {}
+        for entry in [] if mapping is None else _children(mapping, "mapEntry"):
+            oid = to_ours.get(entry.get("mapKey", ""))
+            value = number(entry.get("mappedValue", "0"), "mappedValue") / (points or 1.0)
+            if oid and oid != key[0] and value > 0:
+                weights[oid] = round(value, 7)
+        gap = {"id": gid, "type": "choice", "options": ids, "key": key[0],
+               "shuffle": inter.get("shuffle") == "true", "weights": weights or None,
+               "points": points or 1.0, "display": "vertical" if block else "dropdown"}
+        options = {to_ours[c.get("identifier", "")]: _markdown(c.text, list(c), inline=True)
+                   for c in choices}
+        return gap, {"options": options}
 
 
 def _stem_without(body: etree._Element, inter: etree._Element) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
 
+from dpassess.importers import moodle_cloze
 from dpassess.importers.common import (
     DEFAULT_TOPIC,
     MAX_FIELD,
@@ -60,20 +61,25 @@ from dpassess.model import (
     TRUE_FALSE_IDS,
     TRUE_FALSE_WORDS,
     AnswerContent,
+    Cloze,
+    ClozeContent,
     Content,
     ContentBase,
+    Description,
     Essay,
     EssayContent,
     Item,
     ItemType,
     Matching,
     MatchingContent,
+    MultipleResponse,
     Numerical,
     Option,
     Ordering,
     OrderingContent,
     ShortAnswer,
     ShortAnswerContent,
+    SingleChoice,
 )
 from dpassess.model.items import (
     LmsSettings,
@@ -165,6 +171,10 @@ class Question:
     #: Moodle's penalty per wrong try (None: not given) and answer numbering.
     penalty: float | None = None
     numbering: str = ""
+    #: GIFT's missing-word form: the stem holds `[[g1]]` where the answers were.
+    missing_word: bool = False
+    #: A cloze question's gaps (the stem names each as `[[g<n>]]`).
+    gaps: list[moodle_cloze.Gap] = field(default_factory=list)
 
     @property
     def label(self) -> str | None:
@@ -466,14 +476,31 @@ class Builder:
                     weights = None
                 return _Choices(answers, ids, key, weights)
             case (ItemType.numerical | ItemType.short_answer | ItemType.matching
-                  | ItemType.essay | ItemType.ordering):
+                  | ItemType.essay | ItemType.ordering | ItemType.cloze | ItemType.description):
                 raise ValueError(f"{q.kind.value} has no choices")
             case _:
                 assert_never(q.kind)
 
     def _item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
-        """The question as an item of its type: one builder per type (Skip if the model cannot
-        hold the question)."""
+        """The question as an item of its type (Skip if the model cannot hold the question); a
+        question with its answers inside the text (GIFT's missing-word form) as a cloze item of
+        one gap."""
+        item = self._typed_item(q, topic, langs_found)
+        if not q.missing_word:
+            return item
+        gap = one_gap_cloze(item)
+        if gap is not None:
+            return gap
+        self.warn(f"a {item.type.value} question in the missing-word form cannot be a cloze gap "
+                  "(units, weights or its type): kept as a question, its blank as _____",
+                  line=q.line, item=q.label)
+        text = {la: c.model_copy(update={"stem": c.stem.replace(f"[[{MISSING_WORD_GAP}]]",
+                                                                  "_____")})
+                for la, c in item.text.items()}
+        return item.model_copy(update={"text": text})
+
+    def _typed_item(self, q: Question, topic: str, langs_found: list[str]) -> Item:
+        """The question as an item of its type: one builder per type."""
         langs = self._languages(q, langs_found)
         match q.kind:
             case ItemType.single_choice | ItemType.multiple_response | ItemType.true_false:
@@ -488,6 +515,10 @@ class Builder:
                 return self._essay_item(q, topic, langs)
             case ItemType.ordering:
                 return self._ordering_item(q, topic, langs)
+            case ItemType.description:
+                return self._description_item(q, topic, langs)
+            case ItemType.cloze:
+                return self._cloze_item(q, topic, langs)
             case _:
                 assert_never(q.kind)
 
@@ -703,6 +734,79 @@ class Builder:
                        max_words=e.max_words)
         return self._built(q, topic, draft, text, make)
 
+    def _cloze_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
+        """Each gap as the model's gap of its kind: answer ids a, b, ... in Moodle's order,
+        wordings (short answer) and option texts (choices) per language."""
+        draft = self._draft(q, langs)
+        stem, general = self._link(q, q.stem, draft.files), self._link(q, q.general, draft.files)
+        gaps: list[dict[str, object]] = []
+        texts: dict[str, dict[str, dict[str, object]]] = {model: {} for model, _ in langs}
+        for n, g in enumerate(q.gaps, 1):
+            gid = f"g{n}"
+            ids = option_ids(len(g.answers))
+            answers = list(zip(ids, g.answers, g.fractions, g.feedback, g.tolerances,
+                               strict=True))
+            spec: dict[str, object] = {"id": gid, "points": g.weight}
+            for model, code in langs:
+                feedback = {aid: fb for aid, _, _, html, _ in answers
+                            if (fb := _markdown(Text(html, "html"), code, inline=True))}
+                entry: dict[str, object] = {"feedback": feedback}
+                if g.kind == "shortanswer":
+                    entry["answers"] = {aid: (select(text, code),) for aid, text, _, _, _ in answers
+                                        if php_trim(text)}
+                elif g.kind == "multichoice":
+                    entry["options"] = {aid: _markdown(Text(text, "html"), code, inline=True)
+                                        for aid, text, _, _, _ in answers}
+                texts[model][gid] = entry
+            if g.kind == "shortanswer":
+                spec |= {"type": "short_answer", "case_sensitive": g.case_sensitive,
+                         "answers": [{"id": aid, "fraction": f} for aid, t, f, _, _ in answers
+                                     if php_trim(t)]}
+            elif g.kind == "numerical":
+                spec |= {"type": "numerical", "answers": [
+                    {"id": aid, "any_other": True} if t.strip() == "*" else
+                    {"id": aid, "value": float(t.replace(",", ".")), "tolerance": tol,
+                     "fraction": f} for aid, t, f, _, tol in answers]}
+            elif g.single:
+                key = next(aid for aid, _, f, _, _ in answers if f == 1)
+                weights = {aid: f for aid, _, f, _, _ in answers if aid != key and f}
+                spec |= {"type": "choice", "options": list(ids), "key": key,
+                         "weights": weights or None, "shuffle": g.shuffle,
+                         "display": g.layout or "dropdown"}
+            else:
+                fractions = {aid: f for aid, _, f, _, _ in answers}
+                keys = [aid for aid, f in fractions.items() if f > 0]
+                spec |= {"type": "multiple_response", "options": list(ids), "key": keys,
+                         "weights": fractions, "shuffle": g.shuffle,
+                         "display": "horizontal" if g.layout == "horizontal" else "vertical"}
+            gaps.append(spec)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = ClozeContent.model_validate({
+                    "stem": _markdown(stem, code, inline=False), "gaps": texts[model],
+                    "explanation": _markdown(general, code, inline=False) or None})
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(_cloze_of, gaps)
+        return self._built(q, topic, draft, text, make)
+
+    def _description_item(self, q: Question, topic: str, langs: list[tuple[str, str]]
+                          ) -> Item:
+        """Text only: the question text (and its general feedback); never scored."""
+        draft = self._draft(q, langs)
+        general = self._link(q, q.general, draft.files)
+        text = {}
+        for model, code in langs:
+            try:
+                text[model] = ContentBase(
+                    stem=self._stem(q, draft, code),
+                    explanation=_markdown(general, code, inline=False) or None)
+            except ValidationError as exc:
+                raise Skip(validation_reason(exc)) from None
+        make = partial(Description, type=ItemType.description)
+        return self._built(q, topic, draft, text, make)
+
     def _ordering_item(self, q: Question, topic: str, langs: list[tuple[str, str]]) -> Item:
         """The answers are the options in the right order."""
         answers = [a for a in q.answers if php_trim(a.text.text)]
@@ -901,3 +1005,51 @@ def _plain_markdown(text: str, code: str) -> str:
     HTML (tags stripped, entities decoded; `&lt;` shows as `<`), with or without multilang
     spans."""
     return title_markdown(plain_name(select(text, code)))
+
+
+#: The id of the gap of a question in GIFT's missing-word form.
+MISSING_WORD_GAP = "g1"
+
+
+def one_gap_cloze(item: Item) -> Cloze | None:
+    """The cloze item of one gap (`MISSING_WORD_GAP`, named in the stem) that asks what `item`
+    asks, or None when a gap cannot hold it (units, weights of a multiple-response item, a
+    type without gaps)."""
+    gid = MISSING_WORD_GAP
+
+    def text(gaps: Callable[[str], dict[str, object]]) -> dict[str, object]:
+        return {la: {"title": c.title, "stem": c.stem, "explanation": c.explanation,
+                     "gaps": {gid: gaps(la)}} for la, c in item.text.items()}
+
+    base = {"id": item.id, "topic": item.topic, "points": item.points, "tags": item.tags,
+            "lms": item.lms, "type": "cloze"}
+    gap: dict[str, object]
+    match item:
+        case SingleChoice():
+            gap = {"id": gid, "type": "choice", "options": list(item.option_ids),
+                   "key": item.key[0], "weights": item.weights, "shuffle": item.shuffle}
+            content = text(lambda la: {"options": item.text[la].options,
+                                       "feedback": item.text[la].feedback})
+        case MultipleResponse() if item.weights is None:
+            gap = {"id": gid, "type": "multiple_response", "options": list(item.option_ids),
+                   "key": list(item.key), "shuffle": item.shuffle}
+            content = text(lambda la: {"options": item.text[la].options,
+                                       "feedback": item.text[la].feedback})
+        case ShortAnswer():
+            gap = {"id": gid, "type": "short_answer", "answers": list(item.answers),
+                   "case_sensitive": item.case_sensitive}
+            content = text(lambda la: {"answers": item.text[la].answers,
+                                       "feedback": item.text[la].feedback})
+        case Numerical() if not item.units:
+            gap = {"id": gid, "type": "numerical", "answers": list(item.answers)}
+            content = text(lambda la: {"feedback": item.text[la].feedback})
+        case _:
+            return None
+    try:
+        return Cloze.model_validate({**base, "gaps": [gap], "text": content})
+    except ValidationError:
+        return None
+
+
+def _cloze_of(gaps: list[dict[str, object]], **fields: object) -> Item:
+    return Cloze.model_validate({"type": "cloze", "gaps": gaps, **fields})

@@ -22,7 +22,9 @@ from dpassess.model import (
     Bank,
     ChoiceBase,
     ChoiceItem,
+    Cloze,
     Content,
+    Description,
     Essay,
     Item,
     Matching,
@@ -273,6 +275,16 @@ def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:
                 out.append((("text", lang, "grader_info"), e.grader_info))
             if e.response_template is not None:
                 out.append((("text", lang, "response_template"), e.response_template))
+        case Cloze():
+            for gid, g in item.text[lang].gaps.items():
+                out += [(("text", lang, "gaps", gid, "answers", aid, k), w)
+                        for aid, ws in g.answers.items() for k, w in enumerate(ws)]
+                out += [(("text", lang, "gaps", gid, "options", oid), t)
+                        for oid, t in g.options.items()]
+                out += [(("text", lang, "gaps", gid, "feedback", fid), t)
+                        for fid, t in g.feedback.items()]
+        case Description():
+            pass
         case _:
             assert_never(item)
     out += [(("text", lang, "feedback", oid), t) for oid, t in feedback.items()]

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from functools import lru_cache
 
-from dpassess.markup.markdown import plain_title, to_plain
-from dpassess.model import Item
+from dpassess.markup.markdown import blank_gaps, plain_title, to_plain
+from dpassess.model import Cloze, Item
 
 # --- grades -----------------------------------------------------------------------------------
 
@@ -124,7 +124,8 @@ def _name_parts(item: Item, langs: Sequence[str]) -> list[tuple[str, str, bool]]
         if title:
             parts.append((la, title, False))
         else:
-            parts.append((la, _derived_name(content.stem) or item.id, True))
+            stem = blank_gaps(content.stem) if isinstance(item, Cloze) else content.stem
+            parts.append((la, _derived_name(stem) or item.id, True))
     return parts
 
 

@@ -7,7 +7,9 @@ from typing import assert_never
 
 from dpassess.model.items import (
     AnswerContent,
+    ClozeContent,
     Content,
+    ContentBase,
     EssayContent,
     MatchingContent,
     OrderingContent,
@@ -15,7 +17,7 @@ from dpassess.model.items import (
 )
 
 AnyContent = (Content | AnswerContent | MatchingContent | EssayContent | OrderingContent
-              | StimulusContent)
+              | ClozeContent | StimulusContent | ContentBase)
 
 
 def markdown_texts(content: AnyContent) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -48,6 +50,14 @@ def markdown_texts(content: AnyContent) -> Iterator[tuple[tuple[str, ...], str]]
         case OrderingContent():
             for oid, text in content.options.items():
                 yield ("options", oid), text
+        case ClozeContent():
+            for gid, gap in content.gaps.items():
+                for oid, text in gap.options.items():
+                    yield ("gaps", gid, "options", oid), text
+                for fid, text in gap.feedback.items():
+                    yield ("gaps", gid, "feedback", fid), text
+        case ContentBase():  # a description: the stem alone
+            pass
         case _:
             assert_never(content)
     if content.explanation:

@@ -281,10 +281,21 @@ def derived_title(stem: str, limit: int = TITLE_MAX) -> str:
     return (cut[:space] if space > 0 else cut[:limit - 3]).rstrip() + "..."
 
 
+#: A cloze gap in a stem (`model.items.GAP_REF`; the model is not imported here).
+_GAP = re.compile(r"\[\[[A-Za-z][A-Za-z0-9_-]{0,39}\]\]")
+
+
+def blank_gaps(stem: str) -> str:
+    """A cloze stem with each gap as a blank (`___`), for a title made from it."""
+    return _GAP.sub("___", stem)
+
+
 def item_title(item: ItemBase, lang: str, limit: int = TITLE_MAX) -> str:
     """The title of `item` in `lang` for every export: the authored title as `plain_title`
     gives it, else `derived_title` of the stem; "" when neither has text (use the id)."""
     content = item.text[lang]
     if content.title:
         return plain_title(content.title)
+    if getattr(content, "gaps", None):  # a cloze item: a gap shows as a blank, not its [[id]]
+        return derived_title(blank_gaps(content.stem), limit)
     return derived_title(content.stem, limit)

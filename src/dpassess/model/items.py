@@ -12,6 +12,7 @@ Adding an item type: one class here (its own fields and content, `extra="forbid"
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
@@ -46,6 +47,8 @@ class ItemType(StrEnum):
     matching = "matching"
     essay = "essay"
     ordering = "ordering"
+    cloze = "cloze"
+    description = "description"
 
 
 # --- what every item has -----------------------------------------------------------------------
@@ -741,6 +744,237 @@ class Ordering(ItemBase):
                     yield ("text", lang, "options", oid), f"text for unknown option {oid!r}"
 
 
+# --- cloze: a text with numbered gaps, each graded on its own ------------------------------------
+
+#: A gap's place in the stem: `[[` its id `]]` (letters, digits, `_` and `-`).
+GAP_REF = r"\[\[([A-Za-z][A-Za-z0-9_-]{0,39})\]\]"
+
+
+class GapBase(Strict):
+    """What every gap has: its stable id (named in the stem as `[[id]]`) and its points."""
+
+    id: OptionId
+    points: Annotated[float, Field(gt=0, le=1000)] = Field(
+        1.0, description="The gap's weight: the item's points are shared among its gaps in "
+        "proportion to these."
+    )
+
+
+class ShortAnswerGap(GapBase):
+    """A typed word or phrase; the wordings of each answer are per language (`text.<lang>.gaps`)."""
+
+    type: Literal["short_answer"]
+    answers: tuple[TextAnswer, ...] = Field(description="Answers, best first.")
+    case_sensitive: bool = False
+
+
+class NumericalGap(GapBase):
+    """A typed number: a value within a tolerance, or a range."""
+
+    type: Literal["numerical"]
+    answers: tuple[NumericAnswer, ...] = Field(description="Accepted numbers, best first.")
+
+
+class ChoiceGap(GapBase):
+    """One option to choose, shown as a drop-down (the default) or as buttons."""
+
+    type: Literal["choice"]
+    display: Literal["dropdown", "vertical", "horizontal"] = "dropdown"
+    options: tuple[OptionId, ...] = Field(description="Option ids in authoring order.")
+    key: OptionId = Field(description="The id of the right option.")
+    weights: dict[OptionId, Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None, description="Fraction of the gap's points another option earns (default: 0)."
+    )
+    shuffle: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: object) -> object:
+        """`options: [{id: a}]` as well as `options: [a]`."""
+        if isinstance(data, dict) and isinstance(data.get("options"), list):
+            data = {**data, "options": [o.get("id") if isinstance(o, dict) else o
+                                        for o in data["options"]]}
+        return data
+
+    def fractions(self) -> dict[str, float]:
+        weights = self.weights or {}
+        return {o: (1.0 if o == self.key else weights.get(o, 0.0)) for o in self.options}
+
+
+class MultipleResponseGap(GapBase):
+    """Any number of right options (checkboxes); right ones share +1, wrong ones -1."""
+
+    type: Literal["multiple_response"]
+    display: Literal["vertical", "horizontal"] = "vertical"
+    options: tuple[OptionId, ...] = Field(description="Option ids in authoring order.")
+    key: tuple[OptionId, ...] = Field(description="Ids of the right options.")
+    weights: dict[OptionId, Annotated[float, Field(ge=-1, le=1)]] | None = Field(
+        None, description="Fraction of the gap's points per option (default: right options "
+        "share +1, wrong ones -1, the total kept between 0 and 1)."
+    )
+    shuffle: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("key"), str):
+            data = {**data, "key": [data["key"]]}
+        if isinstance(data.get("options"), list):
+            data = {**data, "options": [o.get("id") if isinstance(o, dict) else o
+                                        for o in data["options"]]}
+        return data
+
+    def fractions(self) -> dict[str, float]:
+        if self.weights is not None:
+            return {o: self.weights.get(o, 0.0) for o in self.options}
+        n_right = len(self.key)
+        n_wrong = len(self.options) - n_right
+        return {o: (1.0 / n_right if o in self.key else (-1.0 / n_wrong if n_wrong else 0.0))
+                for o in self.options}
+
+
+Gap = Annotated[ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap,
+                Field(discriminator="type")]
+
+
+class GapContent(Strict):
+    """What a gap says in one language: wordings (short answer), option text (choice),
+    feedback by answer or option id."""
+
+    answers: dict[OptionId, tuple[AcceptedText, ...]] = Field(
+        default_factory=dict,
+        description="Short-answer gaps: accepted wordings by answer id (`*` matches any "
+        "characters).",
+    )
+    options: dict[OptionId, Text] = Field(
+        default_factory=dict, description="Choice gaps: option text by option id."
+    )
+    feedback: dict[OptionId, Text] = Field(
+        default_factory=dict, description="Feedback by answer or option id."
+    )
+
+
+class ClozeContent(ContentBase):
+    """A cloze item in one language: the stem names each gap as `[[id]]`; `gaps` holds what
+    each gap says in this language."""
+
+    gaps: dict[OptionId, GapContent] = Field(
+        default_factory=dict, description="What each gap says in this language, by gap id."
+    )
+
+
+def gap_refs(stem: str) -> list[str]:
+    """The gap ids the stem names, in order (`[[g1]]`)."""
+    return re.findall(GAP_REF, stem)
+
+
+class Cloze(ItemBase):
+    """A text with gaps (embedded answers); each gap is graded on its own and the item's score is
+    the sum of the gaps'. The stem of every language names every gap once, as `[[id]]`."""
+
+    type: Literal[ItemType.cloze]
+    gaps: tuple[Gap, ...] = Field(description="The gaps, in the order the stem names them.")
+    text: dict[LangCode, ClozeContent] = Field(description="Text by language code.")
+
+    def gap(self, gap_id: str) -> ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap:
+        return next(g for g in self.gaps if g.id == gap_id)
+
+    def gap_share(self, gap_id: str) -> float:
+        """The part of the item's points the gap carries (its points over all the gaps')."""
+        total = sum(g.points for g in self.gaps)
+        return self.gap(gap_id).points / total
+
+    def _problems(self) -> Iterator[tuple[Loc, str]]:
+        ids = [g.id for g in self.gaps]
+        seen: set[str] = set()
+        for i, gid in enumerate(ids):
+            if gid in seen:
+                yield ("gaps", i, "id"), f"duplicate gap id {gid!r}"
+            seen.add(gid)
+        if not ids:
+            yield ("gaps",), "a cloze item needs at least one gap"
+        for i, gap in enumerate(self.gaps):
+            yield from _gap_problems(i, gap)
+        yield from super()._problems()
+        for lang, content in self.text.items():
+            refs = gap_refs(content.stem)
+            if refs != ids:
+                yield (("text", lang, "stem"),
+                       f"the stem names the gaps {', '.join(refs) or '(none)'}; it must name each "
+                       f"gap once, in order: {', '.join(ids)} (as [[{ids[0] if ids else 'g1'}]])")
+            for gid in content.gaps:
+                if gid not in seen:
+                    yield ("text", lang, "gaps", gid), f"text for unknown gap {gid!r}"
+            for gap in self.gaps:
+                yield from _gap_text_problems(lang, gap, content.gaps.get(gap.id))
+
+
+def _gap_problems(i: int, gap: ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap,
+                  ) -> Iterator[tuple[Loc, str]]:
+    match gap:
+        case ShortAnswerGap() | NumericalGap():
+            aids = [a.id for a in gap.answers]
+            for loc, msg in _answer_problems({}, aids, [a.fraction for a in gap.answers]):
+                yield ("gaps", i, *loc), msg
+        case ChoiceGap() | MultipleResponseGap():
+            if len(set(gap.options)) != len(gap.options):
+                yield ("gaps", i, "options"), "an option id is listed twice"
+            keys = (gap.key,) if isinstance(gap, ChoiceGap) else gap.key
+            if not keys:
+                yield ("gaps", i, "key"), "the key names no option"
+            for k in keys:
+                if k not in gap.options:
+                    yield (("gaps", i, "key"),
+                           f"key {k!r} names no option (options: {', '.join(gap.options)})")
+            for oid in gap.weights or ():
+                if oid not in gap.options:
+                    yield ("gaps", i, "weights", oid), f"weight for unknown option {oid!r}"
+
+
+def _gap_text_problems(lang: str,
+                       gap: ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap,
+                       content: GapContent | None) -> Iterator[tuple[Loc, str]]:
+    where: Loc = ("text", lang, "gaps", gap.id)
+    content = content or GapContent()
+    match gap:
+        case ShortAnswerGap():
+            ids = [a.id for a in gap.answers]
+            missing = [aid for aid in ids if not content.answers.get(aid)]
+            if missing:
+                yield ((*where, "answers"),
+                       f"no accepted wording in {lang!r} for answer(s) {', '.join(missing)} "
+                       f"of gap {gap.id!r}")
+        case NumericalGap():
+            ids = [a.id for a in gap.answers]
+        case ChoiceGap() | MultipleResponseGap():
+            ids = list(gap.options)
+            missing = [oid for oid in ids if oid not in content.options]
+            if missing:
+                yield ((*where, "options"),
+                       f"no text for option(s) {', '.join(missing)} of gap {gap.id!r}")
+    for aid in content.answers:
+        if not isinstance(gap, ShortAnswerGap) or aid not in ids:
+            yield (*where, "answers", aid), f"wordings for unknown answer {aid!r}"
+    for oid in content.options:
+        if isinstance(gap, ShortAnswerGap | NumericalGap) or oid not in ids:
+            yield (*where, "options", oid), f"text for unknown option {oid!r}"
+    for fid in content.feedback:
+        if fid not in ids:
+            yield (*where, "feedback", fid), f"feedback for unknown answer or option {fid!r}"
+
+
+# --- description: text only ----------------------------------------------------------------------
+
+
+class Description(ItemBase):
+    """Text only (instructions, a passage): never scored; forms keep it in its place."""
+
+    type: Literal[ItemType.description]
+    text: dict[LangCode, ContentBase] = Field(description="Text by language code.")
+
+
 # --- shared stimuli ---------------------------------------------------------------------------------
 
 
@@ -780,7 +1014,7 @@ class Stimulus(Strict):
 #: Every item type; `match item:` over these ends in `assert_never(item)`.
 Item = Annotated[
     SingleChoice | MultipleResponse | TrueFalse | Numerical | ShortAnswer | Matching | Essay
-    | Ordering,
+    | Ordering | Cloze | Description,
     Field(discriminator="type"),
 ]
 
@@ -797,6 +1031,8 @@ ITEM_CLASSES: dict[ItemType, type[ItemBase]] = {
     ItemType.matching: Matching,
     ItemType.essay: Essay,
     ItemType.ordering: Ordering,
+    ItemType.cloze: Cloze,
+    ItemType.description: Description,
 }
 DEFAULT_TYPE = ItemType.single_choice
 

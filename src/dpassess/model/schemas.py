@@ -31,7 +31,7 @@ def _choice_shorthands(schema: dict[str, Any]) -> None:
     id (`options: [a, b]`) and a single key written as the id itself (`key: a`)."""
     for definition in schema.get("$defs", {}).values():
         props = definition.get("properties", {})
-        if not ("options" in props and "key" in props):
+        if not ("options" in props and "key" in props and "items" in props["key"]):
             continue
         option_id = props["key"]["items"]
         options = props["options"]

@@ -27,6 +27,7 @@ from dpassess.assemble import Assembly
 from dpassess.assemble.forms import FormItem, letter
 from dpassess.assemble.keys import answer
 from dpassess.assemble.output import summary_data
+from dpassess.assemble.paper import gap_choices, stem_of
 from dpassess.diagnostics import Diagnostic, Severity, dedupe
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import RULES
@@ -36,6 +37,8 @@ from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -402,7 +405,7 @@ def _language_block(site: _Site, view: BankView, item: Item, lang: str, here: st
                                *_md(site, here, view, item.id, st.text, "text",
                                     path=st_entry.path),
                                E.CLASS("stimulus")))
-    parts.append(E.DIV(*md(content.stem, f"{base}.stem"), E.CLASS("stem")))
+    parts.append(E.DIV(*md(stem_of(item, lang), f"{base}.stem"), E.CLASS("stem")))
     key: list[Any] = []
     fi = FormItem(0, item, item)
     match item:
@@ -459,6 +462,17 @@ def _language_block(site: _Site, view: BankView, item: Item, lang: str, here: st
             if ec.grader_info:
                 key.append(E.DIV(E.P(E.STRONG("For the grader")),
                                  *md(ec.grader_info, f"{base}.grader_info")))
+        case Cloze():
+            for n, texts in gap_choices(item, lang):
+                parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
+                    *(E.LI(*md(text, f"{base}.gaps")) for text in texts), E.CLASS("options"))))
+            key.append(E.P(E.STRONG("Key: "), _text(answer(fi, [lang]).words[lang])))
+            for gid, gc in item.text[lang].gaps.items():
+                for fid, fb in gc.feedback.items():
+                    key.append(E.DIV(E.P(E.STRONG(f"Feedback on {gid}: {fid}")),
+                                     *md(fb, f"{base}.gaps.{gid}.feedback.{fid}")))
+        case Description():
+            pass
         case _:
             assert_never(item)
     if content.explanation:

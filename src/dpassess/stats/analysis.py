@@ -123,6 +123,8 @@ class ItemStats:
     facility_index: float = 0.0
     discrimination_index: float | None = None
     discriminative_efficiency: float | None = None
+    #: a cloze item's gaps: (gap id, p: the mean fraction of the gap's points earned)
+    gaps: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +175,10 @@ class Analysis:
             d = asdict(s)
             d["options"] = {o["option"]: {k: v for k, v in o.items() if k != "option"}
                             for o in d["options"]}
+            if d["gaps"]:  # a cloze item's p of each gap, by gap id
+                d["gaps"] = dict(d["gaps"])
+            else:
+                del d["gaps"]
             d["flags"] = list(s.flags)
             items.append(d)
         test = asdict(self.test)
@@ -402,6 +408,11 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
         ))
     missing = len(c.scores) - n
     omitted = sum(1 for i in got if c.omits[i])
+    gaps = []
+    for gid, fractions in c.gaps.items():
+        known = [f for f in fractions if not math.isnan(f)]
+        if known:
+            gaps.append((gid, _mean(known)))
     return ItemStats(
         item=item.id, type=item.type.value, points=pts, n=n, omitted=omitted, missing=missing,
         mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=None,
@@ -414,6 +425,7 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
         facility_index=100 * p,
         discrimination_index=100 * r_pb if r_pb is not None else None,
         discriminative_efficiency=efficiency,
+        gaps=tuple(gaps),
     )
 
 

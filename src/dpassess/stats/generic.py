@@ -16,6 +16,8 @@ from typing import assert_never
 
 from dpassess.diagnostics import Severity, UsageError
 from dpassess.model import (
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -87,8 +89,30 @@ def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
             if order and "=" not in raw:
                 return _matching_letters(item, raw, order, line, ctx)
             return _matching(item, raw, line, ctx)
+        case Cloze():
+            return cloze_response(item, raw)
+        case Description():  # text only: nothing to analyse
+            return None
         case _:
             assert_never(item)
+
+
+def cloze_response(item: Cloze, raw: str) -> Response:
+    """A cloze response written `g1=Paris; g2=3.5; g3=b; g4=a,c` (gap id, `=`, the typed text
+    or the chosen option ids joined by commas); a gap not named is omitted."""
+    kinds = {g.id: g.type for g in item.gaps}
+    parts: list[tuple[str, Response]] = []
+    for piece in raw.split(";"):
+        gid, eq, value = piece.partition("=")
+        gid, value = gid.strip(), value.strip()
+        if not eq or gid not in kinds or not value:
+            continue
+        if kinds[gid] in ("choice", "multiple_response"):
+            chosen = frozenset(v.strip() for v in value.split(",") if v.strip())
+            parts.append((gid, Response(chosen=chosen)))
+        else:
+            parts.append((gid, Response(typed=value)))
+    return Response(parts=tuple(parts))
 
 
 def _ids(raw: str) -> list[str]:

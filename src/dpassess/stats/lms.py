@@ -25,15 +25,21 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from dpassess.diagnostics import Severity, UsageError
+from dpassess.markup.markdown import to_plain
 from dpassess.model import (
     ChoiceItem,
+    Cloze,
+    Description,
     Essay,
+    GapContent,
     Item,
     Matching,
     MultipleResponse,
     Numerical,
+    NumericalGap,
     Ordering,
     ShortAnswer,
+    ShortAnswerGap,
     SingleChoice,
     TrueFalse,
 )
@@ -41,7 +47,7 @@ from dpassess.stats.context import Context, Rows
 from dpassess.stats.generic import parse_score
 from dpassess.stats.responses import Answer
 from dpassess.stats.scoring import OMITTED, Response, options_of
-from dpassess.stats.text import MULTI, unique_items
+from dpassess.stats.text import MULTI, loose, unique_items
 
 _NUMBERED = re.compile(r"(.+?) ([1-9][0-9]{0,5})")
 _CANVAS = re.compile(r"([0-9]{1,18}): (.*)", re.S)
@@ -226,6 +232,12 @@ def _moodle_item_answer(row: list[str], line: int, person: str, slot: _Slot, ite
         case Numerical() | ShortAnswer():
             typed = OMITTED if slot.response is None or given in _NOTHING else Response(typed=given)
             return Answer(line, person, item, typed, field=fld)
+        case Cloze():
+            if slot.response is None or given in _NOTHING:
+                return Answer(line, person, item, OMITTED, field=fld)
+            return Answer(line, person, item, moodle_cloze_response(item, given), field=fld)
+        case Description():
+            return None
         case Matching() | Ordering() | Essay():
             ctx.problems.tally(
                 ("moodle-unread", item.id), line, fld,
@@ -431,3 +443,34 @@ def read_moodle_grades(first: tuple[int, list[str]], rows: Rows, ctx: Context
                          score_only=True, attempt=attempt)
         if not answered:
             _empty(line, ctx)
+
+
+#: One part of Moodle's summary of a cloze response (qtype_multianswer's `subqresponse`:
+#: "part 1: Paris; part 2: 3.5"); linear.
+_PART = re.compile(r"(?:^|; )part (\d{1,4}): ")
+
+
+def moodle_cloze_response(item: Cloze, given: str) -> Response:
+    """A cloze response as Moodle's Responses report shows it, "part 1: Paris; part 2: 3.5;
+    part 3: Beta": each part the gap of that number (typed text, or the text of the option(s)
+    chosen, matched to the gap's option ids in any language)."""
+    marks = list(_PART.finditer(given))
+    parts: list[tuple[str, Response]] = []
+    for n, m in enumerate(marks):
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(given)
+        index = int(m.group(1)) - 1
+        if not 0 <= index < len(item.gaps):
+            continue
+        gap, value = item.gaps[index], given[m.end():end].strip()
+        if isinstance(gap, ShortAnswerGap | NumericalGap):
+            parts.append((gap.id, Response(typed=value)))
+            continue
+        texts: dict[str, str] = {}
+        for content in item.text.values():
+            for oid, text in content.gaps.get(gap.id, GapContent()).options.items():
+                texts.setdefault(loose(to_plain(text)), oid)
+        chosen = {texts[loose(v)] for v in value.split("; ") if loose(v) in texts}
+        if not chosen and loose(value) in texts:
+            chosen = {texts[loose(value)]}
+        parts.append((gap.id, Response(chosen=frozenset(chosen))))
+    return Response(parts=tuple(parts))

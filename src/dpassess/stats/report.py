@@ -114,6 +114,8 @@ def to_text(analysis: Analysis, lang: str = "en") -> str:
         flags = ", ".join(FLAG_WORDS[label_lang(lang)][f] for f in s.flags)
         lines.append(f"{s.item:<{width}}  {s.n:>6}  {s.p:>6.3f}  {s.d:>6.3f}  "
                      f"{num(s.r_pb):>6}  {flags}".rstrip())
+        for gid, p in s.gaps:  # a cloze item's gaps, each under it
+            lines.append(f"{'  [[' + gid + ']]':<{width}}  {'':>6}  {p:>6.3f}")
     lines += ["", f"{w['test']}: n {t.n} · k {t.k} · {w['mean']} {t.mean:.2f} / {t.points:g} · "
               f"{w['sd']} {t.sd:.2f} · KR-20 {num(t.kr20)} · alpha {num(t.alpha)} · "
               f"SEM {num(t.sem, 2)}"]

@@ -15,9 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from dpassess.diagnostics import Severity
-from dpassess.model import Bank, Item
+from dpassess.model import Bank, Cloze, Item
 from dpassess.stats.problems import Problems
-from dpassess.stats.scoring import Response, gradable, options_of, score, takes_one
+from dpassess.stats.scoring import (
+    OMITTED,
+    Response,
+    gap_fraction,
+    gradable,
+    options_of,
+    score,
+    takes_one,
+)
 
 NOT_ANSWERED = math.nan
 #: A file's score that differs from the bank's by no more than this is the same score (LMS
@@ -51,7 +59,8 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "chosen_known", "item", "lines", "marks", "omits", "options", "scores")
+    __slots__ = ("bits", "chosen_known", "gaps", "item", "lines", "marks", "omits", "options",
+                 "scores")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -63,6 +72,9 @@ class Column:
         self.marks = array("Q")
         self.lines = array("L")
         self.omits = array("B")
+        #: a cloze item's gaps: the fraction of its points each person's answer to it earns
+        self.gaps: dict[str, array[float]] = (
+            {g.id: array("d") for g in item.gaps} if isinstance(item, Cloze) else {})
 
     def grow(self, n: int) -> None:
         """Room for persons 0 .. n-1 (the new ones not answered)."""
@@ -72,6 +84,8 @@ class Column:
             self.marks.extend(array("Q", [0]) * short)
             self.lines.extend(array("L", [0]) * short)
             self.omits.extend(array("B", [0]) * short)
+            for fractions in self.gaps.values():
+                fractions.extend(array("d", [NOT_ANSWERED]) * short)
 
     def chosen(self, person: int) -> frozenset[str]:
         mask = self.marks[person]
@@ -181,6 +195,9 @@ class Responses:
         col.marks[idx] = mask
         col.lines[idx] = a.line
         col.omits[idx] = a.response.omitted and not a.score_only
+        if isinstance(a.item, Cloze) and not a.score_only:
+            for gid, fractions in col.gaps.items():
+                fractions[idx] = gap_fraction(a.item, gid, dict(a.response.parts).get(gid, OMITTED))
         self.form_items.setdefault(a.form, set()).add(a.item.id)
 
     def language_of(self, person: int) -> str:

@@ -17,13 +17,19 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
+    NumericalGap,
     Ordering,
     ShortAnswer,
+    ShortAnswerGap,
     SingleChoice,
     TrueFalse,
 )
@@ -39,11 +45,13 @@ class Response:
     typed: str | None = None
     order: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
+    #: A cloze item's response: each gap's own response, by gap id.
+    parts: tuple[tuple[str, Response], ...] = ()
 
     @property
     def omitted(self) -> bool:
         return not self.chosen and not (self.typed or "").strip() and not self.order \
-            and not self.pairs
+            and not self.pairs and all(r.omitted for _, r in self.parts)
 
 
 OMITTED = Response()
@@ -64,6 +72,10 @@ def gradable(item: Item, response: Response) -> bool:
             return response.omitted or bool(response.order)
         case Essay():
             return response.omitted
+        case Cloze():
+            return response.omitted or bool(response.parts)
+        case Description():
+            return True
         case _:
             assert_never(item)
 
@@ -100,8 +112,12 @@ def score(item: Item, response: Response) -> float:
             return hits / len(item.pairs) * item.points
         case Ordering():
             return ordering_fraction(item.options, response.order, item.grading) * item.points
-        case Essay():
+        case Essay() | Description():
             return 0.0
+        case Cloze():
+            parts = dict(response.parts)
+            return math.fsum(gap_fraction(item, g.id, parts.get(g.id, OMITTED))
+                             * item.gap_share(g.id) for g in item.gaps) * item.points
         case _:
             assert_never(item)
 
@@ -112,7 +128,8 @@ def options_of(item: Item) -> tuple[str, ...]:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return item.option_ids
-        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
+              | Description()):
             return ()
         case _:
             assert_never(item)
@@ -123,7 +140,8 @@ def option_text(item: Item, lang: str, option_id: str) -> str:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return item.option_text(lang, option_id)
-        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
+              | Description()):
             raise ValueError(f"item {item.id!r} ({item.type.value}) has no options to choose")
         case _:
             assert_never(item)
@@ -134,7 +152,8 @@ def takes_one(item: Item) -> bool:
     match item:
         case SingleChoice() | TrueFalse():
             return True
-        case MultipleResponse() | Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (MultipleResponse() | Numerical() | ShortAnswer() | Matching() | Ordering() | Essay()
+              | Cloze() | Description()):
             return False
         case _:
             assert_never(item)
@@ -145,10 +164,50 @@ def is_distractor(item: Item, option_id: str) -> bool:
     match item:
         case SingleChoice() | TrueFalse() | MultipleResponse():
             return item.fractions()[option_id] <= 0
-        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
+              | Description()):
             return False
         case _:
             assert_never(item)
+
+
+def gap_fraction(item: Cloze, gap_id: str, response: Response) -> float:
+    """The fraction of its own points a cloze gap's response earns, by the gap's grading (as
+    the item of the same kind grades: short-answer wordings in any language, a number within
+    a tolerance or range, the chosen option's fraction, several options summed and kept
+    between 0 and 1)."""
+    if response.omitted:
+        return 0.0
+    gap = item.gap(gap_id)
+    match gap:
+        case ShortAnswerGap():
+            def norm(s: str) -> str:
+                s = unicodedata.normalize("NFC", s)
+                return s if gap.case_sensitive else s.casefold()
+
+            text = norm((response.typed or "").strip())
+            for answer in gap.answers:
+                for content in item.text.values():
+                    wordings = content.gaps[gap.id].answers.get(answer.id, ()) \
+                        if gap.id in content.gaps else ()
+                    if any(wildcard_match(norm(w), text) for w in wordings):
+                        return answer.fraction
+            return 0.0
+        case NumericalGap():
+            parsed = parse_number(response.typed or "")
+            if parsed is None or parsed[1]:
+                return 0.0
+            return next((a.fraction for a in gap.answers if a.accepts(parsed[0])), 0.0)
+        case ChoiceGap():
+            if len(response.chosen) != 1:
+                return 0.0
+            return gap.fractions().get(next(iter(response.chosen)), 0.0)
+        case MultipleResponseGap():
+            fractions = gap.fractions()
+            total = math.fsum(fractions.get(o, 0.0) for o in sorted(response.chosen))
+            return min(max(total, 0.0), 1.0)
+        case _:
+            assert_never(gap)
 
 
 # --- numerical --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import re
 import unicodedata
 from collections.abc import Iterable
 from typing import assert_never
@@ -22,16 +23,22 @@ from dpassess.markup.markdown import to_html, to_plain
 from dpassess.model import (
     TRUE_FALSE_WORDS,
     Bank,
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
+    GapContent,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
     SingleChoice,
     TrueFalse,
 )
+from dpassess.model.items import GAP_REF
 
 #: Most steps one search for a split of a text into option texts may take (linear time).
 MAX_STEPS = 10_000
@@ -97,7 +104,8 @@ def _option_texts(item: Item, lang: str) -> dict[str, str]:
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.option_ids}
-        case Numerical() | ShortAnswer() | Matching() | Ordering() | Essay():
+        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
+              | Description()):
             return {}
         case _:
             assert_never(item)
@@ -113,7 +121,7 @@ def _extra_words(item: Item) -> dict[str, set[str]]:
                     out.setdefault(loose(word), set()).add(oid)
             return out
         case (SingleChoice() | MultipleResponse() | Numerical() | ShortAnswer() | Matching()
-              | Ordering() | Essay()):
+              | Ordering() | Essay() | Cloze() | Description()):
             return {}
         case _:
             assert_never(item)
@@ -146,6 +154,27 @@ def split(key: str, parts: dict[str, set[str]], *, use_all: frozenset[str] | Non
 
     walk(0, frozenset())
     return found
+
+
+def _summary_stem(item: Item, lang: str) -> str:
+    """The stem as Moodle's summary of the question shows it: a cloze item's gaps as `_____`
+    (typed) or `{option; option}` (choices, in authoring order), as qtype_multianswer's
+    get_question_summary writes them."""
+    stem = item.text[lang].stem
+    if not isinstance(item, Cloze):
+        return stem
+    gaps = {g.id: g for g in item.gaps}
+
+    def bit(m: re.Match[str]) -> str:
+        gap = gaps.get(m.group(1))
+        if gap is None:
+            return m.group(0)
+        if isinstance(gap, ChoiceGap | MultipleResponseGap):
+            texts = item.text[lang].gaps.get(gap.id, GapContent()).options
+            return "{" + "; ".join(texts.get(o, "") for o in gap.options) + "}"
+        return " "
+
+    return re.sub(GAP_REF, bit, stem)
 
 
 class TextIndex:
@@ -183,7 +212,7 @@ class TextIndex:
     def _stem_source(self, item: Item, lang: str) -> str:
         """The Markdown of the question text as the Moodle export writes it: a stimulus's text
         before the stem."""
-        stem = item.text[lang].stem
+        stem = _summary_stem(item, lang)
         if item.stimulus is None:
             return stem
         try:
@@ -195,7 +224,7 @@ class TextIndex:
 
     def _stem_keys(self, item: Item, lang: str) -> list[str]:
         """The stem's loose keys: as written, with the stimulus before it, images as alt text."""
-        keys = moodle_plain(item.text[lang].stem)
+        keys = moodle_plain(_summary_stem(item, lang))
         if item.stimulus is not None:
             keys += moodle_plain(self._stem_source(item, lang))
         return [k for k in dict.fromkeys(keys) if k]
@@ -242,7 +271,7 @@ class TextIndex:
                 for oid, key in options.items():
                     parts.setdefault(key, set()).add(oid)
                 return len(split(rest, parts, use_all=frozenset(options))) == 1
-            case Numerical() | ShortAnswer() | Essay():
+            case Numerical() | ShortAnswer() | Essay() | Cloze() | Description():
                 return rest == ""
             case Matching():
                 # Moodle: "stem {premise; ...} -> {response; ...}", each side in the attempt's

@@ -29,6 +29,7 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.memo import Fragments
+from dpassess.export.moodle.cloze import gap_item
 from dpassess.export.moodle.images import local_files
 from dpassess.export.moodle.texts import (
     ItemTexts,
@@ -46,6 +47,8 @@ from dpassess.export.moodle.texts import (
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     ChoiceBase,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -107,11 +110,19 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
+    several = [item.id for item, langs, _ in chosen
+               if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
+    if several:
+        warnings.append(collection.warning(
+            FORMAT, None, "gaps",
+            f"a GIFT file of several languages cannot place a gap in each: {_listed(several)} "
+            "left out of it; export one file per language"))
     warnings += multilang_maths(FORMAT, collection, lang)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes
-        if not langs or isinstance(item, Ordering):
+        if not langs or isinstance(item, Ordering) or (
+                isinstance(item, Cloze) and (len(item.gaps) > 1 or len(langs) > 1)):
             continue
         if item.topic != topic:
             _write_block(out, [f"$CATEGORY: {category_path(root, item.topic)}"],
@@ -153,6 +164,12 @@ def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]
             FORMAT, None, "lms.moodle",
             f"GIFT cannot carry Moodle's penalty or answer numbering ({_listed(settings)}): "
             "Moodle uses its defaults; use Moodle XML to keep them"))
+    cloze = [i.id for i in items if isinstance(i, Cloze) and len(i.gaps) > 1]
+    if cloze:
+        out.append(collection.warning(
+            FORMAT, None, "gaps",
+            f"GIFT says a cloze question with one gap only: {_listed(cloze)} left out; use "
+            "Moodle XML"))
     ordering = [i.id for i in items if isinstance(i, Ordering)]
     if ordering:
         out.append(collection.warning(
@@ -194,6 +211,10 @@ def _question(t: ItemTexts, item: Item) -> list[str]:
             lines = _essay(q, item)
         case Ordering():  # left out (see _run_warnings)
             lines = []
+        case Cloze():
+            lines = _missing_word(t, item)
+        case Description():
+            lines = [f"::{escape(t.name())}::[html]{escape(q.check(t.stem(), 'stem'))}"]
         case _:
             assert_never(item)
     return [f"// {comment}", *lines]
@@ -263,6 +284,46 @@ def _choice(q: _Question, item: ChoiceBase, *, single: bool) -> list[str]:
     if q.tail:
         lines.append(f"\t{q.tail}")
     lines.append("}")
+    return lines
+
+
+def _missing_word(t: ItemTexts, item: Cloze) -> list[str]:
+    """A cloze item with one gap, in GIFT's missing-word form (`text before {answers} text
+    after`): the gap's answers written as the question of the gap's kind would write them."""
+    gap = item.gaps[0]
+    lang = t.langs[0]
+    try:
+        one = gap_item(item, gap.id)
+    except ValueError as exc:  # pydantic's ValidationError: e.g. a choice gap of one option
+        t.warn(f"gaps.{gap.id}", f"GIFT cannot write this gap as a question: {exc}; left out")
+        return []
+    gt = ItemTexts(FORMAT, t.collection, one, t.lang, t.langs)
+    q = _Question(gt)
+    match one:
+        case SingleChoice():
+            lines = _choice(q, one, single=True)
+        case MultipleResponse():
+            lines = _choice(q, one, single=False)
+        case Numerical():
+            lines = _numerical(q, one)
+        case ShortAnswer():
+            lines = _short_answer(q, one)
+        case _:
+            raise AssertionError(one.type)
+    t.warnings += gt.warnings
+    marker = f"[[{gap.id}]]"
+    # the cloze's own name (a name made from the stem shows the gap as a blank)
+    head = f"::{escape(t.name())}::" + lines[0].split("::", 2)[2]
+    if head.rsplit("::", 1)[-1].count(marker) != 1:  # in the stem (the name may show it too)
+        t.warn(f"text.{lang}.stem", f"the gap {marker} is not in the stem as written (inside "
+                                    "code or a link?): GIFT's question has its answers last")
+        return lines
+    before, after = head.rsplit(marker, 1)
+    # `head` ends in `{` (and, for numerical, `#`): what follows the gap moves after the `}`
+    opener = "{#" if head.endswith("{#") else "{"
+    after = after[: -len(opener)]
+    lines[0] = before + opener
+    lines[-1] += after
     return lines
 
 

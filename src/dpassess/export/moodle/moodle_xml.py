@@ -32,6 +32,7 @@ from dpassess.export import (
     nothing_to_export,
 )
 from dpassess.export.memo import Fragments
+from dpassess.export.moodle import cloze
 from dpassess.export.moodle.images import Embedder
 from dpassess.export.moodle.texts import (
     ItemTexts,
@@ -53,6 +54,8 @@ from dpassess.lms.moodle import name_html, reads_unit
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import (
     ChoiceBase,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -202,6 +205,18 @@ class _Writer:
                 question = _essay(q, item, duplicate=duplicate)
             case Ordering():
                 question = _ordering(q, item, duplicate=duplicate)
+            case Cloze():
+                if len(langs) > 1:
+                    t.warn("text", "Moodle's cloze question holds one text with its gaps: "
+                                   f"written in {langs[0]!r} only; export one file per language "
+                                   "to give each its own")
+                    notes = t.warnings
+                    t = ItemTexts(FORMAT, self.collection, item, self.lang, langs[:1])
+                    t.warnings[:0] = notes
+                    q = _Question(self, t)
+                question = _cloze(q, item, langs[0], duplicate=duplicate)
+            case Description():
+                question = _description(q, duplicate=duplicate)
             case _:
                 assert_never(item)
         self.warnings += t.warnings
@@ -505,6 +520,38 @@ def _ordering(q: _Question, item: Ordering, *, duplicate: bool) -> etree._Elemen
         answer = SubElement(question, "answer", fraction=f"{n:.7f}", format="html")
         html = t.inline(f"text.{{lang}}.options.{oid}", partial(_ordering_option, item, oid))
         q.html(answer, html, f"text.{lang}.options.{oid}")
+    q.tags(question)
+    return question
+
+
+def _cloze(q: _Question, item: Cloze, lang: str, *, duplicate: bool) -> etree._Element:
+    """`cloze` (qtype_multianswer): the question text with each gap as an embedded answer
+    (`dpassess.export.moodle.cloze`); Moodle's mark is the sum of the gaps' weights."""
+    question = q.head("cloze", duplicate=duplicate)
+    text_el = question.find("questiontext/text")
+    assert text_el is not None
+    stem = cloze.question_text(q.t, item, text_el.text or "", lang, q.t.warn)
+    _set_text(text_el, stem)
+    weights = sum(max(round(g.points), 1) for g in item.gaps)
+    if weights != item.points:
+        q.t.warn("points", f"Moodle's mark for a cloze question is the sum of its gaps' weights "
+                           f"({weights}), not {item.points:g}")
+    grade = question.find("defaultgrade")  # Moodle writes none: the mark is the weights' sum
+    assert grade is not None
+    question.remove(grade)
+    q.numbering("cloze")
+    q.tags(question)
+    return question
+
+
+def _description(q: _Question, *, duplicate: bool) -> etree._Element:
+    """`description`: text only, no mark (as Moodle writes it: grade and penalty 0)."""
+    question = q.head("description", duplicate=duplicate)
+    for tag in ("defaultgrade", "penalty"):
+        el = question.find(tag)
+        assert el is not None
+        el.text = "0.0000000"
+    q.numbering("description")
     q.tags(question)
     return question
 

@@ -22,6 +22,7 @@ from dpassess.export.qti.builder import (
     element,
     set_score,
 )
+from dpassess.export.qti.cloze import cloze
 from dpassess.export.qti.names import Q, item_identifier, number
 from dpassess.export.qti.typed import essay, matching, numerical, ordering, short_answer
 from dpassess.export.xmlfast import copied
@@ -29,6 +30,8 @@ from dpassess.lms import canvas
 from dpassess.markup.maths import MathsMode
 from dpassess.model import (
     ChoiceBase,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -68,6 +71,11 @@ def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | 
             root = essay(build, item)
         case Ordering():
             root = ordering(build, item)
+        case Cloze():
+            root = cloze(build, item)
+        case Description():
+            root = build.root()
+            build.body(root)
         case _:
             assert_never(item)
     return build.finish(root), build.warnings

@@ -23,6 +23,8 @@ from dpassess.lint.words import (
 )
 from dpassess.model import (
     ChoiceBase,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -125,7 +127,13 @@ def _answers(item: Item, lang: str) -> tuple[str, ...]:
             texts = [w for ws in item.text[lang].answers.values() for w in ws]
         case Numerical():
             return tuple(sorted(f"{lo!r}..{hi!r}" for lo, hi in (a.bounds for a in item.answers)))
-        case Essay():
+        case Cloze():
+            c = item.text[lang]
+            texts = [f"{gid}:{w}" for gid, g in c.gaps.items()
+                     for ws in (*g.answers.values(), tuple(g.options.values())) for w in ws]
+            texts += [f"{g.id}:{lo!r}..{hi!r}" for g in item.gaps if g.type == "numerical"
+                      for lo, hi in (a.bounds for a in g.answers)]
+        case Essay() | Description():
             texts = []
         case _:
             assert_never(item)

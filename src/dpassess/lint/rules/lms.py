@@ -23,7 +23,16 @@ from dpassess.markup import markdown as render
 from dpassess.markup.parser import parser
 from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
-from dpassess.model import Item, MultipleResponse, Numerical, Ordering, ShortAnswer, SingleChoice
+from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Item,
+    MultipleResponse,
+    Numerical,
+    Ordering,
+    ShortAnswer,
+    SingleChoice,
+)
 
 #: The choice types whose options may carry `weights`.
 _WEIGHTED: tuple[type[SingleChoice | MultipleResponse], ...] = (SingleChoice, MultipleResponse)
@@ -497,3 +506,51 @@ def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering]) ->
         if fraction != 1 and not any_other:
             yield Hit(("answers", n, "fraction"), canvas.partial_answer_left_out(aid, fraction))
 
+
+#: What a drop-down cannot show: maths, images, and any other markup (it shows plain text).
+_NOT_PLAIN = re.compile(r"\$|\\\(|\\\[|!\[|<img|<[a-z]|\*\*|`|\[[^\]]*\]\(")
+
+
+@rule(
+    "LM009", "gap-dropdown-markup", "warning", target="Moodle, QTI",
+    key_risk="No: the key stays the key, but a student reads raw TeX or a missing image in the "
+             "drop-down and may not recognise it.",
+    fix="Keep drop-down options plain text; for maths or images use `display: vertical` (radio "
+    "buttons in Moodle) or put the formula in the stem.",
+    items=(Cloze,),
+)
+def gap_dropdown_markup(ctx: ItemContext[Cloze]) -> Iterator[Hit]:
+    """## What it does
+    Finds options of a cloze item's drop-down gaps (`type: choice`, `display: dropdown`, the
+    default) that hold maths, an image or other Markdown formatting.
+
+    ## Why is this bad?
+    A drop-down list shows plain text: Moodle's cloze menus and QTI's `inlineChoice` cannot show
+    a formula, an image, bold or a link. Students see `\\(x^2\\)` as typed, or nothing where
+    the image was.
+
+    ## Example
+    ```yaml
+    text:
+      en:
+        gaps:
+          deriv: {options: {a: "$2x$", b: "$x^2$"}}
+    ```
+
+    ## Use instead
+    ```yaml
+    gaps:
+      - {id: deriv, type: choice, display: vertical, options: [a, b], key: a}
+    ```
+    """
+    item = ctx.item
+    for gap in item.gaps:
+        if not isinstance(gap, ChoiceGap) or gap.display != "dropdown":
+            continue
+        for lang, content in item.text.items():
+            texts = content.gaps.get(gap.id)
+            for oid, text in (texts.options.items() if texts else ()):
+                if _NOT_PLAIN.search(text):
+                    yield Hit(("text", lang, "gaps", gap.id, "options", oid),
+                              f"[Moodle, QTI] the drop-down of gap {gap.id!r} shows plain text: "
+                              f"{text!r} holds maths, an image or formatting")

@@ -17,11 +17,15 @@ from dpassess.lms.moodle import MAX_IDNUMBER
 from dpassess.markup.maths import find_maths
 from dpassess.model import (
     ChoiceBase,
+    ChoiceGap,
     ChoiceItem,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
@@ -407,7 +411,17 @@ def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
             ids += [(("distractors", i), p, MAX_IDNUMBER) for i, p in enumerate(item.distractors)]
         case Ordering():
             ids += [(("options", i), o, MAX_IDNUMBER) for i, o in enumerate(item.options)]
-        case Essay():
+        case Cloze():
+            for i, g in enumerate(item.gaps):
+                ids.append((("gaps", i, "id"), g.id, MAX_IDNUMBER))
+                if isinstance(g, ChoiceGap | MultipleResponseGap):
+                    ids += [(("gaps", i, "options", k), o, MAX_IDNUMBER)
+                            for k, o in enumerate(g.options)]
+                else:
+                    aids = [a.id for a in g.answers]
+                    ids += [(("gaps", i, "answers", k, "id"), aid, MAX_IDNUMBER)
+                            for k, aid in enumerate(aids)]
+        case Essay() | Description():
             pass
         case _:
             assert_never(item)
@@ -642,3 +656,38 @@ def wildcard_accepts_anything(ctx: ItemContext[ShortAnswer]) -> Iterator[Hit]:
                     yield Hit(("text", lang, "answers", aid, k),
                               f"the wording {w!r} of answer {aid!r} accepts any response in "
                               f"{lang!r}")
+
+
+@rule(
+    "ST014", "one-option-gap", "error",
+    key_risk="No, but there is nothing to choose (every student gets the gap right), and Moodle "
+             "refuses the whole cloze question (\"Please fill in at least 2 answers\").",
+    fix="Give the gap at least one more option (a plausible wrong one), or make it a "
+    "short-answer gap.",
+    items=(Cloze,),
+)
+def one_option_gap(ctx: ItemContext[Cloze]) -> Iterator[Hit]:
+    """## What it does
+    Finds choice and multiple-response gaps of a cloze item with fewer than two options.
+
+    ## Why is this bad?
+    A drop-down with one entry is not a question: whoever opens it picks the key. Moodle's
+    cloze parser refuses a choice gap with fewer than two answers, so the question is not
+    imported at all.
+
+    ## Example
+    ```yaml
+    gaps:
+      - {id: probe, type: choice, options: [linear], key: linear}
+    ```
+
+    ## Use instead
+    ```yaml
+    gaps:
+      - {id: probe, type: choice, options: [linear, chaining, doubling], key: linear}
+    ```
+    """
+    for i, gap in enumerate(ctx.item.gaps):
+        if isinstance(gap, ChoiceGap | MultipleResponseGap) and len(gap.options) < 2:
+            yield Hit(("gaps", i, "options"),
+                      f"gap {gap.id!r} has {len(gap.options)} option; a choice needs two or more")
