@@ -341,20 +341,20 @@ def test_kitchen_sink_forms_print_numbered_blanks_and_the_choices():
     assert "".join(tree.itertext()).count("_" * 12) == 4
 
 
-# --- import: Moodle's own fixtures, and round trips -------------------------------------------
+# --- import: cloze cases in Moodle's formats, and round trips ---------------------------------
 
-UPSTREAM = ROOT / "tests" / "fixtures" / "moodle" / "upstream"
+CASES = ROOT / "tests" / "fixtures" / "moodle" / "cloze-cases"
 
 
-def test_moodles_fixtures_every_saved_cloze_and_description_is_kept_the_broken_refused():
+def test_moodle_cases_every_saved_cloze_and_description_is_kept_the_broken_refused():
     from dpassess.importers import gift as gift_import
     from dpassess.importers import moodle_xml as xml_import
 
     kept: list[tuple[str, int]] = []
     saved: list[tuple[str, int]] = []  # what Moodle saves: its own parser's gaps, not refused
-    for name in ("multianswer.xml", "sample_questions_with_old_image_tag.xml",
-                 "xmlformat_test_questions.xml"):
-        data = (UPSTREAM / name).read_bytes()
+    for name in ("cloze_with_pictures.xml", "cloze_in_old_image_field.xml",
+                 "cloze_and_description.xml"):
+        data = (CASES / name).read_bytes()
         result = xml_import.read(data, name, "en")
         assert result.skipped == [], [str(s) for s in result.skipped]
         kept += [(it.type.value, len(getattr(it, "gaps", ()))) for it in result.items
@@ -366,45 +366,44 @@ def test_moodles_fixtures_every_saved_cloze_and_description_is_kept_the_broken_r
                 saved.append(("cloze", len(parsed.subs)))
             elif q.qtype == "description":
                 saved.append(("description", 0))
-    result = gift_import.read((UPSTREAM / "questions.gift.txt").read_bytes(), "q.gift", "en")
+    result = gift_import.read((CASES / "mixed_questions.gift.txt").read_bytes(), "q.gift", "en")
     assert result.skipped == []
     kept += [(it.type.value, len(getattr(it, "gaps", ()))) for it in result.items
              if it.type.value in ("cloze", "description")]
     saved.append(("cloze", 1))  # its one missing-word question
     # Moodle saves 6 cloze questions and 2 descriptions of these files: all kept, gaps and all
     assert len(saved) == 8 and sorted(kept) == sorted(saved)
-    broken = xml_import.read((UPSTREAM / "broken_cloze_questions.xml").read_bytes(), "b.xml", "en")
+    broken = xml_import.read((CASES / "refused_cloze.xml").read_bytes(), "b.xml", "en")
     assert broken.items == []
     assert [str(s).split(": ", 2)[2] for s in broken.skipped] == [
-        "Multianswer question without subquestions: Invalid embedded answers (Cloze) question "
+        "Cloze text with no gap at all: Invalid embedded answers (Cloze) question "
         "(The question text must include at least one embedded answer.) (Moodle refuses it too)",
-        "Multichoice subquestion without choices: Invalid embedded answers (Cloze) question "
+        "Drop-down gap that lists no choices: Invalid embedded answers (Cloze) question "
         "(The question text must include at least one embedded answer.) (Moodle refuses it too)",
-        "Multichoice subquestion with only one choice: Invalid embedded answers (Cloze) question "
+        "Drop-down gap with a single choice: Invalid embedded answers (Cloze) question "
         "(gap 1: Please fill in at least 2 answers.) (Moodle refuses it too)",
-        "Multichoice subquestion with no completely correct answer: Invalid embedded answers "
-        "(Cloze) question (gap 1: One of the answers should have a score of 100% so it is "
+        "Drop-down gap where no choice earns full marks: Invalid embedded "
+        "answers (Cloze) question (gap 1: One of the answers should have a score of 100% so it is "
         "possible to get full marks for this question.) (Moodle refuses it too)",
-        "Numerical subquestion with buggy answer: Invalid embedded answers (Cloze) question "
+        "Number gap whose answer is not a number: Invalid embedded answers (Cloze) question "
         "(gap 1: You must enter a valid number or '*'.) (Moodle refuses it too)",
     ]
     assert [s.line for s in broken.skipped] == [4, 20, 36, 52, 68]
 
 
-def test_moodles_simple_multianswer_comes_in_with_its_gaps_grades_and_feedback():
+def test_a_moodle_cloze_with_two_gaps_comes_in_with_its_gaps_grades_and_feedback():
     from dpassess.importers import moodle_xml as xml_import
 
-    result = xml_import.read((UPSTREAM / "xmlformat_test_questions.xml").read_bytes(), "x", "en")
+    result = xml_import.read((CASES / "cloze_and_description.xml").read_bytes(), "x", "en")
     item = next(it for it in result.items if isinstance(it, Cloze))
-    assert item.text["en"].stem == ('Complete this opening line of verse: "The [[g1]] and the '
-                                    '[[g2]] went to sea".')
+    assert item.text["en"].stem == 'Finish the proverb: "An [[g1]] a day keeps the [[g2]] away".'
     words, menu = item.gaps
     assert [(a.id, a.fraction) for a in words.answers] == [("a", 0), ("b", 1), ("c", 0)]
     gaps = item.text["en"].gaps
-    assert gaps["g1"].answers == {"a": ("Dog",), "b": ("Owl",), "c": ("*",)}
-    assert gaps["g1"].feedback["b"] == "Well done!"
+    assert gaps["g1"].answers == {"a": ("orange",), "b": ("apple",), "c": ("*",)}
+    assert gaps["g1"].feedback["b"] == "Right!"
     assert (menu.type, menu.key, menu.display) == ("choice", "c", "dropdown")
-    assert gaps["g2"].options["c"] == "Pussy-cat"
+    assert gaps["g2"].options["c"] == "doctor"
     assert item.points == 2
 
 
