@@ -2,6 +2,26 @@
 floor, on the same synthetic bank, in the same run.
 
     .venv/bin/python benchmarks/run.py [--items N] [--repeat R] [--big [--big-items M]]
+                                       [--baseline REV] [--quick]
+
+First the two tables of targets, every row measured in one interleaved run (each repeat runs
+every row once, in turn, so that a change in the machine's load touches all rows alike), with
+wall and CPU seconds (the process and the workers it waited for), the load average and the
+git commit:
+
+  1. on N items (bilingual): the full job (b below) and a's job by dpassess against text2qti
+     (a) and the floor (c), wall and CPU; assembly of 20 forms × 60 items from 10,000 (case (b)
+     of benchmarks/assemble.py, equal points on, seed 1, 60 deterministic seconds); `dpassess
+     stats` on 10,000 persons × 100 items (benchmarks/stats_sim.py);
+  2. on the bundled 8-item bank: `check`, `export -f qti21` (every language, to a folder),
+     `lint --no-cache` and `build` with nothing changed (no blueprints; the lint cache and the
+     output filled by a first run), each as a multiple of `python -c pass` (as
+     benchmarks/latency.py runs them).
+
+`--baseline REV` also runs every row of both tables with the library of an earlier commit
+(checked out in a temporary git worktree, put first on PYTHONPATH; the steps are this file's),
+interleaved with the current code, and prints now / baseline for each. `--quick` prints the two
+tables only (not the rows below).
 
 Rows (each step runs in a fresh subprocess, R times; the best time is shown):
 
@@ -240,6 +260,21 @@ STEPS = {"text2qti": step_text2qti, "dpassess": step_dpassess,
          "build-warm": step_build_warm}
 
 
+def step_assemble(work: Path) -> dict:
+    """Case (b) of benchmarks/assemble.py: 20 forms × 60 items from 10,000, equal points on."""
+    from assemble import case_b, make_bank
+    from dpassess.assemble.solve import solve
+
+    pr = case_b(make_bank(10_000, 20, enemies=2000))
+    t = time.perf_counter()
+    sel = solve(pr, 1, 60)
+    return {"secs": time.perf_counter() - t, "status": sel.status.value,
+            "first": sel.first_solution, "parts": {}}
+
+
+STEPS["assemble"] = step_assemble
+
+
 def child(name: str, work: Path) -> None:
     result = STEPS[name](work)
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -269,6 +304,147 @@ def run_step(name: str, work: Path, repeat: int) -> dict:
     return best
 
 
+def _cpu_of_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> dict:
+    """Run `cmd` once: wall and CPU seconds (its own and its workers'), its RESULT line if any."""
+    cpu = _cpu_of_children()
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+    wall = time.perf_counter() - t
+    cpu = _cpu_of_children() - cpu
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
+    out = json.loads(line[7:]) if line is not None else {}
+    out.update(wall=wall, cpu=cpu)
+    return out
+
+
+def git_commit(where: Path) -> str:
+    p = subprocess.run(["git", "-C", str(where), "describe", "--always", "--dirty"],
+                       capture_output=True, text=True, check=False)
+    return p.stdout.strip() or "?"
+
+
+def target_rows(work: Path, bank_root: Path) -> dict[str, list[str]]:
+    """Each row of the two tables as a command (steps of this file, or dpassess itself)."""
+    py = [sys.executable]
+    step = [*py, __file__, "--step"]
+    dp = [*py, "-m", "dpassess"]
+    sim = work / "sim"
+    return {
+        "text2qti": [*step, "text2qti", str(work)],
+        "full job": [*step, "dpassess", str(work)],
+        "like for like": [*step, "same-as-a", str(work)],
+        "floor": [*step, "floor", str(work)],
+        "assembly": [*step, "assemble", str(work)],
+        "stats": [*dp, "stats", str(sim / "responses.csv"), "--bank", str(sim / "bank")],
+        "python -c pass": [*py, "-c", "pass"],
+        "check": [*dp, "check", str(bank_root)],
+        "export -f qti21": [*dp, "export", "-f", "qti21", str(bank_root), "-o",
+                            str(work / "out" / "startup-qti")],
+        "lint --no-cache": [*dp, "lint", "--no-cache", str(bank_root)],
+        "build, nothing changed": [*dp, "build", "--items", str(bank_root.parent), "--out",
+                                   str(work / "out" / "startup-build"), "--blueprints",
+                                   str(work / "no-blueprints")],
+    }
+
+
+def baseline_tree(rev: str, tmp: Path) -> Path:
+    """A detached git worktree of `rev` (removed by the caller)."""
+    where = tmp / "baseline"
+    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(where), rev],
+                   check=True, capture_output=True)
+    return where
+
+
+def targets(work: Path, repeat: int, baseline: Path | None) -> None:
+    """The two tables of targets, interleaved; with a baseline, now / baseline per row."""
+    import stats_sim
+
+    stats_sim.write(work / "sim", 10_000, 100, 7)
+    root = HERE.parent / "items" / "data-parallelism"
+    rows = target_rows(work, root)
+    envs: dict[str, dict[str, str]] = {"now": {**os.environ, "PYTHONPATH": str(HERE.parent / "src"),
+                                             "DPASSESS_CACHE_DIR": str(work / "cache-now")}}
+    if baseline is not None:
+        envs["baseline"] = {**os.environ, "PYTHONPATH": str(baseline / "src"),
+                            "DPASSESS_CACHE_DIR": str(work / "cache-baseline")}
+    for env in envs.values():  # fill the lint cache and the output folder: "nothing changed"
+        timed(rows["build, nothing changed"], env)
+    best: dict[tuple[str, str], dict] = {}
+    print(f"load average before: {loadavg()}")
+    for _ in range(repeat):
+        for name, cmd in rows.items():
+            for which, env in envs.items():
+                r = timed(cmd, env)
+                old = best.get((name, which))
+                if old is None:
+                    best[name, which] = r
+                else:
+                    old["cpu"] = min(old["cpu"], r["cpu"])
+                    if r["wall"] < old["wall"]:
+                        r["cpu"] = old["cpu"]
+                        best[name, which] = r
+    print(f"load average after:  {loadavg()}")
+
+    def ratio(a: str, b: str, key: str, which: str) -> float:
+        return float(best[a, which][key] / best[b, which][key])
+
+    first = [
+        ("full job / text2qti, wall", lambda w: ratio("full job", "text2qti", "wall", w), "<= 0.5"),
+        ("full job / text2qti, CPU", lambda w: ratio("full job", "text2qti", "cpu", w), "<= 1.0"),
+        ("like for like / text2qti, wall", lambda w: ratio("like for like", "text2qti", "wall", w),
+         "<= 0.25"),
+        ("full job / floor, wall", lambda w: ratio("full job", "floor", "wall", w), "<= 2.5"),
+    ]
+    cols = list(envs)
+    head = " | ".join(cols) + (" | now / baseline" if baseline is not None else "")
+    print()
+    print(f"| {n_items_label(work)} | {head} | target |")
+    print("|---|" + "---:|" * (len(cols) + (baseline is not None)) + "---|")
+    for label, fn, target in first:
+        vals = [fn(w) for w in cols]
+        extra = [f"{vals[0] / vals[1]:.2f}"] if baseline is not None else []
+        print(f"| {label} | " + " | ".join(f"{v:.2f}" for v in vals)
+              + "".join(f" | {e}" for e in extra) + f" | {target} |")
+    for name, label, target in (("assembly", "assembly, 20 forms × 60 from 10,000, s (wall / CPU)",
+                                 "<= 30 s"),
+                                ("stats", "`dpassess stats`, 10,000 persons × 100 items, s (wall / "
+                                 "CPU)", "<= 2 s")):
+        vals = [f"{best[name, w]['wall']:.1f} / {best[name, w]['cpu']:.1f}"
+                + (f" ({best[name, w]['status']})" if "status" in best[name, w] else "")
+                for w in cols]
+        extra = [f"{best[name, 'now']['cpu'] / best[name, 'baseline']['cpu']:.2f} CPU"] \
+            if baseline is not None else []
+        print(f"| {label} | " + " | ".join(vals) + "".join(f" | {e}" for e in extra)
+              + f" | {target} |")
+    print()
+    print(f"| bundled 8-item bank, × `python -c pass` (wall; CPU) | {head} | target |")
+    print("|---|" + "---:|" * (len(cols) + (baseline is not None)) + "---|")
+    floor = {w: best["python -c pass", w] for w in cols}
+    print("| `python -c pass`, ms (wall; CPU) | " + " | ".join(
+        f"{floor[w]['wall'] * 1000:.0f}; {floor[w]['cpu'] * 1000:.0f}" for w in cols)
+        + (" | " if baseline is not None else "") + " | |")
+    for name, target in (("check", "<= 12×"), ("export -f qti21", "<= 12×"),
+                         ("lint --no-cache", "<= 25×"), ("build, nothing changed", "<= 15×")):
+        x = {w: best[name, w]["wall"] / floor[w]["wall"] for w in cols}
+        c = {w: best[name, w]["cpu"] / max(floor[w]["cpu"], 1e-3) for w in cols}
+        extra = [f"{best[name, 'now']['wall'] / best[name, 'baseline']['wall']:.2f}"] \
+            if baseline is not None else []
+        print(f"| `{name}` | " + " | ".join(f"{x[w]:.1f}×; {c[w]:.1f}×" for w in cols)
+              + "".join(f" | {e}" for e in extra) + f" | {target} |")
+
+
+def n_items_label(work: Path) -> str:
+    n = sum(1 for p in (work / "bank").glob("*.yaml") if p.name != "bank.yaml")
+    return f"{n:,} items, bilingual (ratios of best times)"
+
+
 def machine() -> str:
     model = "?"
     try:
@@ -296,6 +472,7 @@ def main(argv: list[str]) -> int:
     n = int(argv[argv.index("--items") + 1]) if "--items" in argv else 10_000
     repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
     big = int(argv[argv.index("--big-items") + 1]) if "--big-items" in argv else 100_000
+    rev = argv[argv.index("--baseline") + 1] if "--baseline" in argv else None
     import dpassess
     import synth
 
@@ -311,6 +488,17 @@ def main(argv: list[str]) -> int:
         print(f"dpassess {dpassess.__version__} benchmark: {n:,} bilingual items (id, en); "
               f"best of {repeat}; generated in {time.perf_counter() - t:.1f} s")
         print(f"machine: {machine()}")
+        print(f"commit: {git_commit(HERE.parent)}" + (f"; baseline: {rev}" if rev else ""))
+        base = baseline_tree(rev, work) if rev is not None else None
+        try:
+            targets(work, repeat, base)
+        finally:
+            if base is not None:
+                subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force",
+                                str(base)], check=False, capture_output=True)
+        if "--quick" in argv:
+            return 0
+        print()
         print(f"load average before: {loadavg()}")
         rows = [(k, run_step(k, work, repeat)) for k in ("text2qti", "dpassess", "floor")]
         res = dict(rows)

@@ -466,3 +466,23 @@ def test_the_balance_uses_the_recorded_p_unless_the_author_fixed_one(tmp_path):
     assert by_id["q3"] == round(pr.blueprint.difficulty_scale.medium * SCALE)
     assert pr.observed_p == pytest.approx({"q0": 0.1, "q1": 0.5, "q2": 0.6})
     assert any("2026-11-03-c.json" in w.path and "not used" in w.message for w in pr.warnings)
+
+
+def test_a_search_reports_its_progress_and_bound_without_changing_the_forms():
+    """The progress display is told the solutions found, the spread and the proven bound; the
+    reports do not change the search (the same forms with and without a display)."""
+    from dpassess.assemble.solve import solve
+
+    its = _seed_items()
+    data = {"forms": 2, "items": 3, "max_overlap": 0, "balance": {"minimize": True}}
+    lines: list[str] = []
+    shown = solve(problem(make_bank(its), data), 5, 5, progress=lines.append)
+    quiet = solve(problem(make_bank(its), data), 5, 5)
+    assert shown.forms == quiet.forms
+    assert lines and all(line.startswith("selecting items (") for line in lines)
+    last = lines[-1]
+    assert "forms found (" in last
+    assert shown.spread_bound is not None
+    assert f"best bound {shown.spread_bound:.4f}" in last
+    means = [sum(problem(make_bank(its), data).p[i] for i in f) / (SCALE * 3) for f in shown.forms]
+    assert f"mean-p spread {max(means) - min(means):.4f}" in last

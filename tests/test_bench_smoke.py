@@ -56,3 +56,23 @@ def test_serialise_bound_runs() -> None:
     assert p.returncode == 0, p.stderr
     assert "synthetic-en.zip: 42 files" in p.stdout  # 40 items, the assessment test, the manifest
     assert "serialisation alone:" in p.stdout
+
+
+def test_the_start_up_rows_of_the_targets_table_run(tmp_path: Path) -> None:
+    """The commands `benchmarks/run.py` times on the bundled bank all run (figures not asserted)."""
+    import os
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(BENCH))
+    (tmp_path / "out").mkdir()
+    rows = run.target_rows(tmp_path, BENCH.parent / "items" / "data-parallelism")
+    env = {**os.environ, "DPASSESS_CACHE_DIR": str(tmp_path / "cache")}
+    for name in ("python -c pass", "check", "export -f qti21", "lint --no-cache",
+                 "build, nothing changed", "build, nothing changed"):
+        r = run.timed(rows[name], env)
+        assert r["wall"] > 0 and r["cpu"] >= 0
+    assert sorted(p.name for p in (tmp_path / "out" / "startup-qti").iterdir()) == [
+        "data-parallelism-en.zip", "data-parallelism-id.zip"]

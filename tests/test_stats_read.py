@@ -322,3 +322,22 @@ def test_a_response_text_naming_two_options_is_split(bank) -> None:
     assert index.choices(prime, "23, an odd prime", "; ") == frozenset({"two", "three"})
     assert isinstance(index.choices(prime, "7", "; "), str)
     assert score(prime, Response(frozenset({"two", "three"}))) == 1.0
+
+
+def test_a_repeated_bad_value_is_an_error_on_every_line_and_good_ones_score_alike(
+        bank, tmp_path: Path) -> None:
+    """Forms, items and responses are resolved once each: an error is still reported at each
+    line that has it, and the same response scores the same for every person."""
+    rows = "".join(f"p{k},q-capital,paris\np{k},q-nope,true\np{k},q-prime,two;three\n"
+                   for k in range(3))
+    path = write(tmp_path, "person,item,response\n" + rows)
+    with pytest.raises(ResponsesError) as exc:
+        read_responses(path, bank)
+    found = errors(exc)
+    assert [ln for ln, f, _ in found if f == "response"] == [2, 5, 8], found
+    assert [ln for ln, f, _ in found if f == "item"] == [3, 6, 9], found
+    good = write(tmp_path, "person,item,response\n" + "".join(
+        f"p{k},q-prime,two;three\np{k},q-capital,\n" for k in range(3)), "good.csv")
+    t = table(read_responses(good, bank))
+    assert {t[(f"p{k}", "q-prime")] for k in range(3)} == {(1.0, frozenset({"two", "three"}))}
+    assert {t[(f"p{k}", "q-capital")] for k in range(3)} == {(0.0, frozenset())}

@@ -106,7 +106,7 @@ def assemble(
     problem = load_problem(blueprint_path, bank, blueprint=blueprint, blocked=blocked)
     limit = time_limit if time_limit is not None else problem.blueprint.time_limit
     say(f"selecting items (solver budget {limit:g} s)")
-    return assemble_problem(problem, seed=seed, time_limit=time_limit)
+    return assemble_problem(problem, seed=seed, time_limit=time_limit, progress=progress)
 
 
 def lint_blocked(bank: Bank) -> dict[str, str]:
@@ -128,12 +128,14 @@ def lint_blocked(bank: Bank) -> dict[str, str]:
 
 
 def assemble_problem(
-    problem: Problem, *, seed: int | None = None, time_limit: float | None = None
+    problem: Problem, *, seed: int | None = None, time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Assembly:
-    """Select and arrange the forms of a resolved blueprint (see `assemble`)."""
+    """Select and arrange the forms of a resolved blueprint (see `assemble`); `progress` is
+    told how the search stands about every second."""
     s = problem.blueprint.seed if seed is None else check_seed(seed)
     limit = problem.blueprint.time_limit if time_limit is None else check_time_limit(time_limit)
-    sel = solve(problem, s, limit)
+    sel = solve(problem, s, limit, progress)
     if sel.status not in (Status.optimal, Status.feasible):
         raise Infeasible(sel.status, sel.explanation)
     return Assembly(problem, sel, make_forms(problem, sel.forms, s), s, limit)

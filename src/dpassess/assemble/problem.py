@@ -172,6 +172,41 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     diags: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
     blocked = blocked or {}
+    _check_names(bp, path, bank, blocked, diags)
+    items = _eligible(bp, path, bank, blocked, diags, warnings)
+    index = {it.id: n for n, it in enumerate(items)}
+    seen, record_problems = observed(bank)
+    cells = _cells(bp, path, bank, items, seen, diags)
+    if diags:
+        raise BlueprintError(diags)
+    sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
+            if set_items and set_items[0].id in index]
+    # an unusable record is left out of the balance: a warning here (lint reports it as IA004)
+    warnings.extend(dataclasses.replace(d, severity=Severity.warning) for d in record_problems)
+    p = _p_values(bp, path, items, seen, warnings)
+    return Problem(
+        blueprint=bp,
+        path=path,
+        bank=bank,
+        items=items,
+        p=p,
+        points=[0 if isinstance(it, Description) else round(it.points * SCALE)
+                for it in items],  # a description is never scored
+        cells=cells,
+        anchors=[index[a] for a in bp.anchors],
+        enemies=_enemy_pairs(bp, items, index),
+        warnings=warnings,
+        sets=sets,
+        observed_p={i: o.p for i, o in seen.items() if o.p is not None},
+        observed_r={i: o.r_pb for i, o in seen.items() if o.r_pb is not None},
+        info=[_info(it, p[n] / SCALE, seen.get(it.id)) for n, it in enumerate(items)],
+    )
+
+
+def _check_names(bp: Blueprint, path: str, bank: Bank, blocked: Mapping[str, str],
+                 diags: list[Diagnostic]) -> None:
+    """Every item id the blueprint names (anchors, exclude, enemies) is in the bank; anchors
+    have a status the blueprint allows and are not blocked."""
     all_ids = [i.id for i in bank]
 
     def known_item(loc: FieldPath, item_id: str) -> bool:
@@ -195,6 +230,12 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     for i, a in enumerate(bp.anchors):
         if a in blocked:
             diags.append(_diag(path, ("anchors", i), f"anchor {a!r} cannot be used: {blocked[a]}"))
+
+
+def _eligible(bp: Blueprint, path: str, bank: Bank, blocked: Mapping[str, str],
+              diags: list[Diagnostic], warnings: list[Diagnostic]) -> list[Item]:
+    """The items forms may hold (bank order): allowed status, not excluded or blocked, and
+    their item set usable whole; each item or set left out is warned about."""
     others = [s for s in bp.statuses if s is not Status.reviewed]
     if others:
         warnings.append(_warning(
@@ -223,9 +264,13 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
                                        f"anchor {a!r} is in item set {sid!r}, which cannot be "
                                        f"used whole ({_names(missing)} cannot be used)"))
             excluded |= set(ids)
-    items = [it for it in bank if it.status in bp.statuses and it.id not in excluded]
-    index = {it.id: n for n, it in enumerate(items)}
-    seen, record_problems = observed(bank)
+    return [it for it in bank if it.status in bp.statuses and it.id not in excluded]
+
+
+def _cells(bp: Blueprint, path: str, bank: Bank, items: list[Item],
+           seen: Mapping[str, Observed], diags: list[Diagnostic]) -> list[CellSet]:
+    """Each blueprint cell with the eligible items it counts; a topic or tag no item has is
+    an error at its line."""
     topics = sorted({it.topic for it in bank})
     tags = sorted({t for it in bank for t in it.tags})
     cells: list[CellSet] = []
@@ -242,16 +287,16 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
                 ))
         members = [n for n, it in enumerate(items) if _matches(cell, it, seen)]
         cells.append(CellSet(k, cell, members))
-    if diags:
-        raise BlueprintError(diags)
+    return cells
 
+
+def _p_values(bp: Blueprint, path: str, items: list[Item], seen: Mapping[str, Observed],
+              warnings: list[Diagnostic]) -> list[int]:
+    """Each item's expected p x SCALE: fixed or observed, else its difficulty's on the
+    blueprint's scale, else medium (warned about when the blueprint balances)."""
     scale = bp.difficulty_scale
     p: list[int] = []
     unrated: list[str] = []
-    sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
-            if set_items and set_items[0].id in index]
-    # an unusable record is left out of the balance: a warning here (lint reports it as IA004)
-    warnings.extend(dataclasses.replace(d, severity=Severity.warning) for d in record_problems)
     for it in items:
         fixed_or_seen = effective_p(it, seen)
         if fixed_or_seen is not None:
@@ -270,6 +315,11 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
             f"medium (p = {scale.medium:g}) for the balance: {shown}",
             severity=Severity.warning,
         ))
+    return p
+
+
+def _enemy_pairs(bp: Blueprint, items: list[Item], index: Mapping[str, int]) -> list[tuple[int, int]]:
+    """The pairs of eligible items that must not share a form (items' and blueprint's)."""
     pairs: set[tuple[int, int]] = set()
     for it in items:
         for e in it.enemies:
@@ -278,23 +328,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     for a_id, b_id in bp.enemies:
         if a_id in index and b_id in index:
             pairs.add(_pair(index[a_id], index[b_id]))
-    return Problem(
-        blueprint=bp,
-        path=path,
-        bank=bank,
-        items=items,
-        p=p,
-        points=[0 if isinstance(it, Description) else round(it.points * SCALE)
-                for it in items],  # a description is never scored
-        cells=cells,
-        anchors=[index[a] for a in bp.anchors],
-        enemies=sorted(pairs),
-        warnings=warnings,
-        sets=sets,
-        observed_p={i: o.p for i, o in seen.items() if o.p is not None},
-        observed_r={i: o.r_pb for i, o in seen.items() if o.r_pb is not None},
-        info=[_info(it, p[n] / SCALE, seen.get(it.id)) for n, it in enumerate(items)],
-    )
+    return sorted(pairs)
 
 
 def _info(item: Item, p: float, obs: Observed | None) -> int:

@@ -18,6 +18,7 @@ import math
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import combinations
@@ -50,6 +51,11 @@ WALL_FACTOR = 3.0
 WALL_GRACE = 5.0
 #: Memory CP-SAT may use for one search, in MB.
 MEMORY_MB = 1024
+#: A long search tells the caller's progress display how it stands this often (seconds).
+PROGRESS_EVERY = 1.0
+
+#: A caller's progress display: one line of text at a time.
+Progress = Callable[[str], None]
 
 
 class Status(StrEnum):
@@ -282,21 +288,42 @@ class _Model:
 
 def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Model:
     """The CP-SAT model of the `enabled` constraint groups (one boolean per form and item)."""
-    bp = pr.blueprint
     m = cp_model.CpModel()
-    n_forms, n = pr.forms, len(pr.items)
+    x = _variables(m, pr, seed)
+    counts = [cp_model.LinearExpr.Sum(row) for row in x]
+    _per_form(m, x, pr, enabled, counts)
+    if "equal_points" in enabled and pr.forms > 1:
+        _equal_totals(m, x, pr)
+    if "target" in enabled:
+        _target(m, x, pr, counts)
+    rule = "none"
+    if "overlap" in enabled and pr.blueprint.max_overlap is not None and pr.forms > 1:
+        free = [i for i in range(len(pr.items))
+                if "anchors" not in enabled or i not in set(pr.anchors)]
+        rule = _overlap(m, x, pr, free)
+    return _balance(m, x, pr, enabled, counts, rule, objective=objective)
 
-    # Variables are created in a seeded order: CP-SAT's search follows it, so another seed
-    # explores other forms first.
+
+def _variables(m: cp_model.CpModel, pr: Problem, seed: int) -> list[list[cp_model.IntVar]]:
+    """One boolean per form and item, created in a seeded order: CP-SAT's search follows it,
+    so another seed explores other forms first."""
+    n = len(pr.items)
     order = list(range(n))
     random.Random(f"{seed}:variables").shuffle(order)
     x: list[list[cp_model.IntVar]] = []
-    for _ in range(n_forms):
+    for _ in range(pr.forms):
         made = {i: m.new_bool_var("") for i in order}
         x.append([made[i] for i in range(n)])
+    return x
+
+
+def _per_form(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
+              enabled: set[str], counts: list[cp_model.LinearExpr]) -> None:
+    """The groups each form meets on its own: size, cells, points, anchors, enemies, sets."""
+    bp = pr.blueprint
+    n_forms, n = pr.forms, len(pr.items)
     Sum = cp_model.LinearExpr.Sum
     WSum = cp_model.LinearExpr.WeightedSum
-    counts = [Sum(x[f]) for f in range(n_forms)]
     if "items" in enabled:
         for f in range(n_forms):
             m.add_linear_constraint(counts[f], bp.items.min, bp.items.max or n)
@@ -324,23 +351,31 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
             for members in pr.sets:
                 for i in members[1:]:
                     m.add(x[f][i] == x[f][members[0]])
-    if "equal_points" in enabled and n_forms > 1:
-        totals = [WSum(x[f], pr.points) for f in range(n_forms)]
-        for f in range(1, n_forms):
-            m.add(totals[f] == totals[0])
-    target = bp.balance.target if bp.balance is not None else None
-    if "target" in enabled and target is not None and bp.balance is not None:
-        # lo * count <= sum of p <= hi * count, in p units of 1/SCALE
-        lo = max(0, math.ceil((target - bp.balance.target_tolerance) * SCALE - 1e-9))
-        hi = min(SCALE, math.floor((target + bp.balance.target_tolerance) * SCALE + 1e-9))
-        for f in range(n_forms):
-            total = WSum(x[f], pr.p)
-            m.add(total >= lo * counts[f])
-            m.add(total <= hi * counts[f])
-    rule = "none"
-    if "overlap" in enabled and bp.max_overlap is not None and n_forms > 1:
-        free = [i for i in range(n) if "anchors" not in enabled or i not in set(pr.anchors)]
-        rule = _overlap(m, x, pr, free)
+
+
+def _target(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
+            counts: list[cp_model.LinearExpr]) -> None:
+    """Each form's mean difficulty within the blueprint's target ± tolerance."""
+    balance = pr.blueprint.balance
+    if balance is None or balance.target is None:
+        return
+    # lo * count <= sum of p <= hi * count, in p units of 1/SCALE
+    lo = max(0, math.ceil((balance.target - balance.target_tolerance) * SCALE - 1e-9))
+    hi = min(SCALE, math.floor((balance.target + balance.target_tolerance) * SCALE + 1e-9))
+    for f in range(pr.forms):
+        total = cp_model.LinearExpr.WeightedSum(x[f], pr.p)
+        m.add(total >= lo * counts[f])
+        m.add(total <= hi * counts[f])
+
+
+def _balance(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
+             enabled: set[str], counts: list[cp_model.LinearExpr], rule: str, *,
+             objective: bool) -> _Model:
+    """The mean-difficulty spread across forms: bounded by the tolerance, minimised when the
+    blueprint asks (then the predicted score SD's span is kept for a second search)."""
+    bp = pr.blueprint
+    n_forms, n = pr.forms, len(pr.items)
+    WSum = cp_model.LinearExpr.WeightedSum
     has_objective = False
     scale = float(SCALE)
     tol = bp.balance.tolerance if bp.balance is not None else None
@@ -388,6 +423,13 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
     return _Model(m, x, has_objective, scale, rule)
 
 
+def _equal_totals(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem) -> None:
+    """Every form's total points equal to the first form's."""
+    totals = [cp_model.LinearExpr.WeightedSum(row, pr.points) for row in x]
+    for f in range(1, pr.forms):
+        m.add(totals[f] == totals[0])
+
+
 def _overlap(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
              free: list[int]) -> str:
     k = pr.blueprint.max_overlap
@@ -420,14 +462,55 @@ def _overlap(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
 
 
 class _FirstSolution(cp_model.CpSolverSolutionCallback):
-    def __init__(self, start: float) -> None:
+    """Records when the first solution came, and the search's progress: solutions found, the
+    best objective value and the proven bound (read by `_Reporter` from the caller's thread)."""
+
+    def __init__(self, start: float, objective: bool = False) -> None:
         super().__init__()
         self.start = start
+        self.objective = objective
         self.first: float | None = None
+        self.solutions = 0
+        self.best: float | None = None
+        self.bound: float | None = None
 
     def on_solution_callback(self) -> None:
         if self.first is None:
             self.first = time.perf_counter() - self.start
+        self.solutions += 1
+        if self.objective:
+            self.best = self.objective_value
+            self.bound = self.best_objective_bound
+
+    def on_bound(self, bound: float) -> None:
+        self.bound = bound
+
+
+@dataclass
+class _Reporter:
+    """Tells a caller's progress display how a long search stands, at most every
+    PROGRESS_EVERY seconds: time spent, solutions found, the mean-p spread and its bound."""
+
+    show: Progress
+    stage: str
+    spread_scale: float = 1.0
+    last: float = 0.0
+
+    def __call__(self, cb: _FirstSolution, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last < PROGRESS_EVERY:
+            return
+        self.last = now
+        spent = now - cb.start
+        if not cb.solutions:
+            what = "no forms yet"
+        else:
+            what = f"forms found ({cb.solutions} solution{'s' if cb.solutions != 1 else ''})"
+            if cb.best is not None:
+                what += f", mean-p spread {cb.best / self.spread_scale:.4f}"
+        if cb.bound is not None and cb.objective:
+            what += f", best bound {max(0.0, cb.bound) / self.spread_scale:.4f}"
+        self.show(f"{self.stage}: {spent:.0f} s, {what}")
 
 
 def _solver(seed: int, time_limit: float) -> cp_model.CpSolver:
@@ -451,19 +534,26 @@ def _solver(seed: int, time_limit: float) -> cp_model.CpSolver:
 
 
 def _run(
-    pr: Problem, enabled: set[str], seed: int, time_limit: float, *, objective: bool
+    pr: Problem, enabled: set[str], seed: int, time_limit: float, *, objective: bool,
+    progress: Progress | None = None, stage: str = "selecting items",
 ) -> tuple[_Model, cp_model.CpSolver, cp_model.CpSolverStatus, float | None, float]:
-    """Build and solve: (model, solver, status code, seconds to the first solution, seconds)."""
+    """Build and solve: (model, solver, status code, seconds to the first solution, seconds).
+    `progress` is told how the search stands while it runs (see `_Reporter`)."""
     start = time.perf_counter()
     built = _build(pr, enabled, seed, objective=objective)
     solver = _solver(seed, time_limit)
     if built.objective:
         gap = round(BALANCE_RESOLUTION * built.spread_scale) - 1
         solver.parameters.absolute_gap_limit = max(0, gap)
-    cb = _FirstSolution(start)
-    code = _solve(solver, built.model, cb)
+    cb = _FirstSolution(start, built.objective)
+    report = _Reporter(progress, stage, built.spread_scale) if progress is not None else None
+    if report is not None and built.objective:
+        solver.best_bound_callback = cb.on_bound
+    code = _solve(solver, built.model, cb, report)
     if built.info_span is not None and built.p_span is not None and code in (
             cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if progress is not None:
+            progress(f"{stage}: balancing the forms' predicted score SD")
         _balance_sd(built, solver, seed, time_limit)
     return built, solver, code, cb.first, time.perf_counter() - start
 
@@ -485,10 +575,11 @@ def _balance_sd(built: _Model, first: cp_model.CpSolver, seed: int, time_limit: 
         built.values = [[second.boolean_value(v) for v in row] for row in built.x]
 
 
-def _solve(solver: cp_model.CpSolver, model: cp_model.CpModel,
-           cb: cp_model.CpSolverSolutionCallback) -> cp_model.CpSolverStatus:
+def _solve(solver: cp_model.CpSolver, model: cp_model.CpModel, cb: _FirstSolution,
+           report: _Reporter | None = None) -> cp_model.CpSolverStatus:
     """`solver.solve` in a thread (CP-SAT releases the GIL), so that the main thread takes
-    Ctrl-C at once: the search is stopped and KeyboardInterrupt raised."""
+    Ctrl-C at once: the search is stopped and KeyboardInterrupt raised. `report` is called
+    from the main thread while the search runs."""
     out: list[cp_model.CpSolverStatus] = []
     failed: list[BaseException] = []
 
@@ -503,6 +594,10 @@ def _solve(solver: cp_model.CpSolver, model: cp_model.CpModel,
     try:
         while thread.is_alive():
             thread.join(0.05)
+            if report is not None:
+                report(cb)
+        if report is not None:
+            report(cb, force=True)  # how the search ended
     except KeyboardInterrupt:
         solver.stop_search()
         thread.join()
@@ -560,8 +655,10 @@ def pools(pr: Problem, seed: int) -> list[list[int]]:
     return out
 
 
-def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
-    """Select the items of every form; never raises for an infeasible blueprint (see status)."""
+def solve(pr: Problem, seed: int, time_limit: float,
+          progress: Progress | None = None) -> Selection:
+    """Select the items of every form; never raises for an infeasible blueprint (see status).
+    `progress(line)` is told how a search stands about every second (a caller's display)."""
     start = time.perf_counter()
     shortages = precheck(pr)
     if shortages:
@@ -572,9 +669,12 @@ def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
         )
     all_groups = groups(pr)
     enabled = {g.key for g in all_groups}
-    for keep in pools(pr, seed):
+    samples = pools(pr, seed)
+    for k, keep in enumerate(samples, 1):
         sub = restrict(pr, keep)
-        built, solver, code, first, _ = _run(sub, enabled, seed, time_limit, objective=True)
+        stage = f"selecting items (sample {k} of {len(samples)}: {len(keep)} items)"
+        built, solver, code, first, _ = _run(sub, enabled, seed, time_limit, objective=True,
+                                             progress=progress, stage=stage)
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             sel = _selection(sub, built, solver, code, first, start)
             sel.forms = [[keep[i] for i in form] for form in sel.forms]
@@ -585,7 +685,9 @@ def solve(pr: Problem, seed: int, time_limit: float) -> Selection:
             sel.notes.append(f"selected from a seeded sample of {len(keep)} of the "
                              f"{len(pr.items)} usable items")
             return sel
-    built, solver, code, first, _ = _run(pr, enabled, seed, time_limit, objective=True)
+    built, solver, code, first, _ = _run(pr, enabled, seed, time_limit, objective=True,
+                                         progress=progress,
+                                         stage=f"selecting items ({len(pr.items)} items)")
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _selection(pr, built, solver, code, first, start)
     if code == cp_model.INFEASIBLE and built.overlap_rule != "compact":

@@ -26,15 +26,15 @@ worker sees, and changes made after it do not reach them.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, wait
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -49,6 +49,8 @@ _WORK: tuple[Callable[[Any, Any], Any], Any, Sequence[Any]] | None = None
 
 
 def can_fork() -> bool:
+    import multiprocessing  # here: a small job (one process) never needs it at start-up
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -91,6 +93,8 @@ def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
+        import ctypes
+
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before prctl took effect
@@ -116,6 +120,9 @@ class Pool(Generic[S, T, R]):
         self.futures: list[Future[R]] = []
         if jobs <= 1 or len(tasks) < 2 or not can_fork():
             return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         global _WORK
         _WORK = (fn, shared, tasks)
         try:
@@ -145,6 +152,8 @@ class Pool(Generic[S, T, R]):
         """Every result in task order. When tasks fail, every task has ended before the first
         failing one (in task order) raises, as it would in one process."""
         if self.executor is not None:
+            from concurrent.futures import wait
+
             wait(self.futures)
         return list(self)
 

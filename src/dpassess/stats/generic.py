@@ -51,8 +51,14 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
     i_person, i_item, i_response = cols["person"], cols["item"], cols["response"]
     i_form, i_score, i_lang = cols.get("form"), cols.get("score"), cols.get("language")
     width = len(header)
+    # A long file repeats a few forms, items and responses a great many times: each is
+    # resolved once (the answers found; a row with an error is checked, and reported, anew).
+    forms: dict[str, str] = {}
+    items: dict[tuple[str, str], tuple[Item, tuple[str, ...] | None]] = {}
+    responses: dict[tuple[str, str, tuple[str, ...] | None], Response] = {}
+    source = ctx.responses.source
     for line, row in rows:
-        ctx.responses.source.rows += 1
+        source.rows += 1
         if len(row) != width:
             ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
             continue
@@ -60,14 +66,27 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
         if not person:
             ctx.problems.error(line, "person", "no person")
             continue
-        form = ctx.form(row[i_form].strip() if i_form is not None else "", line)
+        raw_form = row[i_form].strip() if i_form is not None else ""
+        form = forms.get(raw_form)
         if form is None:
-            continue
-        found = ctx.item(row[i_item].strip(), form, line, "item")
+            form = ctx.form(raw_form, line)
+            if form is None:
+                continue
+            forms[raw_form] = form
+        raw_item = row[i_item].strip()
+        found = items.get((raw_item, form))
         if found is None:
-            continue
+            found = ctx.item(raw_item, form, line, "item")
+            if found is None:
+                continue
+            items[raw_item, form] = found
         item, order = found
-        response = response_of(item, row[i_response], order, line, ctx)
+        raw = row[i_response]
+        response = responses.get((item.id, raw, order))
+        if response is None:
+            response = response_of(item, raw, order, line, ctx)
+            if response is not None:
+                responses[item.id, raw, order] = response
         ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None else (True, None)
         if response is not None and ok:
             lang = row[i_lang].strip() if i_lang is not None else ""

@@ -59,8 +59,8 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "chosen_known", "gaps", "item", "lines", "marks", "omits", "options",
-                 "scores")
+    __slots__ = ("bits", "chosen_known", "gaps", "graded", "item", "lines", "marks", "omits",
+                 "options", "scores")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -75,6 +75,18 @@ class Column:
         #: a cloze item's gaps: the fraction of its points each person's answer to it earns
         self.gaps: dict[str, array[float]] = (
             {g.id: array("d") for g in item.gaps} if isinstance(item, Cloze) else {})
+        #: each response seen, graded once: (the bank's score, the chosen options' bit mask)
+        self.graded: dict[Response, tuple[float, int]] = {}
+
+    def grade(self, response: Response) -> tuple[float, int]:
+        """(the score the bank's key gives `response`, its chosen options as a bit mask)."""
+        out = self.graded.get(response)
+        if out is None:
+            mask = 0
+            for oid in response.chosen:
+                mask |= self.bits[oid]
+            out = self.graded[response] = (score(self.item, response), mask)
+        return out
 
     def grow(self, n: int) -> None:
         """Room for persons 0 .. n-1 (the new ones not answered)."""
@@ -164,11 +176,11 @@ class Responses:
             p.error(a.line, a.field, f"person {a.person!r} answers item {a.item.id!r} again (first "
                     f"at line {col.lines[idx]}){hint}")
             return
-        earned = score(a.item, a.response)
+        earned, mask = col.grade(a.response)
         if a.score_only and a.score is not None:
             earned = a.score
             col.chosen_known = False
-        elif options_of(a.item) or a.response.omitted:
+        elif col.options or a.response.omitted:
             if a.score is not None and abs(a.score - earned) > SCORE_TOLERANCE:
                 p.tally(("score", a.item.id), a.line, "score",
                         f"item {a.item.id!r}: the file's score differs from the bank's key; the "
@@ -188,9 +200,6 @@ class Responses:
         if len(a.response.chosen) > 1 and takes_one(a.item):
             p.tally(("marks", a.item.id), a.line, a.field,
                     f"item {a.item.id!r}: several options marked on an item with one key; scored 0")
-        mask = 0
-        for oid in a.response.chosen:
-            mask |= col.bits[oid]
         col.scores[idx] = earned
         col.marks[idx] = mask
         col.lines[idx] = a.line
