@@ -31,10 +31,12 @@ reads (its translation is one to one for what they look at):
   condition adds to SCORE;
 - `FillInTheBlank#process_canvas` (fill in multiple blanks, multiple drop-downs): each
   `response_lid` is a blank whose id is its ident less the `response_` prefix; each of its
-  labels is an answer of that blank (weight 0, its text plain); a condition's `varequal`
-  naming a label, in a condition that adds to SCORE, makes that answer right (weight 100); the
-  blanks stay `[blank_id]` in the question text; a question with no right answer for a blank
-  the text names is an import error;
+  labels is an answer of that blank (its text stripped); in a fill in multiple blanks
+  question every label is a right answer (weight 100); in a multiple drop-downs question each
+  starts at 0 and the label a condition's `varequal` names, in a condition that adds to SCORE
+  (`sum` after the tool), is right; no answer gets feedback of its own (no
+  `attach_feedback_values`), only the question's comments are read; the blanks stay
+  `[blank_id]` in the question text;
 - `get_feedback`: an `itemfeedback` whose ident matches `wrong|incorrect|_IC$` is the incorrect
   comments, else `correct|_C$` the correct comments, else `solution` the example solution,
   else `general_|_all` the neutral comments; `attach_feedback_values`: an answer's comment is
@@ -346,27 +348,26 @@ def grades(q: Question, response: Any) -> bool:
 
 def _blanks(q: Question, presentation: etree._Element, conditions: list[etree._Element]) -> None:
     by_ref: dict[tuple[str, str], Answer] = {}
+    dropdowns = q.question_type == "multiple_dropdowns_question"
     for lid in (r for r in presentation if _local(r) == "response_lid"):
         blank = lid.get("ident", "").removeprefix("response_")
         for label in _all(lid, "response_label"):
             ident = label.get("ident", "")
-            text = "".join(t.text or "" for t in _all(label, "mattext"))
-            a = Answer(text=text, blank_id=blank, ident=ident)
+            text = "".join(t.text or "" for t in _all(label, "mattext")).strip()
+            a = Answer(text=text, blank_id=blank, ident=ident, weight=0 if dropdowns else 100)
             by_ref[(f"response_{blank}", ident)] = a
             q.answers.append(a)
+    if not dropdowns:
+        return
     for cond in conditions:
         score = _score(cond)
-        for eq in _all(cond, "varequal"):
-            a2 = by_ref.get((eq.get("respident", ""), (eq.text or "").strip()))
-            if a2 is None:
-                continue
-            if score is not None and score[1] > 0:
-                a2.weight = 100
-            if a2.feedback_id is None:
-                a2.feedback_id = _feedback_id(cond)
-    for blank in re.findall(r"\[([^\[\]]+)\]", lxml_text(q.text)):
-        if not any(a.blank_id == blank and a.weight > 0 for a in q.answers):
-            raise ValueError(f"no right answer for blank {blank!r}")
+        if score is None or score[0] != "Add":  # the tool's `sum`: Add to SCORE
+            continue
+        eq = _find(cond, "varequal")
+        a2 = None if eq is None else by_ref.get((eq.get("respident", ""),
+                                                 (eq.text or "").strip()))
+        if a2 is not None:
+            a2.weight = 100
 
 
 def grades_blank(q: Question, blank: str, response: str) -> bool:

@@ -170,3 +170,10 @@ def cloze_kind(kinds: Sequence[str]) -> str | None:
     if kinds and all(k == "choice" for k in kinds):
         return "multiple_dropdowns_question"
     return None
+
+
+#: Canvas's importer reads no feedback of a blank's answers (`FillInTheBlank#process_canvas`
+#: gives them none): only the question's own comments (the explanation) arrive.
+GAP_FEEDBACK_NOT_CARRIED = ("Canvas's blanks questions keep no feedback per answer: the gaps' "
+                            "feedback is not carried (say it in the explanation, which Canvas "
+                            "shows after any answer)")

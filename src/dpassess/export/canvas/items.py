@@ -165,8 +165,7 @@ def question(item: Item, lang: str, *, identifier: str, path: str = "",
         case Description():
             kind = "text_only_question"
         case Cloze():
-            cloze_kind = _cloze(b, item, material, presentation, processing, feedback,
-                                answer_ids)
+            cloze_kind = _cloze(b, item, material, presentation, processing, answer_ids)
             if cloze_kind is None:
                 return Question(None, [], b.warnings)
             kind = cloze_kind
@@ -430,8 +429,7 @@ def _essay(b: _Build, item: Essay, presentation: etree._Element,
 
 
 def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree._Element,
-           processing: etree._Element, feedback: list[tuple[str, str]],
-           answer_ids: list[str]) -> str | None:
+           processing: etree._Element, answer_ids: list[str]) -> str | None:
     """A cloze as Canvas's blanks question (`canvas.cloze_kind`), or None (warned) when its
     gaps cannot be one. The question text names each gap as `[id]`; each blank is a
     `response_lid` `response_<id>` whose labels are its answers (typed wordings or options);
@@ -445,6 +443,8 @@ def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree
         return None
     if len({g.points for g in item.gaps}) > 1:
         b.warn("gaps", canvas.CLOZE_POINTS_EQUAL)
+    if any(gc.feedback for gc in content.gaps.values()):
+        b.warn(f"text.{lang}.gaps", canvas.GAP_FEEDBACK_NOT_CARRIED)
     stem = material[0]
     stem.text = re.sub(GAP_REF, r"[\1]", stem.text or "")
     share = number(Decimal(100) / Decimal(len(item.gaps)))
@@ -455,7 +455,7 @@ def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree
         lid = SubElement(presentation, Q + "response_lid", ident=f"response_{gap.id}")
         SubElement(SubElement(lid, Q + "material"), Q + "mattext").text = gap.id
         render = SubElement(lid, Q + "render_choice")
-        right: list[tuple[str, str | None]] = []  # (label ident, feedback ident)
+        right: list[str] = []  # the idents of the right labels
         if isinstance(gap, ShortAnswerGap):
             if gap.case_sensitive:
                 b.warn(f"gaps.{gap.id}.case_sensitive", canvas.CASE_NOT_CARRIED)
@@ -465,8 +465,6 @@ def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree
                     b.warn(f"gaps.{gap.id}.answers.{a.id}",
                            canvas.partial_answer_left_out(a.id, a.fraction))
                     continue
-                fb_id = None
-                fb = gc.feedback.get(a.id) if gc else None
                 for w in (gc.answers.get(a.id, ()) if gc else ()):
                     text = xml_safe(w)[0].strip()
                     if "*" in text:
@@ -476,12 +474,9 @@ def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree
                         continue
                     seen.add(text.lower())
                     n += 1
-                    if fb and fb_id is None:
-                        fb_id = answer_feedback_id(n)
-                        feedback.append((fb_id, b.html(f"{where}.feedback.{a.id}", fb)))
                     _blank_label(render, f"{gap.id}_{n}", text)
                     answer_ids.append(f"{gap.id}_{n}")
-                    right.append((f"{gap.id}_{n}", fb_id))
+                    right.append(f"{gap.id}_{n}")
         else:
             assert isinstance(gap, ChoiceGap)
             if gap.weights and any(w != 0 for o, w in gap.weights.items() if o != gap.key):
@@ -493,25 +488,12 @@ def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree
                 text = b.plain(f"{where}.options.{oid}", gc.options.get(oid, "") if gc else "")
                 _blank_label(render, ident, text)
                 answer_ids.append(ident)
-                fb = gc.feedback.get(oid) if gc else None
-                fb_id = None
-                if fb:
-                    fb_id = answer_feedback_id(n)
-                    feedback.append((fb_id, b.html(f"{where}.feedback.{oid}", fb)))
                 if oid == gap.key:
-                    right.append((ident, fb_id))
-                elif fb_id:
-                    cond, var = _condition(processing, last=False)
-                    SubElement(var, Q + "varequal", respident=f"response_{gap.id}").text = ident
-                    SubElement(cond, Q + "displayfeedback", feedbacktype="Response",
-                               linkrefid=fb_id)
-        for ident, fb_id in right:
+                    right.append(ident)
+        for ident in right:
             cond, var = _condition(processing, last=False)
             SubElement(var, Q + "varequal", respident=f"response_{gap.id}").text = ident
             _score(cond, share, "Add")
-            if fb_id:
-                SubElement(cond, Q + "displayfeedback", feedbacktype="Response",
-                           linkrefid=fb_id)
     return kind
 
 

@@ -471,7 +471,8 @@ def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering | Cl
     (or none) of a numerical or short-answer item, short-answer wordings with a `*` wildcard, a
     case-sensitive short answer, an ordering item (written as a matching question), a cloze
     whose gaps are not all short answer or all choice (not exported: Canvas's blanks questions
-    take one kind), and a cloze whose gaps' points differ (Canvas shares them equally).
+    take one kind), a cloze whose gaps' points differ (Canvas shares them equally), and the
+    feedback of a cloze's gaps (Canvas keeps none per answer of a blank).
 
     ## Why is this bad?
     Canvas's numerical and short-answer questions give full points for every answer they accept
@@ -495,8 +496,12 @@ def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering | Cl
         kinds = [g.type for g in item.gaps]
         if canvas.cloze_kind(kinds) is None:
             yield Hit(("gaps",), canvas.cloze_left_out(kinds))
-        elif len({g.points for g in item.gaps}) > 1:
+            return
+        if len({g.points for g in item.gaps}) > 1:
             yield Hit(("gaps",), canvas.CLOZE_POINTS_EQUAL)
+        for lang, cloze_text in item.text.items():
+            if any(gc.feedback for gc in cloze_text.gaps.values()):
+                yield Hit(("text", lang, "gaps"), canvas.GAP_FEEDBACK_NOT_CARRIED)
         return
     if isinstance(item, Numerical) and item.units:
         yield Hit(("units",), canvas.UNITS_NOT_GRADED)
