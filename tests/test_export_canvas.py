@@ -353,7 +353,7 @@ def _cloze(item_id: str, gaps: list[dict[str, object]], texts: dict[str, object]
     return item
 
 
-def test_a_cloze_of_typed_gaps_or_of_drop_downs_is_canvas_s_blanks_question():
+def test_a_cloze_of_typed_gaps_or_of_drop_downs_is_canvas_s_blanks_question(qti12_schema):
     """All short-answer gaps: fill in multiple blanks, each blank taking its gap's full-point
     wordings; all choice gaps: multiple drop-downs, each blank's right option the key; read back
     by Canvas's reader and graded blank by blank. Unequal gap points are said."""
@@ -374,6 +374,7 @@ def test_a_cloze_of_typed_gaps_or_of_drop_downs_is_canvas_s_blanks_question():
     items = [described, typed, menus]
     collection = Collection("c", {"en": "C"}, ("en",), items, "c")
     result = export(collection, "en")
+    assert qti12_schema.validate(_assessment(result.data)), qti12_schema.error_log
     questions = read_package(result.data)
     assert [q.question_type for q in questions] == [
         "text_only_question", "fill_in_multiple_blanks_question", "multiple_dropdowns_question"]
