@@ -29,6 +29,14 @@ reads (its translation is one to one for what they look at):
   first `response_lid`; a right side's match id is the first run of digits of its identifier;
   each `response_lid` is a left side, matched to the right side its condition names when that
   condition adds to SCORE;
+- `FillInTheBlank#process_canvas` (fill in multiple blanks, multiple drop-downs): each
+  `response_lid` is a blank whose id is its ident less the `response_` prefix; each of its
+  labels is an answer of that blank (its text stripped); in a fill in multiple blanks
+  question every label is a right answer (weight 100); in a multiple drop-downs question each
+  starts at 0 and the label a condition's `varequal` names, in a condition that adds to SCORE
+  (`sum` after the tool), is right; no answer gets feedback of its own (no
+  `attach_feedback_values`), only the question's comments are read; the blanks stay
+  `[blank_id]` in the question text;
 - `get_feedback`: an `itemfeedback` whose ident matches `wrong|incorrect|_IC$` is the incorrect
   comments, else `correct|_C$` the correct comments, else `solution` the example solution,
   else `general_|_all` the neutral comments; `attach_feedback_values`: an answer's comment is
@@ -72,6 +80,9 @@ class Answer:
     left: str = ""
     match_id: int | None = None
     right: str = ""
+    # fill in multiple blanks / multiple drop-downs
+    blank_id: str = ""
+    ident: str = ""
 
 
 @dataclass
@@ -144,6 +155,8 @@ def read_item(item: etree._Element) -> Question:
                 _text(q, conditions)
             case "matching_question":
                 _matching(q, presentation, conditions)
+            case "fill_in_multiple_blanks_question" | "multiple_dropdowns_question":
+                _blanks(q, presentation, conditions)
             case "text_only_question":
                 pass
             case _:
@@ -330,4 +343,41 @@ def grades(q: Question, response: Any) -> bool:
     if q.question_type == "short_answer_question":
         given = str(response).strip().lower()
         return any(a.text.strip().lower() == given for a in q.answers)
+    raise ValueError(q.question_type)
+
+
+def _blanks(q: Question, presentation: etree._Element, conditions: list[etree._Element]) -> None:
+    by_ref: dict[tuple[str, str], Answer] = {}
+    dropdowns = q.question_type == "multiple_dropdowns_question"
+    for lid in (r for r in presentation if _local(r) == "response_lid"):
+        blank = lid.get("ident", "").removeprefix("response_")
+        for label in _all(lid, "response_label"):
+            ident = label.get("ident", "")
+            text = "".join(t.text or "" for t in _all(label, "mattext")).strip()
+            a = Answer(text=text, blank_id=blank, ident=ident, weight=0 if dropdowns else 100)
+            by_ref[(f"response_{blank}", ident)] = a
+            q.answers.append(a)
+    if not dropdowns:
+        return
+    for cond in conditions:
+        score = _score(cond)
+        if score is None or score[0] != "Add":  # the tool's `sum`: Add to SCORE
+            continue
+        eq = _find(cond, "varequal")
+        a2 = None if eq is None else by_ref.get((eq.get("respident", ""),
+                                                 (eq.text or "").strip()))
+        if a2 is not None:
+            a2.weight = 100
+
+
+def grades_blank(q: Question, blank: str, response: str) -> bool:
+    """Whether Canvas takes `response` for right in `blank`: a typed wording equal to a right
+    answer's, stripped and lower-cased (fill in multiple blanks); the ident of a right answer
+    (multiple drop-downs)."""
+    right = [a for a in q.answers if a.blank_id == blank and a.weight > 0]
+    if q.question_type == "fill_in_multiple_blanks_question":
+        given = response.strip().lower()
+        return any(a.text.strip().lower() == given for a in right)
+    if q.question_type == "multiple_dropdowns_question":
+        return any(a.ident == response for a in right)
     raise ValueError(q.question_type)

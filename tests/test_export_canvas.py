@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from canvas_qti12 import Question, grades, read_package
+from canvas_qti12 import Question, grades, grades_blank, read_package
 from conftest import SEED_BANK
 from dpassess import load_bank
 from dpassess.export import EXPORTERS, Collection
@@ -23,6 +23,9 @@ from dpassess.export.canvas.qti12 import export
 from dpassess.lms import canvas
 from dpassess.markup.markdown import to_plain
 from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -31,6 +34,7 @@ from dpassess.model import (
     NumericAnswer,
     Ordering,
     ShortAnswer,
+    ShortAnswerGap,
     SingleChoice,
     TrueFalse,
     parse_item,
@@ -74,6 +78,12 @@ def _expected_type(item: Item, lang: str) -> str:
             return "matching_question"
         case Essay():
             return "essay_question"
+        case Description():
+            return "text_only_question"
+        case Cloze():
+            kind = canvas.cloze_kind([g.type for g in item.gaps])
+            assert kind is not None
+            return kind
     raise AssertionError(item.type)
 
 
@@ -83,7 +93,7 @@ def check_question(item: Item, lang: str, q: Question) -> None:
     content = item.text[lang]
     assert q.question_type == _expected_type(item, lang), q.import_error
     assert not q.import_error
-    assert q.points == item.points
+    assert q.points == (0 if isinstance(item, Description) else item.points)
     if content.explanation:
         assert _head(content.explanation) in _text(q.neutral_comments)
     match item:
@@ -133,8 +143,31 @@ def check_question(item: Item, lang: str, q: Question) -> None:
         case Ordering():
             assert {_seen(a.html): a.right for a in q.answers} == {
                 to_plain(content.options[o]): str(n) for n, o in enumerate(item.options, 1)}
-        case Essay():
+        case Essay() | Description():
             assert q.answers == []
+        case Cloze():
+            for gap in item.gaps:
+                assert f"[{gap.id}]" in _text(q.text)
+                gc = content.gaps[gap.id]
+                mine = [a for a in q.answers if a.blank_id == gap.id]
+                if isinstance(gap, ShortAnswerGap):
+                    wordings: list[str] = []
+                    for ga in gap.answers:
+                        for w in gc.answers.get(ga.id, ()) if ga.fraction == 1 else ():
+                            if "*" not in w and w.strip().lower() not in [
+                                    x.lower() for x in wordings]:
+                                wordings.append(w.strip())
+                    assert [a.text for a in mine] == wordings
+                    assert all(a.weight == 100 for a in mine)
+                    for w in wordings:
+                        assert grades_blank(q, gap.id, f" {w.upper()} ")
+                    assert not grades_blank(q, gap.id, "no such wording at all")
+                else:
+                    assert isinstance(gap, ChoiceGap)
+                    assert [a.text for a in mine] == [to_plain(gc.options[o])
+                                                      for o in gap.options]
+                    for oid, a in zip(gap.options, mine, strict=True):
+                        assert grades_blank(q, gap.id, a.ident) == (oid == gap.key)
 
 
 def _ends(answer: NumericAnswer) -> tuple[Decimal, Decimal]:
@@ -174,7 +207,13 @@ def test_every_item_reaches_canvas_with_its_type_points_answers_and_feedback(nam
         result = export(collection, lang)
         assert qti12_schema.validate(_assessment(result.data)), qti12_schema.error_log
         questions = read_package(result.data)
-        items = [i for i in collection.items if lang in i.text]
+        left_out = {i.id for i in collection.items if isinstance(i, Cloze)
+                    and canvas.cloze_kind([g.type for g in i.gaps]) is None}
+        said = {(w.item, w.message) for w in result.warnings}
+        for i in collection.items:
+            if i.id in left_out:
+                assert (i.id, canvas.cloze_left_out([g.type for g in i.gaps])) in said
+        items = [i for i in collection.items if lang in i.text and i.id not in left_out]
         assert [q.ident for q in questions] == [f"{collection.id}__{i.id}-{lang}" for i in items]
         for item, q in zip(items, questions, strict=True):
             assert q.question_type != "Error"
@@ -278,7 +317,8 @@ def test_lint_says_in_the_export_s_words_what_canvas_cannot_carry():
     collection = Collection.from_bank(bank)
     by_path = {Path(p).name: i for i, p in collection.paths.items()}
     found_items = [by_path[Path(f.path).name] for f in found]
-    assert set(found_items) == {"ks-load-factor", "ks-fifo-name", "ks-growth-ordering"}
+    assert set(found_items) == {"ks-load-factor", "ks-fifo-name", "ks-growth-ordering",
+                                "ks-cloze-hash"}
     said = {lang: {(w.item, w.message) for w in export(collection, lang).warnings}
             for lang in collection.languages}
     for f, item_id in zip(found, found_items, strict=True):
@@ -303,3 +343,50 @@ def test_an_item_type_the_export_does_not_know_is_left_out_with_a_warning():
     assert q.element is None
     assert [(w.field, w.code) for w in q.warnings] == [("type", "canvas")]
     assert "not exported" in q.warnings[0].message
+
+
+def _cloze(item_id: str, gaps: list[dict[str, object]], texts: dict[str, object]) -> Cloze:
+    stem = "Fill " + " and ".join(f"[[{g['id']}]]" for g in gaps) + "."
+    item = parse_item({"schema": 1, "id": item_id, "type": "cloze", "topic": "t", "points": 4,
+                       "gaps": gaps, "text": {"en": {"stem": stem, "gaps": texts}}})
+    assert isinstance(item, Cloze)
+    return item
+
+
+def test_a_cloze_of_typed_gaps_or_of_drop_downs_is_canvas_s_blanks_question(qti12_schema):
+    """All short-answer gaps: fill in multiple blanks, each blank taking its gap's full-point
+    wordings; all choice gaps: multiple drop-downs, each blank's right option the key; read back
+    by Canvas's reader and graded blank by blank. Unequal gap points are said."""
+    typed = _cloze("typed", [
+        {"id": "a", "type": "short_answer", "points": 3,
+         "answers": [{"id": "x"}, {"id": "y", "fraction": 0.5}]},
+        {"id": "b2", "type": "short_answer", "answers": [{"id": "z"}]}],
+        {"a": {"answers": {"x": ["Hash table", "hash TABLE", "map*"], "y": ["dict"]},
+               "feedback": {"x": "Right."}},
+         "b2": {"answers": {"z": ["queue"]}}})
+    menus = _cloze("menus", [
+        {"id": "m", "type": "choice", "options": ["p", "q"], "key": "q"},
+        {"id": "n", "type": "choice", "options": ["r", "s", "t"], "key": "r"}],
+        {"m": {"options": {"p": "stack", "q": "queue & co"}, "feedback": {"p": "No: LIFO."}},
+         "n": {"options": {"r": "O(1)", "s": "O(n)", "t": "O(log n)"}}})
+    described = parse_item({"schema": 1, "id": "intro", "type": "description", "topic": "t",
+                            "text": {"en": {"stem": "Read the code below."}}})
+    items = [described, typed, menus]
+    collection = Collection("c", {"en": "C"}, ("en",), items, "c")
+    result = export(collection, "en")
+    assert qti12_schema.validate(_assessment(result.data)), qti12_schema.error_log
+    questions = read_package(result.data)
+    assert [q.question_type for q in questions] == [
+        "text_only_question", "fill_in_multiple_blanks_question", "multiple_dropdowns_question"]
+    for item, q in zip(items, questions, strict=True):
+        check_question(item, "en", q)
+    said = {(w.item, w.message) for w in result.warnings}
+    assert ("typed", canvas.CLOZE_POINTS_EQUAL) in said
+    assert ("menus", canvas.CLOZE_POINTS_EQUAL) not in said
+    assert ("typed", canvas.wildcard_left_out("map*")) in said
+    assert ("typed", canvas.partial_answer_left_out("y", 0.5)) in said
+    assert ("typed", canvas.GAP_FEEDBACK_NOT_CARRIED) in said
+    assert ("menus", canvas.GAP_FEEDBACK_NOT_CARRIED) in said
+    typed_q = questions[1]
+    assert grades_blank(typed_q, "a", "hash table") and not grades_blank(typed_q, "a", "dict")
+    assert not grades_blank(typed_q, "b2", "hash table")

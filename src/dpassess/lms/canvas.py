@@ -7,6 +7,8 @@ Each fact is taken from Canvas's own importer (canvas-lms, `gems/plugins/qti_exp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lxml import etree
 
 #: `Qti::Converter.is_qti_2` takes a package for QTI 2 when the manifest declares one of the QTI 2
@@ -141,3 +143,37 @@ def wildcard_left_out(wording: str) -> str:
 
 CASE_NOT_CARRIED = ("Canvas's short answer ignores case: case_sensitive is not carried "
                     "(any capitalisation is accepted)")
+
+
+# --- cloze and description: Canvas's blanks questions ---------------------------------------------
+
+#: Canvas has two questions with blanks (`[blank]` in the question text): fill in multiple
+#: blanks (every blank typed, graded like a short answer) and multiple drop-downs (every blank
+#: a menu with one right option). A cloze whose gaps are not all of one of these kinds cannot be
+#: said as one Canvas question that grades, so the export leaves it out.
+def cloze_left_out(kinds: Sequence[str]) -> str:
+    return ("Canvas's blanks questions take either typed blanks (short answer gaps) or "
+            "drop-downs (choice gaps), not both nor numbers or check boxes: this cloze (gaps: "
+            f"{', '.join(kinds)}) is not exported; split it into items Canvas has, or make its "
+            "gaps all short answer or all choice")
+
+
+#: Canvas splits a blanks question's points equally over its blanks.
+CLOZE_POINTS_EQUAL = ("Canvas shares a blanks question's points equally over its blanks: the "
+                      "gaps' own points are not carried (give the gaps equal points to match)")
+
+
+def cloze_kind(kinds: Sequence[str]) -> str | None:
+    """The Canvas question a cloze with gaps of these kinds becomes, or None."""
+    if kinds and all(k == "short_answer" for k in kinds):
+        return "fill_in_multiple_blanks_question"
+    if kinds and all(k == "choice" for k in kinds):
+        return "multiple_dropdowns_question"
+    return None
+
+
+#: Canvas's importer reads no feedback of a blank's answers (`FillInTheBlank#process_canvas`
+#: gives them none): only the question's own comments (the explanation) arrive.
+GAP_FEEDBACK_NOT_CARRIED = ("Canvas's blanks questions keep no feedback per answer: the gaps' "
+                            "feedback is not carried (say it in the explanation, which Canvas "
+                            "shows after any answer)")

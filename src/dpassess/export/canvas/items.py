@@ -18,6 +18,7 @@ labels; feedback is `displayfeedback` of an `itemfeedback` (`general_fb`: after 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,6 +35,9 @@ from dpassess.markup.markdown import item_title, to_plain
 from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Description,
     Essay,
     Item,
     Matching,
@@ -41,10 +45,12 @@ from dpassess.model import (
     Numerical,
     Ordering,
     ShortAnswer,
+    ShortAnswerGap,
     SingleChoice,
     Stimulus,
     TrueFalse,
 )
+from dpassess.model.items import GAP_REF
 
 FORMAT = "canvas"
 QTI12_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -156,17 +162,26 @@ def question(item: Item, lang: str, *, identifier: str, path: str = "",
             kind = _ordering(b, item, presentation, processing, answer_ids)
         case Essay():
             kind = _essay(b, item, presentation, processing)
+        case Description():
+            kind = "text_only_question"
+        case Cloze():
+            cloze_kind = _cloze(b, item, material, presentation, processing, answer_ids)
+            if cloze_kind is None:
+                return Question(None, [], b.warnings)
+            kind = cloze_kind
         case _:  # a type this export does not know (yet): never an error question
             b.warn("type", f"Canvas quizzes have no {item.type.value} question this export "
                            "can write; not exported")
             return Question(None, [], b.warnings)
 
     _field(meta, "question_type", kind)
-    _field(meta, "points_possible", number(item.points))
+    _field(meta, "points_possible",
+           "0" if isinstance(item, Description) else number(item.points))
     _field(meta, "original_answer_ids", ",".join(answer_ids))
     _field(meta, "assessment_question_identifierref", f"{identifier}_ref")
     el.append(presentation)
-    el.append(processing)
+    if len(processing) > 1:  # a text-only question has nothing to score: no resprocessing
+        el.append(processing)
     for ident, html in feedback:
         fb = SubElement(el, Q + "itemfeedback", ident=ident)
         mat = SubElement(SubElement(fb, Q + "flow_mat"), Q + "material")
@@ -411,3 +426,78 @@ def _essay(b: _Build, item: Essay, presentation: etree._Element,
         b.warn(f"text.{b.lang}.response_template", "Canvas's essay question has no response "
                                                    "template: not carried")
     return "essay_question"
+
+
+def _cloze(b: _Build, item: Cloze, material: etree._Element, presentation: etree._Element,
+           processing: etree._Element, answer_ids: list[str]) -> str | None:
+    """A cloze as Canvas's blanks question (`canvas.cloze_kind`), or None (warned) when its
+    gaps cannot be one. The question text names each gap as `[id]`; each blank is a
+    `response_lid` `response_<id>` whose labels are its answers (typed wordings or options);
+    a blank's right answers add an equal share of 100 to SCORE."""
+    lang = b.lang
+    content = item.text[lang]
+    kinds = [g.type for g in item.gaps]
+    kind = canvas.cloze_kind(kinds)
+    if kind is None:
+        b.warn("gaps", canvas.cloze_left_out(kinds))
+        return None
+    if len({g.points for g in item.gaps}) > 1:
+        b.warn("gaps", canvas.CLOZE_POINTS_EQUAL)
+    if any(gc.feedback for gc in content.gaps.values()):
+        b.warn(f"text.{lang}.gaps", canvas.GAP_FEEDBACK_NOT_CARRIED)
+    stem = material[0]
+    stem.text = re.sub(GAP_REF, r"[\1]", stem.text or "")
+    share = number(Decimal(100) / Decimal(len(item.gaps)))
+    n = 0
+    for gap in item.gaps:
+        gc = content.gaps.get(gap.id)
+        where = f"text.{lang}.gaps.{gap.id}"
+        lid = SubElement(presentation, Q + "response_lid", ident=f"response_{gap.id}")
+        SubElement(SubElement(lid, Q + "material"), Q + "mattext").text = gap.id
+        render = SubElement(lid, Q + "render_choice")
+        right: list[str] = []  # the idents of the right labels
+        if isinstance(gap, ShortAnswerGap):
+            if gap.case_sensitive:
+                b.warn(f"gaps.{gap.id}.case_sensitive", canvas.CASE_NOT_CARRIED)
+            seen: set[str] = set()
+            for a in gap.answers:
+                if a.fraction != 1:
+                    b.warn(f"gaps.{gap.id}.answers.{a.id}",
+                           canvas.partial_answer_left_out(a.id, a.fraction))
+                    continue
+                for w in (gc.answers.get(a.id, ()) if gc else ()):
+                    text = xml_safe(w)[0].strip()
+                    if "*" in text:
+                        b.warn(f"{where}.answers.{a.id}", canvas.wildcard_left_out(text))
+                        continue
+                    if text.lower() in seen:
+                        continue
+                    seen.add(text.lower())
+                    n += 1
+                    _blank_label(render, f"{gap.id}_{n}", text)
+                    answer_ids.append(f"{gap.id}_{n}")
+                    right.append(f"{gap.id}_{n}")
+        else:
+            assert isinstance(gap, ChoiceGap)
+            if gap.weights and any(w != 0 for o, w in gap.weights.items() if o != gap.key):
+                b.warn(f"gaps.{gap.id}.weights", "Canvas grades a drop-down right or wrong: "
+                       "the weights of the other options are not carried (only the key is)")
+            for oid in gap.options:
+                n += 1
+                ident = f"{gap.id}_{n}"
+                text = b.plain(f"{where}.options.{oid}", gc.options.get(oid, "") if gc else "")
+                _blank_label(render, ident, text)
+                answer_ids.append(ident)
+                if oid == gap.key:
+                    right.append(ident)
+        for ident in right:
+            cond, var = _condition(processing, last=False)
+            SubElement(var, Q + "varequal", respident=f"response_{gap.id}").text = ident
+            _score(cond, share, "Add")
+    return kind
+
+
+def _blank_label(render: etree._Element, ident: str, text: str) -> None:
+    label = SubElement(render, Q + "response_label", ident=ident)
+    SubElement(SubElement(label, Q + "material"), Q + "mattext",
+               texttype="text/plain").text = text

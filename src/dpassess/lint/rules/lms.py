@@ -450,8 +450,8 @@ def canvas_question_too_long(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
 
 #: The item types whose grading a Canvas quiz may not carry in full.
-_CANVAS_LIMITED: tuple[type[Numerical | ShortAnswer | Ordering], ...] = (
-    Numerical, ShortAnswer, Ordering)
+_CANVAS_LIMITED: tuple[type[Numerical | ShortAnswer | Ordering | Cloze], ...] = (
+    Numerical, ShortAnswer, Ordering, Cloze)
 
 
 @rule(
@@ -463,12 +463,16 @@ _CANVAS_LIMITED: tuple[type[Numerical | ShortAnswer | Ordering], ...] = (
     "stands for, say the unit in the stem; or accept the change (the export says the same).",
     items=_CANVAS_LIMITED,
 )
-def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering]) -> Iterator[Hit]:
+def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering | Cloze],
+                        ) -> Iterator[Hit]:
     """## What it does
     Reports what the Canvas export (`-f canvas`) cannot carry as the bank says it, in the words
     of the export's warnings: graded units of a numerical item, answers worth part of the points
     (or none) of a numerical or short-answer item, short-answer wordings with a `*` wildcard, a
-    case-sensitive short answer, and an ordering item (written as a matching question).
+    case-sensitive short answer, an ordering item (written as a matching question), a cloze
+    whose gaps are not all short answer or all choice (not exported: Canvas's blanks questions
+    take one kind), a cloze whose gaps' points differ (Canvas shares them equally), and the
+    feedback of a cloze's gaps (Canvas keeps none per answer of a blank).
 
     ## Why is this bad?
     Canvas's numerical and short-answer questions give full points for every answer they accept
@@ -487,6 +491,17 @@ def canvas_cannot_carry(ctx: ItemContext[Numerical | ShortAnswer | Ordering]) ->
     item = ctx.item
     if isinstance(item, Ordering):
         yield Hit(("type",), canvas.ORDERING_AS_MATCHING)
+        return
+    if isinstance(item, Cloze):
+        kinds = [g.type for g in item.gaps]
+        if canvas.cloze_kind(kinds) is None:
+            yield Hit(("gaps",), canvas.cloze_left_out(kinds))
+            return
+        if len({g.points for g in item.gaps}) > 1:
+            yield Hit(("gaps",), canvas.CLOZE_POINTS_EQUAL)
+        for lang, cloze_text in item.text.items():
+            if any(gc.feedback for gc in cloze_text.gaps.values()):
+                yield Hit(("text", lang, "gaps"), canvas.GAP_FEEDBACK_NOT_CARRIED)
         return
     if isinstance(item, Numerical) and item.units:
         yield Hit(("units",), canvas.UNITS_NOT_GRADED)
