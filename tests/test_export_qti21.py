@@ -552,8 +552,12 @@ def test_a_qti_test_session_resolves_every_item_score(bank):
         refs = list(session.refs)
         assert len(refs) == len(items)
         assert all(session.refs[r].get("identifier") == r for r in refs)
-        per_item = [session.variable(f"{r}.SCORE") for r in refs]
+        # a text-only item (a description) declares no score: testVariables passes it over
+        scored = [r for r in refs if "SCORE" in session.item_outcomes[r]]
+        assert len(refs) - len(scored) == sum(
+            1 for it in collection.items if it.type.value == "description")
+        per_item = [session.variable(f"{r}.SCORE") for r in scored]
         assert outcomes["SCORE"] == pytest.approx(sum(per_item))
         assert outcomes["MAXSCORE"] == pytest.approx(
-            sum(session.variable(f"{r}.MAXSCORE") for r in refs))
+            sum(session.variable(f"{r}.MAXSCORE") for r in scored))
         assert outcomes["SCORE"] > 0
