@@ -53,8 +53,8 @@ def test_the_same_banks_give_byte_identical_sites_wherever_they_are(tmp_path, mo
 def test_the_index_lists_every_item_with_its_metadata_and_findings(tmp_path):
     out = tmp_path / "site"
     report = preview([KS, MATHS], out)
-    assert report.findings == 8  # the WR009 of m-sum in each language, and the six LM008
-    # (what the Canvas export cannot carry) of the kitchen sink
+    assert report.findings == 9  # the WR009 of m-sum in each language, and the seven LM008
+    # (what the Canvas export cannot carry, its mixed cloze included) of the kitchen sink
     assert report.items == len(load_bank(KS)) + len(load_bank(MATHS))
     doc = page(out, "index.html")
     rows = doc.xpath("//table[@id='items']/tbody/tr")
