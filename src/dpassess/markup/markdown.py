@@ -145,6 +145,10 @@ def _html_text(fragment: str) -> str:
     import lxml.html
     from lxml import etree
 
+    from dpassess.markup.xmlchars import xml_safe
+
+    # a control character shows nothing, and lxml refuses it in a text it is given
+    fragment = xml_safe(fragment)[0]
     try:
         root = lxml.html.fragment_fromstring(fragment, create_parent="div")
     except (etree.ParserError, ValueError):

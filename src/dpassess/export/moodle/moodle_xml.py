@@ -531,6 +531,8 @@ def _cloze(q: _Question, item: Cloze, lang: str, *, duplicate: bool) -> etree._E
     text_el = question.find("questiontext/text")
     assert text_el is not None
     stem = cloze.question_text(q.t, item, text_el.text or "", lang, q.t.warn)
+    if has_non_xml(stem):  # a gap's answers, feedback or options
+        stem = q.writer.clean(stem, item.id, f"text.{lang}.gaps")
     _set_text(text_el, stem)
     weights = sum(max(round(g.points), 1) for g in item.gaps)
     if weights != item.points:
