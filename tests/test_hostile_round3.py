@@ -299,3 +299,22 @@ def test_raw_mathml_with_names_that_are_not_xml_is_left_out_with_a_note() -> Non
         "belong in maths); left out",
         "attribute 'ok' on MathML <mi> is not allowed (links, styles and classes do not belong "
         "in maths); left out"}
+
+
+def test_a_cloze_gap_holding_a_control_character_exports_to_moodle_xml_with_a_warning() -> None:
+    """Found by the fuzz slice once cloze items existed: a GIFT missing-word question whose
+    answer holds U+0001, imported as a cloze, crashed the Moodle XML writer (lxml refuses the
+    character in CDATA). It is left out, with the writer's usual warning."""
+    import importlib
+
+    from dpassess.export import EXPORTERS, Collection
+    from dpassess.importers import READERS
+
+    reader = importlib.import_module(READERS["gift"])
+    items = reader.read(b"::q::Pick {=a\x01b ~c} now.\n", "t.gift", "en").items
+    assert [it.type.value for it in items] == ["cloze"]
+    coll = Collection(id="t", title={"en": "T"}, languages=("en",), items=items, category="t",
+                      default_language="en")
+    out = EXPORTERS["moodle-xml"].export(coll, "en")
+    assert "\x01" not in out.data.decode("utf-8") and b"ab" in out.data
+    assert [w.message for w in out.warnings] == ["removed characters XML cannot carry: U+0001"]
