@@ -109,3 +109,17 @@ def test_the_install_hint_installs_from_where_dpassess_came_from(monkeypatch, re
 
     monkeypatch.setattr("importlib.metadata.distribution", lambda name: Dist())
     assert extras.install_hint("ortools") == hint
+
+
+def test_build_without_blueprints_needs_neither_extra(tmp_path, monkeypatch, capsys):
+    """A bare install's `dpassess build` of a bank with no blueprints: exports and the preview,
+    no solver (the preview reads the forms' code, which imported the solver at load and
+    stopped the build with exit 2)."""
+    without(monkeypatch, "ortools")
+    without(monkeypatch, "typst")
+    out = tmp_path / "exports"
+    code, _, err = dpassess(capsys, "build", "--items", str(SEED_BANK.parent), "--out", str(out),
+                            "--blueprints", str(tmp_path / "none"), "--no-cache")
+    assert code == 0, err
+    assert (out / "preview" / "index.html").is_file()
+    assert (out / "gift" / "data-parallelism-en.txt").is_file()

@@ -30,10 +30,10 @@ from dpassess.runtime.extras import missing
 
 try:
     from ortools.sat.python import cp_model
-except ModuleNotFoundError as exc:  # the `assemble` extra
-    if exc.name is None or exc.name.split(".")[0] != "ortools":
-        raise
-    raise missing("ortools", "Assembling forms") from None
+except ModuleNotFoundError as exc:  # the `assemble` extra: `solve` says it is missing, so
+    if exc.name is None or exc.name.split(".")[0] != "ortools":  # what only reads forms
+        raise  # (the preview, the output helpers) works without it
+    cp_model = None  # type: ignore[assignment]
 
 #: Above this many (non-anchor item x form pair) products, overlap is enforced through a compact
 #: rule (at most `max_overlap` items reused across all forms), which implies the exact one.
@@ -461,7 +461,10 @@ def _overlap(m: cp_model.CpModel, x: list[list[cp_model.IntVar]], pr: Problem,
     return "compact"
 
 
-class _FirstSolution(cp_model.CpSolverSolutionCallback):
+_Callback: type = object if cp_model is None else cp_model.CpSolverSolutionCallback
+
+
+class _FirstSolution(_Callback):  # type: ignore[misc]
     """Records when the first solution came, and the search's progress: solutions found, the
     best objective value and the proven bound (read by `_Reporter` from the caller's thread)."""
 
@@ -659,6 +662,8 @@ def solve(pr: Problem, seed: int, time_limit: float,
           progress: Progress | None = None) -> Selection:
     """Select the items of every form; never raises for an infeasible blueprint (see status).
     `progress(line)` is told how a search stands about every second (a caller's display)."""
+    if cp_model is None:
+        raise missing("ortools", "Assembling forms")
     start = time.perf_counter()
     shortages = precheck(pr)
     if shortages:
