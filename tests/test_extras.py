@@ -18,6 +18,16 @@ from dpassess.runtime.extras import install_hint
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
 
 
+@pytest.fixture(autouse=True)
+def _forget_what_was_imported_without_an_extra():
+    """Modules of ours first imported while an extra was hidden hold that state (the solver
+    missing): drop them afterwards, so later tests import them afresh."""
+    before = set(sys.modules)
+    yield
+    for name in [n for n in sys.modules if n not in before and n.startswith("dpassess")]:
+        del sys.modules[name]
+
+
 def without(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
     """`package` cannot be imported for the rest of the test, and no module of ours that
     imported it stays imported."""

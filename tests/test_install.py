@@ -80,7 +80,9 @@ def test_the_wheel_installs_into_a_clean_venv_and_runs_outside_the_repository(tm
     again = sh(dp, "build", cwd=work, env=env)
     site = [p for p in (work / "exports" / "preview").rglob("*") if p.is_file()]
     assert (work / "exports" / "preview" / "index.html") in site
-    assert f"unchanged: {8 + len(site)} files" in again.stdout  # the exports, and the preview
+    exported = [p for p in (work / "exports").rglob("*") if p.is_file() and p not in site]
+    assert len(exported) == 10  # QTI 2.1, Canvas: id, en; Moodle XML, GIFT: id, en, multi
+    assert f"unchanged: {len(exported) + len(site)} files" in again.stdout  # and the preview
     for package in ("ortools", "typst"):  # the extras', not the bare package's
         probe = subprocess.run([str(bin_dir / "python"), "-c", f"import {package}"], env=env,
                                capture_output=True)

@@ -90,6 +90,9 @@ def assemble(
     as the blueprint's are: ValueError). Raises BlueprintError or Infeasible; Ctrl-C during the
     search raises KeyboardInterrupt.
     """
+    from dpassess.runtime.extras import require
+
+    require("ortools", "Assembling forms")  # before reading anything: the extra is missing
     if seed is not None:
         check_seed(seed)
     if time_limit is not None:
