@@ -24,8 +24,9 @@ def _forget_what_was_imported_without_an_extra():
     missing): drop them afterwards, so later tests import them afresh."""
     before = set(sys.modules)
     yield
-    for name in [n for n in sys.modules if n not in before and n.startswith("dpassess")]:
-        del sys.modules[name]
+    for name in [n for n in sys.modules if n not in before and n.startswith("dpassess.")
+                 and not n.startswith("dpassess.cli")]:  # the CLI holds no such state, and
+        del sys.modules[name]  # its commands register once on the one typer app
 
 
 def without(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
