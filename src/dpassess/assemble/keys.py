@@ -13,7 +13,6 @@ from dpassess.markup.numformat import format_number
 from dpassess.model import (
     ChoiceGap,
     Cloze,
-    Description,
     Essay,
     GapContent,
     Matching,
@@ -27,6 +26,7 @@ from dpassess.model import (
     ShortAnswerGap,
     SingleChoice,
     TrueFalse,
+    is_scored,
 )
 
 #: What the key says of an essay, by language.
@@ -57,6 +57,8 @@ class Answer:
 
 def answer(fi: FormItem, langs: Sequence[str]) -> Answer:
     it = fi.item
+    if not is_scored(it):  # text only: nothing to key
+        return Answer([], [], [], {la: "" for la in langs}, {"not_scored": True})
     match it:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             words = {la: ", ".join(fi.key_letters) for la in langs}
@@ -94,8 +96,6 @@ def answer(fi: FormItem, langs: Sequence[str]) -> Answer:
                           {"graded_by_hand": True})
         case Cloze():
             return _cloze(it, langs)
-        case Description():
-            return Answer([], [], [], {la: "" for la in langs}, {"not_scored": True})
         case _:
             assert_never(it)
 

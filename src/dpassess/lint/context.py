@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar, assert_never, cast
+from typing import Any, Generic, TypeVar, cast
 
 from dpassess.diagnostics import FieldPath
 from dpassess.lint.config import LintConfig
@@ -20,17 +20,9 @@ from dpassess.lint.langid import LanguageGuesser
 from dpassess.lint.text import Phrases, plain, words
 from dpassess.model import (
     Bank,
-    ChoiceBase,
     ChoiceItem,
-    Cloze,
     Content,
-    Description,
-    Essay,
     Item,
-    Matching,
-    Numerical,
-    Ordering,
-    ShortAnswer,
 )
 
 T = TypeVar("T")
@@ -252,42 +244,7 @@ def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:
     if c.title is not None:
         out.append((("text", lang, "title"), c.title))
     out.append((("text", lang, "stem"), c.stem))
-    feedback: dict[str, str] = {}
-    match item:
-        case ChoiceBase():
-            out += [(("text", lang, "options", oid), t) for oid, t in item.text[lang].options.items()]
-            feedback = item.text[lang].feedback
-        case Ordering():
-            out += [(("text", lang, "options", oid), t) for oid, t in item.text[lang].options.items()]
-        case Matching():
-            m = item.text[lang]
-            out += [(("text", lang, "premises", pid), t) for pid, t in m.premises.items()]
-            out += [(("text", lang, "responses", pid), t) for pid, t in m.responses.items()]
-        case ShortAnswer():
-            out += [(("text", lang, "answers", aid, k), w)
-                    for aid, ws in item.text[lang].answers.items() for k, w in enumerate(ws)]
-            feedback = item.text[lang].feedback
-        case Numerical():
-            feedback = item.text[lang].feedback
-        case Essay():
-            e = item.text[lang]
-            if e.grader_info is not None:
-                out.append((("text", lang, "grader_info"), e.grader_info))
-            if e.response_template is not None:
-                out.append((("text", lang, "response_template"), e.response_template))
-        case Cloze():
-            for gid, g in item.text[lang].gaps.items():
-                out += [(("text", lang, "gaps", gid, "answers", aid, k), w)
-                        for aid, ws in g.answers.items() for k, w in enumerate(ws)]
-                out += [(("text", lang, "gaps", gid, "options", oid), t)
-                        for oid, t in g.options.items()]
-                out += [(("text", lang, "gaps", gid, "feedback", fid), t)
-                        for fid, t in g.feedback.items()]
-        case Description():
-            pass
-        case _:
-            assert_never(item)
-    out += [(("text", lang, "feedback", oid), t) for oid, t in feedback.items()]
+    out += [(("text", lang, *path), text) for path, text, _ in c.own_texts()]
     if c.explanation is not None:
         out.append((("text", lang, "explanation"), c.explanation))
     return out

@@ -3,62 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import assert_never
 
-from dpassess.model.items import (
-    AnswerContent,
-    ClozeContent,
-    Content,
-    ContentBase,
-    EssayContent,
-    MatchingContent,
-    OrderingContent,
-    StimulusContent,
-)
+from dpassess.model.common import Loc
+from dpassess.model.items import ContentBase, StimulusContent
 
-AnyContent = (Content | AnswerContent | MatchingContent | EssayContent | OrderingContent
-              | ClozeContent | StimulusContent | ContentBase)
+AnyContent = ContentBase | StimulusContent
 
 
-def markdown_texts(content: AnyContent) -> Iterator[tuple[tuple[str, ...], str]]:
+def markdown_texts(content: AnyContent) -> Iterator[tuple[Loc, str]]:
     """Each Markdown field of `content` (the title excepted: titles are plain text) as (path
     under `text.<lang>`, source): `("stem",)`, `("options", "a")`, `("feedback", "b")`... Accepted
-    short answers are typed by students, not rendered, and are not listed."""
+    short answers are typed by students, not rendered, and are not listed. The fields each item
+    type adds are the ones its content class lists (`ContentBase.own_texts`)."""
     if isinstance(content, StimulusContent):
         yield ("text",), content.text
         return
     yield ("stem",), content.stem
-    match content:
-        case Content():
-            for oid, text in content.options.items():
-                yield ("options", oid), text
-            for oid, text in content.feedback.items():
-                yield ("feedback", oid), text
-        case AnswerContent():
-            for aid, text in content.feedback.items():
-                yield ("feedback", aid), text
-        case MatchingContent():
-            for pid, text in content.premises.items():
-                yield ("premises", pid), text
-            for rid, text in content.responses.items():
-                yield ("responses", rid), text
-        case EssayContent():
-            if content.grader_info:
-                yield ("grader_info",), content.grader_info
-            if content.response_template:
-                yield ("response_template",), content.response_template
-        case OrderingContent():
-            for oid, text in content.options.items():
-                yield ("options", oid), text
-        case ClozeContent():
-            for gid, gap in content.gaps.items():
-                for oid, text in gap.options.items():
-                    yield ("gaps", gid, "options", oid), text
-                for fid, text in gap.feedback.items():
-                    yield ("gaps", gid, "feedback", fid), text
-        case ContentBase():  # a description: the stem alone
-            pass
-        case _:
-            assert_never(content)
+    for path, text, markdown in content.own_texts():
+        if markdown and text:
+            yield path, text
     if content.explanation:
         yield ("explanation",), content.explanation

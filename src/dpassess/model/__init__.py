@@ -46,6 +46,7 @@ from dpassess.model.items import (
     Option,
     Ordering,
     OrderingContent,
+    ScoredItem,
     ShortAnswer,
     ShortAnswerContent,
     ShortAnswerGap,
@@ -59,6 +60,7 @@ from dpassess.model.items import (
     Unit,
     UnknownItemType,
     gap_refs,
+    is_scored,
     item_class,
     parse_item,
 )
@@ -106,6 +108,7 @@ __all__ = [
     "Option",
     "Ordering",
     "OrderingContent",
+    "ScoredItem",
     "ShortAnswer",
     "ShortAnswerContent",
     "ShortAnswerGap",
@@ -120,6 +123,7 @@ __all__ = [
     "Unit",
     "UnknownItemType",
     "gap_refs",
+    "is_scored",
     "item_class",
     "parse_item",
 ]

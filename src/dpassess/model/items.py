@@ -4,9 +4,11 @@ their union, told apart by the `type` field.
 Imports only pydantic and the standard library. Text fields hold Markdown *source*; nothing here
 is escaped or rendered: that is each exporter's job.
 
-Adding an item type: one class here (its own fields and content, `extra="forbid"`), one entry in
-`ITEM_CLASSES` and in `Item`; mypy then names every `match` on items that lacks a case for it
-(each ends in `assert_never`). See docs/architecture.md.
+Adding an item type: one class here (its own fields and content, `extra="forbid"`, and the
+answers to the questions every type answers: `scored`, the text fields its content adds), one
+entry in `ITEM_CLASSES` and in `Item` (and in `ScoredItem` if it earns points); mypy then names
+every `match` on items that lacks a case for it (each ends in `assert_never`): only the code that
+writes, prints or grades an item of the type. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from typing_extensions import TypeIs
 
 from dpassess.model.common import (
     Bloom,
@@ -108,6 +111,12 @@ class ContentBase(Strict):
     stem: Text = Field(description="The question (Markdown).")
     explanation: Text | None = Field(None, description="General feedback shown after answering.")
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        """Each text field the item type adds to the title, the stem and the explanation, in
+        file order: (its path under `text.<lang>`, its text, whether it is Markdown). A content
+        class with fields of its own says them here (a test checks that each does)."""
+        return iter(())
+
 
 class ItemBase(Strict):
     """The metadata every item has, whatever its type. See docs/authoring.md for the file format.
@@ -140,6 +149,35 @@ class ItemBase(Strict):
     source: Source | None = None
     lms: LmsSettings | None = Field(None, description="Delivery settings of one LMS.")
     suppress: tuple[Suppression, ...] = Field((), description="Lint rules off for this item.")
+
+    # --- what each type answers (a test checks that every type says `scored` itself) ----------
+
+    #: Whether the item earns points (else it is text only, never graded).
+    scored: ClassVar[bool]
+
+    @property
+    def choice_ids(self) -> tuple[str, ...]:
+        """The ids of the options a response chooses among, in authoring order (empty for the
+        types without options to choose: answer sheets, distractor analysis)."""
+        return ()
+
+    @property
+    def takes_one(self) -> bool:
+        """Whether exactly one option is right, so that several marks are no answer."""
+        return False
+
+    def is_distractor(self, option_id: str) -> bool:
+        """Whether the option earns nothing when chosen alone (a wrong option)."""
+        return False
+
+    def option_text(self, lang: str, option_id: str) -> str:
+        """The Markdown text in `lang` of one of `choice_ids`."""
+        raise ValueError(f"item {self.id!r} ({self.type.value}) has no options to choose")
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        """Each id the item names besides its own (options, answers, pairs, gaps), with its
+        path in the item file, in file order."""
+        return iter(())
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -187,6 +225,12 @@ class Content(ContentBase):
         default_factory=dict, description="Why this option is right or wrong, by option id."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for oid, text in self.options.items():
+            yield ("options", oid), text, True
+        for oid, text in self.feedback.items():
+            yield ("feedback", oid), text, True
+
 
 # Fields of a choice item, in file order after the metadata's `symbols`.
 class ChoiceBase(ItemBase):
@@ -212,9 +256,26 @@ class ChoiceBase(ItemBase):
 
     # --- derived views (nothing stored twice) ---------------------------------------------
 
+    scored: ClassVar[bool] = True
+
     @property
     def option_ids(self) -> tuple[str, ...]:
         return tuple(o.id for o in self.options)
+
+    @property
+    def choice_ids(self) -> tuple[str, ...]:
+        return self.option_ids
+
+    @property
+    def takes_one(self) -> bool:
+        return self.max_keys == 1
+
+    def is_distractor(self, option_id: str) -> bool:
+        return self.fractions()[option_id] <= 0
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, o in enumerate(self.options):
+            yield ("options", i), o.id
 
     def is_correct(self, option_id: str) -> bool:
         return option_id in self.key
@@ -475,6 +536,10 @@ class AnswerContent(ContentBase):
         default_factory=dict, description="Feedback shown for each answer, by answer id."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for aid, text in self.feedback.items():
+            yield ("feedback", aid), text, True
+
 
 def _answer_problems(feedback: Mapping[str, Mapping[str, str]], ids: list[str],
                      fractions: list[float]) -> Iterator[tuple[Loc, str]]:
@@ -509,6 +574,12 @@ class Numerical(ItemBase):
         "ratio), a bare number is in that unit and loses nothing."
     )
     text: dict[LangCode, AnswerContent] = Field(description="Text by language code.")
+
+    scored: ClassVar[bool] = True
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, a in enumerate(self.answers):
+            yield ("answers", i, "id"), a.id
 
     @property
     def bare_number_unit(self) -> bool:
@@ -578,6 +649,12 @@ class ShortAnswerContent(AnswerContent):
         description="Accepted wordings by answer id (`*` matches any characters)."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for aid, wordings in self.answers.items():  # typed by students: plain text
+            for k, wording in enumerate(wordings):
+                yield ("answers", aid, k), wording, False
+        yield from super().own_texts()
+
 
 class ShortAnswer(ItemBase):
     """The answer is a word or phrase, accepted in the wordings each language lists."""
@@ -586,6 +663,12 @@ class ShortAnswer(ItemBase):
     answers: tuple[TextAnswer, ...] = Field(description="Answers, best first.")
     case_sensitive: bool = False
     text: dict[LangCode, ShortAnswerContent] = Field(description="Text by language code.")
+
+    scored: ClassVar[bool] = True
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, a in enumerate(self.answers):
+            yield ("answers", i, "id"), a.id
 
     def _problems(self) -> Iterator[tuple[Loc, str]]:
         ids = [a.id for a in self.answers]
@@ -622,6 +705,12 @@ class MatchingContent(ContentBase):
         description="The response of each pair (by pair id) and of each extra distractor."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for pid, text in self.premises.items():
+            yield ("premises", pid), text, True
+        for rid, text in self.responses.items():
+            yield ("responses", rid), text, True
+
 
 class Matching(ItemBase):
     """Premises to match with responses; each pair (one id for both sides) earns an equal share."""
@@ -633,6 +722,14 @@ class Matching(ItemBase):
     )
     shuffle: bool = Field(True, description="Let the LMS shuffle the responses.")
     text: dict[LangCode, MatchingContent] = Field(description="Text by language code.")
+
+    scored: ClassVar[bool] = True
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, p in enumerate(self.pairs):
+            yield ("pairs", i), p
+        for i, p in enumerate(self.distractors):
+            yield ("distractors", i), p
 
     @property
     def response_ids(self) -> tuple[str, ...]:
@@ -676,6 +773,12 @@ class EssayContent(ContentBase):
         None, description="Text the response box starts with."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        if self.grader_info is not None:
+            yield ("grader_info",), self.grader_info, True
+        if self.response_template is not None:
+            yield ("response_template",), self.response_template, True
+
 
 class Essay(ItemBase):
     """A written response; not scored automatically."""
@@ -691,6 +794,9 @@ class Essay(ItemBase):
     min_words: Annotated[int, Field(ge=1)] | None = None
     max_words: Annotated[int, Field(ge=1)] | None = None
     text: dict[LangCode, EssayContent] = Field(description="Text by language code.")
+
+    #: Graded by a person: it earns points, none of them automatically.
+    scored: ClassVar[bool] = True
 
     def _problems(self) -> Iterator[tuple[Loc, str]]:
         if (self.min_words is not None and self.max_words is not None
@@ -715,6 +821,10 @@ class OrderingContent(ContentBase):
 
     options: dict[OptionId, Text] = Field(description="Option text by option id.")
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for oid, text in self.options.items():
+            yield ("options", oid), text, True
+
 
 class Ordering(ItemBase):
     """Options to put in order; `options` lists them in the right order (always shuffled)."""
@@ -725,6 +835,12 @@ class Ordering(ItemBase):
         "all_or_nothing", description="How a partly right order earns points."
     )
     text: dict[LangCode, OrderingContent] = Field(description="Text by language code.")
+
+    scored: ClassVar[bool] = True
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, o in enumerate(self.options):
+            yield ("options", i), o
 
     def _problems(self) -> Iterator[tuple[Loc, str]]:
         seen: set[str] = set()
@@ -864,6 +980,16 @@ class ClozeContent(ContentBase):
         default_factory=dict, description="What each gap says in this language, by gap id."
     )
 
+    def own_texts(self) -> Iterator[tuple[Loc, str, bool]]:
+        for gid, g in self.gaps.items():
+            for aid, wordings in g.answers.items():  # typed by students: plain text
+                for k, wording in enumerate(wordings):
+                    yield ("gaps", gid, "answers", aid, k), wording, False
+            for oid, text in g.options.items():
+                yield ("gaps", gid, "options", oid), text, True
+            for fid, text in g.feedback.items():
+                yield ("gaps", gid, "feedback", fid), text, True
+
 
 def gap_refs(stem: str) -> list[str]:
     """The gap ids the stem names, in order (`[[g1]]`)."""
@@ -877,6 +1003,19 @@ class Cloze(ItemBase):
     type: Literal[ItemType.cloze]
     gaps: tuple[Gap, ...] = Field(description="The gaps, in the order the stem names them.")
     text: dict[LangCode, ClozeContent] = Field(description="Text by language code.")
+
+    scored: ClassVar[bool] = True
+
+    def ids(self) -> Iterator[tuple[Loc, str]]:
+        for i, g in enumerate(self.gaps):
+            yield ("gaps", i, "id"), g.id
+            if isinstance(g, ChoiceGap | MultipleResponseGap):
+                for k, o in enumerate(g.options):
+                    yield ("gaps", i, "options", k), o
+            else:
+                answers: tuple[TextAnswer | NumericAnswer, ...] = g.answers
+                for k, a in enumerate(answers):
+                    yield ("gaps", i, "answers", k, "id"), a.id
 
     def gap(self, gap_id: str) -> ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap:
         return next(g for g in self.gaps if g.id == gap_id)
@@ -974,6 +1113,8 @@ class Description(ItemBase):
     type: Literal[ItemType.description]
     text: dict[LangCode, ContentBase] = Field(description="Text by language code.")
 
+    scored: ClassVar[bool] = False
+
 
 # --- shared stimuli ---------------------------------------------------------------------------------
 
@@ -1020,6 +1161,16 @@ Item = Annotated[
 
 #: The choice types (options and a key), as a tuple for `isinstance`.
 ChoiceItem = SingleChoice | MultipleResponse | TrueFalse
+
+#: The types that earn points (`scored`); `match` over these, after `is_scored`, ends in
+#: `assert_never`, so that a type that is never graded is named only where it is shown.
+ScoredItem = (SingleChoice | MultipleResponse | TrueFalse | Numerical | ShortAnswer | Matching
+              | Essay | Ordering | Cloze)
+
+
+def is_scored(item: ItemBase) -> TypeIs[ScoredItem]:
+    """Whether the item earns points (its type's `scored`); narrows `Item` to `ScoredItem`."""
+    return item.scored
 
 #: The class of each `type`; an item file without `type` is single_choice.
 ITEM_CLASSES: dict[ItemType, type[ItemBase]] = {

@@ -21,7 +21,6 @@ from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank
 from dpassess.stats.dif import Dif, dif
 from dpassess.stats.responses import Column, Responses, Source
-from dpassess.stats.scoring import is_distractor
 
 #: Share of persons in each of the upper and lower groups (rounded up).
 GROUP_PERCENT = 27
@@ -397,7 +396,7 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
         up = math.fsum(w for i, w in upper.items() if marks[i] & bit)
         low = math.fsum(w for i, w in lower.items() if marks[i] & bit)
         share = len(chose) / n
-        wrong = is_distractor(item, oid)
+        wrong = item.is_distractor(oid)
         enough = share >= th.min_distractor_share
         options.append(OptionStats(
             option=oid, key=not wrong, n=len(chose), share=share,

@@ -14,7 +14,6 @@ from dpassess.model import Bank, Difficulty
 from dpassess.stats.analysis import Thresholds
 from dpassess.stats.dif import language_name
 from dpassess.stats.history import MAX_RECORD_BYTES, Observed, record_files
-from dpassess.stats.scoring import is_distractor, options_of
 
 #: Fewest persons an item's recorded figures must rest on before a rule judges them.
 MIN_N = 30
@@ -48,7 +47,7 @@ def negative_discrimination(bank: Bank, seen: Mapping[str, Observed]) -> Iterato
         below = [f"{name} = {v:.2f}" for name, v in (("D", obs.d), ("r_pb", obs.r_pb))
                  if v is not None and v < 0]
         if below:
-            field: FieldPath = ("key",) if options_of(bank.get(item_id)) else ()
+            field: FieldPath = ("key",) if bank.get(item_id).choice_ids else ()
             yield Finding(item_id, field, f"discrimination below zero ({', '.join(below)}; "
                           f"{basis(obs)})")
 
@@ -57,9 +56,9 @@ def unchosen_distractors(bank: Bank, seen: Mapping[str, Observed]) -> Iterator[F
     """Wrong options chosen by fewer than `Thresholds.min_distractor_share` of the persons."""
     for item_id, obs in _judged(bank, seen):
         item = bank.get(item_id)
-        for i, oid in enumerate(options_of(item)):
+        for i, oid in enumerate(item.choice_ids):
             share = obs.options.get(oid)
-            if share is not None and is_distractor(item, oid) and \
+            if share is not None and item.is_distractor(oid) and \
                     share < TH.min_distractor_share:
                 yield Finding(item_id, ("options", i), f"option {oid!r} is chosen by "
                               f"{share:.0%} of the persons ({basis(obs)})")

@@ -10,7 +10,6 @@ from dpassess.model import Bank, Item
 from dpassess.stats.forms import FormKey
 from dpassess.stats.problems import Problems
 from dpassess.stats.responses import Responses
-from dpassess.stats.scoring import options_of
 from dpassess.stats.text import TextIndex
 
 #: (first line, fields) of each CSV record after the header
@@ -49,7 +48,7 @@ class Context:
         """The item's option ids (remembered: the model builds them anew on every call)."""
         ids = self._options.get(item.id)
         if ids is None:
-            ids = self._options[item.id] = options_of(item)
+            ids = self._options[item.id] = item.choice_ids
         return ids
 
     @property

@@ -16,7 +16,6 @@ from typing import Any
 from dpassess.diagnostics import Diagnostic, UsageError
 from dpassess.model import Bank
 from dpassess.stats.problems import CODE
-from dpassess.stats.scoring import options_of
 
 KEY_SUFFIX = "-key.json"
 #: Largest key file read: a form of 10,000 items is about 2 MB.
@@ -120,7 +119,7 @@ def _check(key: FormKey, bank: Bank) -> list[Diagnostic]:
                                   f"form {key.id}, question {pos}: item {item_id!r} is not in bank "
                                   f"{bank.config.id!r} (a key file of another bank?)", CODE))
             continue
-        own = options_of(bank.get(item_id))
+        own = bank.get(item_id).choice_ids
         if own and sorted(own) != sorted(options):  # a choice item's options are lettered
             out.append(Diagnostic(key.path, 0, 0, field,
                                   f"form {key.id}, question {pos}: item {item_id!r} has options "

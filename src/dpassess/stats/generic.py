@@ -17,7 +17,6 @@ from typing import assert_never
 from dpassess.diagnostics import Severity, UsageError
 from dpassess.model import (
     Cloze,
-    Description,
     Essay,
     Item,
     Matching,
@@ -27,6 +26,7 @@ from dpassess.model import (
     ShortAnswer,
     SingleChoice,
     TrueFalse,
+    is_scored,
 )
 from dpassess.stats.context import Context, Rows
 from dpassess.stats.forms import letter_index
@@ -95,6 +95,8 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
 
 def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
               ctx: Context) -> Response | None:
+    if not is_scored(item):  # text only: nothing to analyse
+        return None
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return _choices(item, raw, order, line, ctx)
@@ -110,8 +112,6 @@ def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,
             return _matching(item, raw, line, ctx)
         case Cloze():
             return cloze_response(item, raw)
-        case Description():  # text only: nothing to analyse
-            return None
         case _:
             assert_never(item)
 

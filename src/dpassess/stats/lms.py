@@ -29,7 +29,6 @@ from dpassess.markup.markdown import to_plain
 from dpassess.model import (
     ChoiceItem,
     Cloze,
-    Description,
     Essay,
     GapContent,
     Item,
@@ -42,11 +41,12 @@ from dpassess.model import (
     ShortAnswerGap,
     SingleChoice,
     TrueFalse,
+    is_scored,
 )
 from dpassess.stats.context import Context, Rows
 from dpassess.stats.generic import parse_score
 from dpassess.stats.responses import Answer
-from dpassess.stats.scoring import OMITTED, Response, options_of
+from dpassess.stats.scoring import OMITTED, Response
 from dpassess.stats.text import MULTI, loose, unique_items
 
 _NUMBERED = re.compile(r"(.+?) ([1-9][0-9]{0,5})")
@@ -226,6 +226,8 @@ def _moodle_answer(row: list[str], line: int, person: str, slot: _Slot,
 def _moodle_item_answer(row: list[str], line: int, person: str, slot: _Slot, item: Item,
                         given: str, question: str, ctx: Context) -> Answer | None:
     fld = f"Response {slot.number}"
+    if not is_scored(item):  # text only
+        return None
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse():
             return _moodle_choice(row, line, person, slot, item, given, ctx)
@@ -236,8 +238,6 @@ def _moodle_item_answer(row: list[str], line: int, person: str, slot: _Slot, ite
             if slot.response is None or given in _NOTHING:
                 return Answer(line, person, item, OMITTED, field=fld)
             return Answer(line, person, item, moodle_cloze_response(item, given), field=fld)
-        case Description():
-            return None
         case Matching() | Ordering() | Essay():
             ctx.problems.tally(
                 ("moodle-unread", item.id), line, fld,
@@ -332,7 +332,7 @@ def _canvas_answers(row: list[str], line: int, person: str,
         if not given:
             yield Answer(line, person, item, OMITTED, score=score, field=fld)
             continue
-        if not options_of(item):  # a typed answer (or an order, a matching): Canvas's points
+        if not item.choice_ids:  # a typed answer (or an order, a matching): Canvas's points
             yield Answer(line, person, item, Response(typed=given), score=score, field=fld)
             continue
         chosen = ctx.index.choices(item, _canvas_parts(given), _SEP)

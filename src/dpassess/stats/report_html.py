@@ -27,7 +27,6 @@ from dpassess.stats.report import (
     num,
     words,
 )
-from dpassess.stats.scoring import option_text, options_of
 
 CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.4; }
@@ -204,7 +203,7 @@ def _item_section(s: ItemStats, item: Item, lang: str) -> HtmlElement:
     bw = BAND_WORDS[label_lang(lang)]
     tl = _text_lang(item, lang)
     labels = {oid: chr(ord("a") + i) if i < 26 else oid
-              for i, oid in enumerate(options_of(item))}
+              for i, oid in enumerate(item.choice_ids)}
     figures = E.TABLE(
         E.TR(E.TH(w["difficulty"]), _cell(f"{s.p:.3f}", True), E.TD(bw[s.difficulty_band])),
         E.TR(E.TH(w["discrimination"]), _cell(f"{s.d:.3f}", True),
@@ -220,7 +219,7 @@ def _item_section(s: ItemStats, item: Item, lang: str) -> HtmlElement:
     for o in s.options:
         rows.append(E.TR(
             E.TD(labels[o.option] + (f" ({w['key']})" if o.key else "")),
-            E.TD(_t(to_plain(option_text(item, tl, o.option))), E.BR(), E.SMALL(o.option)),
+            E.TD(_t(to_plain(item.option_text(tl, o.option))), E.BR(), E.SMALL(o.option)),
             _cell(f"{o.n} ({o.share:.0%})", True), _cell(num(o.mean_total, 2), True),
             _cell(f"{o.upper:.0%}", True), _cell(f"{o.lower:.0%}", True),
             _cell(_works(o, lang)),

@@ -22,9 +22,7 @@ from dpassess.stats.scoring import (
     Response,
     gap_fraction,
     gradable,
-    options_of,
     score,
-    takes_one,
 )
 
 NOT_ANSWERED = math.nan
@@ -66,7 +64,7 @@ class Column:
         self.item = item
         #: False once an answer came without what was chosen (a grades report's mark)
         self.chosen_known = True
-        self.options = options_of(item)
+        self.options = item.choice_ids
         self.bits = {oid: 1 << i for i, oid in enumerate(self.options)}
         self.scores = array("d")
         self.marks = array("Q")
@@ -164,7 +162,7 @@ class Responses:
             langs[a.language] = langs.get(a.language, 0) + 1
         col = self.columns.get(a.item.id)
         if col is None:
-            if len(options_of(a.item)) > MAX_OPTIONS:
+            if len(a.item.choice_ids) > MAX_OPTIONS:
                 p.error(a.line, a.field, f"item {a.item.id!r} has more than {MAX_OPTIONS} options, "
                         "more than the analysis handles")
                 return
@@ -197,7 +195,7 @@ class Responses:
                     f"item {a.item.id!r} ({a.item.type.value}) is scored by a grader: give its "
                     "score in the score column", Severity.error)
             return
-        if len(a.response.chosen) > 1 and takes_one(a.item):
+        if len(a.response.chosen) > 1 and a.item.takes_one:
             p.tally(("marks", a.item.id), a.line, a.field,
                     f"item {a.item.id!r}: several options marked on an item with one key; scored 0")
         col.scores[idx] = earned

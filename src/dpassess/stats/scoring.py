@@ -1,8 +1,9 @@
 """A person's response to an item -> the points it earns, by the item's own grading.
 
-One `match` over the item classes, ending in `assert_never`, per question asked of an item (its
-score, its options, whether it takes one mark, which options are distractors): a new item type
-adds its case here and mypy names the place. Grading follows the LMS the items are exported to
+One `match` over the scored item classes, ending in `assert_never`, per way of grading (whether
+a response can be graded, its score): a new scored item type adds its case here and mypy names
+the place. What an item's options are, whether it takes one mark and which options are
+distractors, each type says itself (`choice_ids`, `takes_one`, `is_distractor` in the model). Grading follows the LMS the items are exported to
 (Moodle's rules for numerical units, short-answer wildcards, matching and ordering partial
 credit), so that a paper administration is scored as the LMS would score it.
 """
@@ -19,7 +20,6 @@ from typing import assert_never
 from dpassess.model import (
     ChoiceGap,
     Cloze,
-    Description,
     Essay,
     Item,
     Matching,
@@ -32,6 +32,7 @@ from dpassess.model import (
     ShortAnswerGap,
     SingleChoice,
     TrueFalse,
+    is_scored,
 )
 
 
@@ -63,6 +64,8 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][+-]?[0-9
 def gradable(item: Item, response: Response) -> bool:
     """Whether `score` grades `response` by the item's own rules; else only a score given with
     it says what it earns (an essay; an LMS's text of an order or a matching)."""
+    if not is_scored(item):  # text only: earns nothing, whatever the response
+        return True
     match item:
         case SingleChoice() | MultipleResponse() | TrueFalse() | Numerical() | ShortAnswer():
             return True
@@ -74,8 +77,6 @@ def gradable(item: Item, response: Response) -> bool:
             return response.omitted
         case Cloze():
             return response.omitted or bool(response.parts)
-        case Description():
-            return True
         case _:
             assert_never(item)
 
@@ -92,6 +93,8 @@ def score(item: Item, response: Response) -> float:
     0 (an essay is scored by a grader: the responses file's score column).
     """
     if response.omitted:
+        return 0.0
+    if not is_scored(item):  # text only
         return 0.0
     match item:
         case SingleChoice() | TrueFalse():
@@ -112,61 +115,12 @@ def score(item: Item, response: Response) -> float:
             return hits / len(item.pairs) * item.points
         case Ordering():
             return ordering_fraction(item.options, response.order, item.grading) * item.points
-        case Essay() | Description():
+        case Essay():
             return 0.0
         case Cloze():
             parts = dict(response.parts)
             return math.fsum(gap_fraction(item, g.id, parts.get(g.id, OMITTED))
                              * item.gap_share(g.id) for g in item.gaps) * item.points
-        case _:
-            assert_never(item)
-
-
-def options_of(item: Item) -> tuple[str, ...]:
-    """The option ids a response may choose, in authoring order; empty for the types without
-    options to choose among (their distractor analysis is not made)."""
-    match item:
-        case SingleChoice() | MultipleResponse() | TrueFalse():
-            return item.option_ids
-        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
-              | Description()):
-            return ()
-        case _:
-            assert_never(item)
-
-
-def option_text(item: Item, lang: str, option_id: str) -> str:
-    """The Markdown text of one of `options_of(item)` in `lang`."""
-    match item:
-        case SingleChoice() | MultipleResponse() | TrueFalse():
-            return item.option_text(lang, option_id)
-        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
-              | Description()):
-            raise ValueError(f"item {item.id!r} ({item.type.value}) has no options to choose")
-        case _:
-            assert_never(item)
-
-
-def takes_one(item: Item) -> bool:
-    """Whether the item has exactly one right option, so that several marks are no answer."""
-    match item:
-        case SingleChoice() | TrueFalse():
-            return True
-        case (MultipleResponse() | Numerical() | ShortAnswer() | Matching() | Ordering() | Essay()
-              | Cloze() | Description()):
-            return False
-        case _:
-            assert_never(item)
-
-
-def is_distractor(item: Item, option_id: str) -> bool:
-    """An option that earns nothing when chosen alone (a wrong option)."""
-    match item:
-        case SingleChoice() | TrueFalse() | MultipleResponse():
-            return item.fractions()[option_id] <= 0
-        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
-              | Description()):
-            return False
         case _:
             assert_never(item)
 

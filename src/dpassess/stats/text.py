@@ -25,7 +25,6 @@ from dpassess.model import (
     Bank,
     ChoiceGap,
     Cloze,
-    Description,
     Essay,
     GapContent,
     Item,
@@ -37,6 +36,7 @@ from dpassess.model import (
     ShortAnswer,
     SingleChoice,
     TrueFalse,
+    is_scored,
 )
 from dpassess.model.items import GAP_REF
 
@@ -101,30 +101,18 @@ def loose(text: str) -> str:
 
 
 def _option_texts(item: Item, lang: str) -> dict[str, str]:
-    match item:
-        case SingleChoice() | MultipleResponse() | TrueFalse():
-            return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.option_ids}
-        case (Numerical() | ShortAnswer() | Matching() | Ordering() | Essay() | Cloze()
-              | Description()):
-            return {}
-        case _:
-            assert_never(item)
+    return {oid: loose(to_plain(item.option_text(lang, oid))) for oid in item.choice_ids}
 
 
 def _extra_words(item: Item) -> dict[str, set[str]]:
-    """Words an LMS shows for an option that are not the item's own text."""
-    match item:
-        case TrueFalse():
-            out: dict[str, set[str]] = {}
-            for words in TRUE_FALSE_WORDS.values():
-                for oid, word in words.items():
-                    out.setdefault(loose(word), set()).add(oid)
-            return out
-        case (SingleChoice() | MultipleResponse() | Numerical() | ShortAnswer() | Matching()
-              | Ordering() | Essay() | Cloze() | Description()):
-            return {}
-        case _:
-            assert_never(item)
+    """Words an LMS shows for an option that are not the item's own text (the built-in words
+    of a true/false item's options)."""
+    out: dict[str, set[str]] = {}
+    if isinstance(item, TrueFalse):
+        for words in TRUE_FALSE_WORDS.values():
+            for oid, word in words.items():
+                out.setdefault(loose(word), set()).add(oid)
+    return out
 
 
 def split(key: str, parts: dict[str, set[str]], *, use_all: frozenset[str] | None = None
@@ -262,6 +250,8 @@ class TextIndex:
     def _all_choices(self, item: Item, lang: str, rest: str) -> bool:
         if lang.startswith(MULTI) and isinstance(item, Matching | Ordering):
             return rest == ""
+        if not is_scored(item):  # text only: nothing to choose
+            return rest == ""
         match item:
             case TrueFalse():
                 return rest == ""
@@ -271,7 +261,7 @@ class TextIndex:
                 for oid, key in options.items():
                     parts.setdefault(key, set()).add(oid)
                 return len(split(rest, parts, use_all=frozenset(options))) == 1
-            case Numerical() | ShortAnswer() | Essay() | Cloze() | Description():
+            case Numerical() | ShortAnswer() | Essay() | Cloze():
                 return rest == ""
             case Matching():
                 # Moodle: "stem {premise; ...} -> {response; ...}", each side in the attempt's

@@ -19,7 +19,7 @@ from dpassess.stats.context import Context, Rows
 from dpassess.stats.forms import letter_index
 from dpassess.stats.generic import response_of, tokens
 from dpassess.stats.responses import Answer
-from dpassess.stats.scoring import OMITTED, options_of
+from dpassess.stats.scoring import OMITTED
 
 #: Names of the person column (case-folded), in English and Indonesian.
 PERSON = ("person", "name", "student", "nama", "peserta", "siswa", "nis", "nisn", "nim",
@@ -91,7 +91,7 @@ def read_wide(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterato
                     and raw.isalpha() and len(raw) > 1 and raw not in order \
                     and all(letter_index(ch.upper()) is not None for ch in raw):
                 raw = ";".join(raw)  # "AC": letters of a multiple-response question
-            elif order and options_of(item):
+            elif order and item.choice_ids:
                 raw = ";".join(tokens(raw))  # "A, C" or "A C"
             response = response_of(item, raw, order, line, ctx)
             if response is not None:

@@ -20,13 +20,11 @@ from dpassess.model import (
     ChoiceGap,
     ChoiceItem,
     Cloze,
-    Description,
     Essay,
     Item,
     Matching,
     MultipleResponse,
     MultipleResponseGap,
-    Numerical,
     Ordering,
     ShortAnswer,
     SingleChoice,
@@ -399,32 +397,7 @@ def invalid_identifier(ctx: ItemContext[Item]) -> Iterator[Hit]:
     """
     item = ctx.item
     ids: list[tuple[FieldPath, str, int]] = [(("id",), item.id, MAX_IDNUMBER)]
-    match item:
-        case ChoiceBase():
-            ids += [(("options", i), o.id, MAX_IDNUMBER) for i, o in enumerate(item.options)]
-        case Numerical():
-            ids += [(("answers", i, "id"), a.id, MAX_IDNUMBER) for i, a in enumerate(item.answers)]
-        case ShortAnswer():
-            ids += [(("answers", i, "id"), a.id, MAX_IDNUMBER) for i, a in enumerate(item.answers)]
-        case Matching():
-            ids += [(("pairs", i), p, MAX_IDNUMBER) for i, p in enumerate(item.pairs)]
-            ids += [(("distractors", i), p, MAX_IDNUMBER) for i, p in enumerate(item.distractors)]
-        case Ordering():
-            ids += [(("options", i), o, MAX_IDNUMBER) for i, o in enumerate(item.options)]
-        case Cloze():
-            for i, g in enumerate(item.gaps):
-                ids.append((("gaps", i, "id"), g.id, MAX_IDNUMBER))
-                if isinstance(g, ChoiceGap | MultipleResponseGap):
-                    ids += [(("gaps", i, "options", k), o, MAX_IDNUMBER)
-                            for k, o in enumerate(g.options)]
-                else:
-                    aids = [a.id for a in g.answers]
-                    ids += [(("gaps", i, "answers", k, "id"), aid, MAX_IDNUMBER)
-                            for k, aid in enumerate(aids)]
-        case Essay() | Description():
-            pass
-        case _:
-            assert_never(item)
+    ids += [(loc, value, MAX_IDNUMBER) for loc, value in item.ids()]
     for loc, value, limit in ids:
         if not _NCNAME.match(value):
             yield Hit(loc, f"{value!r} is not a valid QTI identifier")
