@@ -17,10 +17,12 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
-from typing_extensions import TypeIs
+
+if TYPE_CHECKING:  # typing.TypeIs from Python 3.13; only mypy reads it here
+    from typing_extensions import TypeIs
 
 from dpassess.model.common import (
     Bloom,
