@@ -88,13 +88,15 @@ def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
 
 def guess_format(data: bytes) -> str | None:
     """The format `data` looks like, from its first bytes: a zip is a Canvas export when it holds
-    QTI 1.2 (`importers.canvas.is_canvas_zip`), else a QTI 2.1 package; XML whose first element
+    QTI 1.2 (`importers.canvas.is_canvas_zip`), else a QTI 2.1 package (a damaged zip: either,
+    so None); XML whose first element
     is `<questestinterop>` a Canvas (QTI 1.2) file, `<quiz>` Moodle XML, `<assessmentItem>` QTI,
     other text GIFT."""
     if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         from dpassess.importers.canvas import is_canvas_zip
 
-        return "canvas" if is_canvas_zip(data) else "qti21"
+        canvas = is_canvas_zip(data)
+        return None if canvas is None else "canvas" if canvas else "qti21"
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"<"):
         if b"<questestinterop" in head:

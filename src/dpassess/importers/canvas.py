@@ -140,11 +140,11 @@ def _text(el: etree._Element | None) -> str:
 # --- the package ------------------------------------------------------------------------------
 
 
-def is_canvas_zip(data: bytes) -> bool:
+def is_canvas_zip(data: bytes) -> bool | None:
     """Whether a zip looks like a Canvas QTI 1.2 export (not a QTI 2.1 package): a `.xml.qti`
     file or an `assessment_meta.xml`, or a manifest naming a QTI 1.2 resource, or (without a
-    manifest) a `questestinterop` file. Reads only the directory and a few heads; a zip that
-    cannot be read is not one."""
+    manifest) a `questestinterop` file. Reads only the directory and a few heads; None for a
+    zip that cannot be read (it could be either)."""
     try:
         zf = zipfile.ZipFile(BytesIO(data))
         names = zf.namelist()[:20_000]
@@ -158,8 +158,8 @@ def is_canvas_zip(data: bytes) -> bool:
             with zf.open(n) as fh:
                 if b"questestinterop" in fh.read(4096):
                     return True
-    except Exception:  # a guess: whatever zipfile raises, it is no Canvas zip
-        return False
+    except Exception:  # a guess: whatever zipfile raises, the zip cannot tell
+        return None
     return False
 
 
@@ -442,6 +442,7 @@ class _ItemReader:
                 a.set("href", self._file(href))
         if blanks is not None:
             _mark_blanks(root, blanks)
+        _block_breaks(root)
         inner = html.escape(root.text or "", quote=False) + "".join(
             etree.tostring(c, encoding="unicode", method="html") for c in root)
         return html_to_markdown(inline_html(inner) if inline else inner, inline=inline)
@@ -926,6 +927,24 @@ def _unwrap(root: etree._Element) -> etree._Element:
            and not (root.text or "").strip() and not (root[0].tail or "").strip()):
         root = root[0]
     return root
+
+
+_BLOCKS = frozenset("address article aside blockquote dd div dl dt figcaption figure footer h1 "
+                    "h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody td tfoot "
+                    "th thead tr ul".split())
+
+
+def _block_breaks(root: etree._Element) -> None:
+    """A line break between blocks where the HTML has none (`<p>a</p><p>b</p>`), as the bank's
+    Markdown renders them: the same page, and Markdown that reads the same."""
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        kids = [c for c in el if isinstance(c.tag, str)]
+        if kids and kids[0].tag in _BLOCKS and not (el.text or "").strip():
+            el.text = "\n"
+        if el is not root and el.tag in _BLOCKS and not (el.tail or "").strip():
+            el.tail = "\n"
 
 
 def _equation(img: etree._Element) -> str | None:
