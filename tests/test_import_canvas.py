@@ -569,3 +569,16 @@ def test_banks_come_back(name):
 
 def test_decimal_margins_are_exact():
     assert float(Decimal("0.755") - Decimal("0.75")) == 0.005
+
+
+def test_a_group_drawn_from_a_bank_not_in_the_package_is_reported():
+    """Canvas's quiz export writes a question group drawn from a bank as a `section` whose
+    `selection` names the bank (`sourcebank_ref`), without its questions."""
+    doc = (b"<questestinterop xmlns='http://www.imsglobal.org/xsd/ims_qtiasiv1p2'><assessment "
+           b"ident='q' title='Q'><section ident='root_section'><section ident='g' title='G'>"
+           b"<selection_ordering><selection><sourcebank_ref>b404</sourcebank_ref>"
+           b"<selection_number>2</selection_number></selection></selection_ordering></section>"
+           b"</section></assessment></questestinterop>")
+    result = reader.read(zip_bytes({"q/q.xml": doc}), "quiz.zip", "en")
+    assert result.items == []
+    assert ["not in the package" in w.message for w in result.warnings] == [True]

@@ -243,12 +243,15 @@ def read(data: bytes, name: str, lang: str | None, *,
                              "document (questestinterop)")
         trees.append((where, root))
     idents = {it.get("ident", "") for _, root in trees for it in _below(root, "item")}
+    banks = {b.get("ident", "") for _, root in trees for b in _below(root, "objectbank")}
     copies = refs = 0
     for where, root in trees:
         for el in root.iter():
             match _local(el):
                 case "itemref":
                     refs += 1
+                case "sourcebank_ref" if _text(el) not in banks:
+                    refs += 1  # a question group drawn from a bank the package lacks
                 case "item":
                     ref = _meta(el).get("assessment_question_identifierref", "")
                     if ref and ref != el.get("ident") and ref in idents:
@@ -262,9 +265,10 @@ def read(data: bytes, name: str, lang: str | None, *,
                                     "question bank questions in the same package: each is "
                                     "read once, from its bank"))
     if refs:
-        result.warnings.append(note(CODE, name, f"{refs} question(s) are references to a "
-                                    "question bank that is not in the package: not imported "
-                                    "(export the bank too)"))
+        result.warnings.append(note(CODE, name, f"{refs} question(s) or question group(s) "
+                                    "refer to a question bank that is not in the package: "
+                                    "their questions are not imported (export the course, "
+                                    "which holds its banks)"))
     result.items = unique_ids(result.items)
     return result
 
