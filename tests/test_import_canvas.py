@@ -582,3 +582,15 @@ def test_a_group_drawn_from_a_bank_not_in_the_package_is_reported():
     result = reader.read(zip_bytes({"q/q.xml": doc}), "quiz.zip", "en")
     assert result.items == []
     assert ["not in the package" in w.message for w in result.warnings] == [True]
+
+
+def test_a_shared_stimulus_comes_back_above_the_stem():
+    """The export repeats a stimulus in each stem inside `<div class="stimulus">`; the import
+    keeps its content as Markdown above the stem (the bank's stimulus file is not rebuilt)."""
+    bank = Collection.from_bank(load_bank(BANKS / "kitchen-sink"))
+    result = reader.read(export(bank, "en").data, "x.zip", "en")
+    item = by_id(result)["ks-probe-next"]
+    stem = item.text["en"].stem
+    assert stem.startswith("### Linear probing results\n\n")
+    assert stem.endswith("In which slot will key 31 be stored?")
+    assert "stimulus" not in stem

@@ -59,6 +59,7 @@ from dpassess.importers.common import (
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.questions import _Files
 from dpassess.importers.safe import MAX_ANSWERS, InputError, line_of, open_zip, parse_xml
+from dpassess.lms.canvas import STIMULUS_CLASS
 from dpassess.markup.markdown import plain_title
 from dpassess.model import (
     TRUE_FALSE_IDS,
@@ -435,6 +436,9 @@ class _ItemReader:
         except (etree.ParserError, ValueError):
             return html_to_markdown(html.escape(raw, quote=False), inline=inline)
         root = _unwrap(root)
+        for div in [d for d in root if d.tag == "div" and d.get("class") == STIMULUS_CLASS
+                    and len(d.attrib) == 1]:
+            _unwrap_element(div)  # the shared stimulus dpassess's export puts above a stem
         for img in list(root.iter("img")):
             tex = _equation(img)
             if tex is not None:
@@ -949,6 +953,30 @@ def _block_breaks(root: etree._Element) -> None:
             el.text = "\n"
         if el is not root and el.tag in _BLOCKS and not (el.tail or "").strip():
             el.tail = "\n"
+
+
+def _unwrap_element(el: etree._Element) -> None:
+    """Put `el`'s content in its place."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    at = parent.index(el)
+    text, tail = el.text or "", el.tail or ""
+    kids = list(el)
+    prev = el.getprevious()
+    if prev is not None:
+        prev.tail = (prev.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(el)
+    for n, kid in enumerate(kids):
+        parent.insert(at + n, kid)
+    if kids:
+        kids[-1].tail = (kids[-1].tail or "") + tail
+    elif prev is not None:
+        prev.tail = (prev.tail or "") + tail
+    else:
+        parent.text = (parent.text or "") + tail
 
 
 def _equation(img: etree._Element) -> str | None:
