@@ -594,3 +594,24 @@ def test_a_shared_stimulus_comes_back_above_the_stem():
     assert stem.startswith("### Linear probing results\n\n")
     assert stem.endswith("In which slot will key 31 be stored?")
     assert "stimulus" not in stem
+
+
+def test_new_quizzes_ordering_numerical_and_categorization():
+    """Questions in the shape New Quizzes' QTI export writes them (an ordered response with the
+    right order as the scoring condition's `varequal`s; a margin in percent written as
+    `varequal` beside its bounds, no `<or>`): the ordering is an ordering item graded all or
+    nothing, the margin the range of its bounds; categorization is skipped."""
+    path = FIXTURES / "new-quizzes" / "items.xml.qti"
+    result = reader.read(path.read_bytes(), "items.xml.qti", "en")
+    order, number = result.items
+    from dpassess.model import Ordering
+
+    assert isinstance(order, Ordering)
+    c = order.text["en"]
+    assert [c.options[o] for o in order.options] == ["subtract 1", "divide by 2", "check $x = 3$"]
+    assert order.grading == "all_or_nothing"
+    assert c.stem == "Put the steps of solving 2x + 1 = 7 in order.\n\nFirst step on top."
+    assert isinstance(number, Numerical)
+    assert [(a.min, a.max) for a in number.answers] == [(4.95, 5.05)]
+    [skip] = result.skipped
+    assert "categorization_question" in skip.message and skip.line > 0

@@ -10,7 +10,7 @@ reads it (canvas-lms `gems/plugins/qti_exporter`, restated in tests/canvas_qti12
 - each `<item>` by its `question_type` metadata (guessed from its responses when absent): choice
   questions, numerical (exact answers with a margin, ranges, precision answers), short answer
   (every wording), matching (pairs and distractors), essay, text only (a description), fill in
-  multiple blanks and multiple drop-downs (a cloze); points from `points_possible`; the question's
+  multiple blanks and multiple drop-downs (a cloze), New Quizzes' ordering; points from `points_possible`; the question's
   comments (`general_fb`, `correct_fb`, `general_incorrect_fb`) and each answer's;
 - HTML to Markdown: Canvas's equation images (`data-equation-content`) become `$tex$`, files
   named `$IMS-CC-FILEBASE$/<path>` are taken from the package into `img/<item id>/`.
@@ -73,6 +73,7 @@ from dpassess.model import (
     Matching,
     Numerical,
     Option,
+    Ordering,
     ShortAnswer,
 )
 
@@ -542,6 +543,8 @@ class _ItemReader:
                 item = self._matching()
             case "fill_in_multiple_blanks_question" | "multiple_dropdowns_question":
                 item = self._blanks(qtype == "multiple_dropdowns_question")
+            case "ordering_question":
+                item = self._ordering()
             case "text_only_question":
                 item = Description.model_validate({
                     **self.fields, "type": "description",
@@ -814,6 +817,38 @@ class _ItemReader:
             **self.fields, "pairs": pairs, "distractors": distractors,
             "text": {self.lang: {"stem": self._stem(), "premises": premises,
                                  "responses": responses,
+                                 "explanation": comments.get("neutral")}}})
+
+    # --- ordering (New Quizzes) ------------------------------------------------------------
+
+    def _ordering(self) -> Item:
+        """New Quizzes' ordering question: the options are the labels of one ordered
+        `response_lid`; the right order is the `varequal`s of its scoring condition, first on
+        top; Canvas gives the points for the whole order only."""
+        lids = _below(self.presentation, "response_lid")
+        if len(lids) != 1:
+            raise Skip(f"an ordering question with {len(lids)} responses (response_lid)")
+        labels = _below(lids[0], "response_label")
+        idents = [lb.get("ident", "") for lb in labels]
+        ids = self._option_ids(idents)
+        to_ours = dict(zip(idents, ids, strict=True))
+        order = next(([to_ours.get(v, "") for _, v in c.equal] for c in self.conditions
+                      if c.scores and c.equal), [])
+        if sorted(order) != sorted(ids):
+            raise Skip("the right order does not name every option once")
+        options = {to_ours[i]: self.markdown(next(iter(_below(lb, "mattext")), None),
+                                             inline=True)
+                   for i, lb in zip(idents, labels, strict=True)}
+        stem = self._stem()
+        bottom = [t for m in _kids(self.presentation, "material")[1:]
+                  for t in _below(m, "mattext")]
+        stem = "\n\n".join(x for x in [stem, *(self.markdown(t) for t in bottom)] if x)
+        comments = self.question_feedback()
+        self.fields["type"] = "ordering"
+        self._unused_comments(comments, set())
+        return Ordering.model_validate({
+            **self.fields, "options": order, "grading": "all_or_nothing",
+            "text": {self.lang: {"stem": stem, "options": options,
                                  "explanation": comments.get("neutral")}}})
 
     # --- blanks -----------------------------------------------------------------------------
