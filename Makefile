@@ -44,8 +44,8 @@ fuzz: $(STAMP)
 		timeout $$((2 * $${FUZZ_SECONDS:-1200})) \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
 
-## fuzz-slice: (part of make test) the three importers' fuzz tests for about a minute: each of
-##             the six reads inputs for FUZZ_TEST_SECONDS (default 10), at most FUZZ_EXAMPLES
+## fuzz-slice: (part of make test) the four importers' fuzz tests for about a minute: each of
+##             the eight reads inputs for FUZZ_TEST_SECONDS (default 10), at most FUZZ_EXAMPLES
 ##             (default 300); the seed comes from the commit (HYPOTHESIS_PROFILE=ci, as in CI), so
 ##             each commit tries new inputs, and the replay line is printed
 .PHONY: fuzz-slice

@@ -252,7 +252,7 @@ def _numerical(q: Question, conditions: list[etree._Element]) -> None:
                 if upper is not None:
                     a.margin = float(_dec(upper.text) - _dec(exact))
             q.answers.append(a)
-        elif (both := _find(var, "and")) is not None:
+        elif (both := _find(var, "and")) is not None or (both := _bare_bounds(var)) is not None:
             a.kind = "range_answer"
             lo, hi = _find(both, "vargte"), _find(both, "varlte")
             if lo is not None:
@@ -261,6 +261,13 @@ def _numerical(q: Question, conditions: list[etree._Element]) -> None:
                 a.end = float(_dec(hi.text))
             if lo is not None or hi is not None:
                 q.answers.append(a)
+
+
+def _bare_bounds(var: etree._Element) -> etree._Element | None:
+    """The bounds of a range Canvas's own export writes without `and` (`vargte` and `varlte`
+    right in the conditionvar, which QTI 1.2 reads as both; QTIMigrationTool writes them into
+    one `and`)."""
+    return var if any(_local(c) in ("vargte", "varlte") for c in var) else None
 
 
 def _text(q: Question, conditions: list[etree._Element]) -> None:

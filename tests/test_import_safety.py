@@ -30,7 +30,7 @@ def reader(fmt: str):
 @cache
 def seed_export(fmt: str) -> bytes:
     bank = Collection.from_bank(load_banks([SEED_BANK])[0])
-    return EXPORTERS[fmt].export(bank, "multi" if fmt != "qti21" else "en").data
+    return EXPORTERS[fmt].export(bank, "multi" if fmt not in ("qti21", "canvas") else "en").data
 
 
 def only_clear_errors(fmt: str, data: bytes) -> None:
@@ -79,15 +79,16 @@ def test_mutated_exports(fmt, data):
     only_clear_errors(fmt, data.draw(mutated(seed_export(fmt))))
 
 
+@pytest.mark.parametrize("fmt", ["qti21", "canvas"])
 @given(data=st.data())
-def test_mutated_qti_items_in_a_valid_zip(data):
+def test_mutated_qti_items_in_a_valid_zip(fmt, data):
     files = {}
-    with zipfile.ZipFile(io.BytesIO(seed_export("qti21"))) as zf:
+    with zipfile.ZipFile(io.BytesIO(seed_export(fmt))) as zf:
         for name in zf.namelist():
             files[name] = zf.read(name)
     target = data.draw(st.sampled_from(sorted(files)))
     files[target] = data.draw(mutated(files[target]))
-    only_clear_errors("qti21", zip_bytes(files))
+    only_clear_errors(fmt, zip_bytes(files))
 
 
 # --- XML entities --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Fuzzing the three importers: structured documents of each format built from its grammar with
+"""Fuzzing the four importers: structured documents of each format built from its grammar with
 hostile text in every slot, and byte mutations of real files (the committed goldens and
 fixtures). Property: a reader returns items or refuses with a DpassessError (a message naming
 the input), never another exception; and every item it returns exports in every format."""
@@ -200,3 +200,92 @@ def test_qti_packages(items: list[bytes], manifest: bool) -> None:
 @given(mutated(QTI_SEEDS))
 def test_qti_mutations(data: bytes) -> None:
     read("qti21", _zip({"items/item.xml": data}))
+
+
+# --- Canvas (QTI 1.2) --------------------------------------------------------------------------
+
+CANVAS_SEEDS = seed_files("tests/fixtures/canvas/**/*.xml.qti",
+                          "tests/fuzz/corpus/seeds/*.canvas.xml")
+QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
+CANVAS_TYPES = ["multiple_choice_question", "true_false_question", "multiple_answers_question",
+                "numerical_question", "short_answer_question", "essay_question",
+                "matching_question", "fill_in_multiple_blanks_question",
+                "multiple_dropdowns_question", "text_only_question", "calculated_question",
+                "file_upload_question", "bogus", ""]
+
+
+@st.composite
+def canvas_documents(draw: st.DrawFn) -> bytes:
+    """A questestinterop of Canvas questions: any type, hostile texts and idents, any mix of
+    labels, conditions (equal, ranges, not, other, scores) and feedback."""
+    t = hostile_text.map(_safe)
+    q = f"{{{QTI12}}}"
+    root = etree.Element(q + "questestinterop", nsmap={None: QTI12})
+    holder = etree.SubElement(root, q + draw(st.sampled_from(["assessment", "objectbank"])),
+                              ident="a", title=draw(t))
+    section = etree.SubElement(holder, q + "section", ident="root_section")
+    for _ in range(draw(st.integers(1, 8))):
+        item = etree.SubElement(section, q + "item", ident=draw(t) or "i", title=draw(t))
+        meta = etree.SubElement(etree.SubElement(item, q + "itemmetadata"), q + "qtimetadata")
+        for label, value in (("question_type", draw(st.sampled_from(CANVAS_TYPES))),
+                             ("points_possible", draw(st.sampled_from(
+                                 ["1.0", "0", "-2", "x", "1e400", "2000", draw(t)])))):
+            if draw(st.integers(0, 5)):
+                f = etree.SubElement(meta, q + "qtimetadatafield")
+                etree.SubElement(f, q + "fieldlabel").text = label
+                etree.SubElement(f, q + "fieldentry").text = value
+        pres = etree.SubElement(item, q + "presentation")
+        etree.SubElement(etree.SubElement(pres, q + "material"), q + "mattext",
+                         texttype=draw(st.sampled_from(["text/html", "text/plain"]))).text = (
+            draw(t) + draw(st.sampled_from(["", "[b1]", '<img class="equation_image" alt="LaTeX: x">',
+                                            '<img src="$IMS-CC-FILEBASE$/../x.png">',
+                                            '<img data-equation-content="\\frac{">'])))
+        lids = [draw(st.sampled_from(["response1", "response_b1", draw(t)]))
+                for _ in range(draw(st.integers(0, 3)))]
+        for lid in lids:
+            el = etree.SubElement(pres, q + draw(st.sampled_from(["response_lid", "response_str"])),
+                                  ident=lid)
+            render = etree.SubElement(el, q + "render_choice")
+            for n in range(draw(st.integers(0, 5))):
+                lb = etree.SubElement(render, q + "response_label",
+                                      ident=draw(st.sampled_from([str(n), "1", draw(t)])))
+                etree.SubElement(etree.SubElement(lb, q + "material"), q + "mattext").text = draw(t)
+        proc = etree.SubElement(item, q + "resprocessing")
+        for _ in range(draw(st.integers(0, 5))):
+            cond = etree.SubElement(proc, q + "respcondition")
+            var = etree.SubElement(cond, q + "conditionvar")
+            for _ in range(draw(st.integers(0, 3))):
+                tag = draw(st.sampled_from(["varequal", "vargte", "varlte", "vargt", "other",
+                                            "or", "and", "not"]))
+                test = etree.SubElement(var, q + tag, respident=draw(st.sampled_from(
+                    [*lids, "response1"])))
+                test.text = draw(st.sampled_from(["1", "0.5", "x", "1e999", "NaN", draw(t)]))
+            if draw(st.booleans()):
+                etree.SubElement(cond, q + "setvar", action=draw(st.sampled_from(["Set", "Add"])),
+                                 varname="SCORE").text = draw(st.sampled_from(
+                                     ["100", "50.00", "0", "-1", "x"]))
+            if draw(st.booleans()):
+                etree.SubElement(cond, q + "displayfeedback", linkrefid=draw(st.sampled_from(
+                    ["general_fb", "correct_fb", "general_incorrect_fb", "1_fb", draw(t)])))
+        for ident in draw(st.lists(st.sampled_from(["general_fb", "1_fb", "correct_fb", "x"]),
+                                   max_size=3)):
+            fb = etree.SubElement(item, q + "itemfeedback", ident=ident)
+            etree.SubElement(etree.SubElement(etree.SubElement(fb, q + "flow_mat"), q + "material"),
+                             q + "mattext", texttype="text/html").text = draw(t)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
+@given(canvas_documents(), st.booleans())
+def test_canvas_packages(doc: bytes, manifest: bool) -> None:
+    entries = {"non_cc_assessments/q.xml.qti": doc}
+    if manifest:
+        entries["imsmanifest.xml"] = (
+            b'<manifest xmlns="http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"><resources>'
+            b'<resource identifier="q" type="imsqti_xmlv1p2"><file href="non_cc_assessments/'
+            b'q.xml.qti"/></resource></resources></manifest>')
+    read("canvas", _zip(entries))
+
+
+@given(mutated(CANVAS_SEEDS))
+def test_canvas_mutations(data: bytes) -> None:
+    read("canvas", _zip({"non_cc_assessments/q.xml.qti": data}))

@@ -1,4 +1,5 @@
-"""`dpassess import`: GIFT, Moodle XML or a QTI 2.1 package into bank item files."""
+"""`dpassess import`: GIFT, Moodle XML, a QTI 2.1 package or a Canvas export into bank item
+files."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 #: The input formats (the keys of dpassess.importers.READERS; a test keeps the two the same),
 #: written out so that `--help` imports no importer.
-IMPORT_FORMATS = ("gift", "moodle-xml", "qti21")
+IMPORT_FORMATS = ("gift", "moodle-xml", "qti21", "canvas")
 
 
 def _words(specs: list[str]) -> dict[str, tuple[str, str]]:
@@ -61,7 +62,8 @@ def _bank_skeleton(bank: Path, result: ImportResult) -> list[tuple[Path, bytes]]
 
 @app.command("import")
 def import_(
-    file: Path = typer.Argument(..., help="The file to import (.txt, .xml, or a QTI .zip)."),  # noqa: B008
+    file: Path = typer.Argument(  # noqa: B008
+        ..., help="The file to import (.txt, .xml, a QTI .zip or a Canvas quiz export .zip)."),
     fmt: str = typer.Option(
         ..., "--from", help=f"Input format: {', '.join(IMPORT_FORMATS)}.", show_default=False
     ),
@@ -70,7 +72,8 @@ def import_(
     ),
     lang: str = typer.Option(
         None, "--lang",
-        help="Language of single-language input (Moodle multilang spans give their own).",
+        help="Language of single-language input (Moodle multilang spans give their own; "
+        "a Canvas export needs it).",
     ),
     true_false_words: list[str] = typer.Option(  # noqa: B008
         [], "--true-false-words", metavar="LANG=TRUE,FALSE",

@@ -1,4 +1,4 @@
-"""Importers: GIFT, Moodle XML and QTI 2.1 files -> bank items, safely and without silent drops.
+"""Importers: GIFT, Moodle XML, QTI 2.1 and Canvas files -> bank items, safely and without silent drops.
 
 Each format is one module with one entry point `read(data: bytes, name: str, lang: str | None)
 -> ImportResult`; what the readers share is in `common` (all three) and `questions` (the Moodle
@@ -34,6 +34,7 @@ READERS = {
     "gift": "dpassess.importers.gift",
     "moodle-xml": "dpassess.importers.moodle_xml",
     "qti21": "dpassess.importers.qti21",
+    "canvas": "dpassess.importers.canvas",
 }
 
 
@@ -54,7 +55,7 @@ class WouldOverwrite(UsageError):
 
 def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
                 true_false_words: Mapping[str, tuple[str, str]] | None = None) -> ImportResult:
-    """Read one file (a .zip for qti21) into items. Raises InputError (a UsageError) on input
+    """Read one file (a .zip for qti21 and canvas) into items. Raises InputError (a UsageError) on input
     that cannot be read, NoLanguage when text does not say its language and `lang` is None.
 
     `true_false_words` gives the words true/false items show in languages the bank has no
@@ -86,12 +87,20 @@ def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
 
 
 def guess_format(data: bytes) -> str | None:
-    """The format `data` looks like, from its first bytes: a zip is a QTI package, XML whose
-    first element is `<quiz>` Moodle XML, `<assessmentItem>` QTI, other text GIFT."""
+    """The format `data` looks like, from its first bytes: a zip is a Canvas export when it holds
+    QTI 1.2 (`importers.canvas.is_canvas_zip`), else a QTI 2.1 package (a damaged zip: either,
+    so None); XML whose first element
+    is `<questestinterop>` a Canvas (QTI 1.2) file, `<quiz>` Moodle XML, `<assessmentItem>` QTI,
+    other text GIFT."""
     if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        return "qti21"
+        from dpassess.importers.canvas import is_canvas_zip
+
+        canvas = is_canvas_zip(data)
+        return None if canvas is None else "canvas" if canvas else "qti21"
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"<"):
+        if b"<questestinterop" in head:
+            return "canvas"
         if b"<quiz" in head:
             return "moodle-xml"
         if b"assessmentItem" in head:
