@@ -10,9 +10,10 @@ deterministic seconds. Each row runs in a fresh process, which does what the com
 - the phases, from the stages the command reports: reading the bank and deciding which items
   lint blocks (`load+lint`; the baseline reports `load` and `lint` apart), the search
   (`solve`), and writing every file (`write`: keys, papers in HTML and PDF, exports, summary);
-- wall and CPU seconds of each phase (`wall/CPU`) and of the whole (the process and every
-  worker it waited for), and the peak resident memory of the process and of its largest
-  worker (the workers are forked: their pages are mostly the parent's);
+- wall and CPU seconds of each phase, and the process's peak resident memory (MB) when it
+  ended (`wall/CPU/peak`); the same for the whole (CPU: the process and every worker it
+  waited for; peak: the process, and its largest worker, whose pages are mostly the parent's:
+  the workers are forked);
 - a hash of every file written, to show that each row writes the same bytes.
 
 Rows: the baseline (`--baseline REV`, default `main`: its library in a temporary git worktree,
@@ -69,12 +70,12 @@ def child(mode: str, work: Path, out: Path) -> None:
     from dpassess.assemble import assemble, write_assembly
 
     os.chdir(work)
-    marks: list[tuple[float, float, str]] = []
+    marks: list[tuple[float, float, float, str]] = []
     t0, c0 = time.perf_counter(), cpu()
 
     def stage(name: str) -> None:
         if not name.startswith("selecting items (sample"):  # the solver's own progress
-            marks.append((time.perf_counter(), cpu(), name))
+            marks.append((time.perf_counter(), cpu(), peak(), name))
 
     kwargs: dict[str, object] = {}
     if "cache" in inspect.signature(assemble).parameters and mode != "no-cache":
@@ -82,18 +83,19 @@ def child(mode: str, work: Path, out: Path) -> None:
 
         kwargs["cache"] = Cache(cache_dir())
     result = assemble(Path("blueprints/big.yaml"), progress=stage, **kwargs)  # type: ignore[arg-type]
-    marks.append((time.perf_counter(), cpu(), "writing"))
+    marks.append((time.perf_counter(), cpu(), peak(), "writing"))
     written, _ = write_assembly(result, out)
     end = time.perf_counter()
     phases: dict[str, list[float]] = {}
-    bounds = [(t0, c0), *((t, c) for t, c, _ in marks[1:]), (end, cpu())]
-    for (_, _, name), start, stop in zip(marks, bounds, bounds[1:], strict=False):
+    bounds = [(t0, c0, 0.0), *((t, c, m) for t, c, m, _ in marks[1:]), (end, cpu(), peak())]
+    for (_, _, _, name), start, stop in zip(marks, bounds, bounds[1:], strict=False):
         key = ("solve" if name.startswith("selecting") else "write" if name == "writing"
                else "load+lint" if "and linting" in name else "load" if name.startswith("loading")
                else "lint" if name.startswith("linting") else name)
-        was = phases.setdefault(key, [0.0, 0.0])
+        was = phases.setdefault(key, [0.0, 0.0, 0.0])
         was[0] += stop[0] - start[0]
         was[1] += stop[1] - start[1]
+        was[2] = stop[2]
     files = sorted(p for p in out.rglob("*") if p.is_file())
     h = hashlib.sha256()
     for p in files:
@@ -109,6 +111,11 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def peak() -> float:
+    """The process's peak resident memory so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def lint_child(work: Path) -> None:
     """`dpassess lint items` through the cache, as a CI job runs it before assembling."""
     from dpassess.app.lint import lint_report
@@ -118,7 +125,7 @@ def lint_child(work: Path) -> None:
     t0 = time.perf_counter()
     lint_report([Path("items")], cache=Cache(cache_dir()))
     wall = time.perf_counter() - t0
-    report({"lint": [wall, cpu()]}, wall, {})
+    report({"lint": [wall, cpu(), peak()]}, wall, {})
 
 
 def report(phases: dict[str, list[float]], wall: float, extra: dict[str, object]) -> None:
@@ -146,7 +153,7 @@ def run(args: list[str], src: Path, cache: Path) -> dict[str, object]:
 def show(name: str, r: dict[str, object]) -> None:
     phases = r["phases"]
     assert isinstance(phases, dict)
-    parts = "  ".join(f"{k} {w:.1f}/{c:.1f}" for k, (w, c) in phases.items())
+    parts = "  ".join(f"{k} {w:.1f}/{c:.1f}/{m:.0f}" for k, (w, c, m) in phases.items())
     extra = (f"  solver {r['solver']} s, {r['files']} files, bytes {r['bytes']}"
              if "files" in r else "")
     print(f"{name:<34} wall {r['wall']:6.1f} s  CPU {r['cpu']:6.1f} s  peak {r['rss']:5.0f} MB "
