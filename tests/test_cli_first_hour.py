@@ -255,7 +255,7 @@ def test_assemble_shows_its_stages_on_a_terminal(tmp_path: Path):
     blueprint = sorted((ROOT / "blueprints").glob("*.yaml"))[0]
     shown = _stderr_on_a_terminal(["assemble", str(blueprint), "--out", str(tmp_path / "f")],
                                   env, ROOT)
-    for stage in ("loading the bank", "linting", "selecting items (solver budget",
+    for stage in ("loading and linting the bank", "selecting items (solver budget",
                   "writing the forms"):
         assert f"dpassess: {stage}" in shown, shown
     piped = run("assemble", str(blueprint), "--out", str(tmp_path / "g"), cwd=ROOT, env=env)

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpassess.assemble.forms import Form, make_forms
 from dpassess.assemble.output import (
@@ -26,11 +27,20 @@ from dpassess.assemble.output import (
     unequal_points,
     write,
 )
-from dpassess.assemble.problem import BlueprintError, Problem, load_blueprint, load_problem
+from dpassess.assemble.problem import (
+    BlueprintError,
+    Problem,
+    bank_path,
+    load_blueprint,
+    load_problem,
+)
 from dpassess.assemble.solve import Infeasible, Selection, Status, solve
-from dpassess.diagnostics import Diagnostic
+from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.model.blueprint import Blueprint, check_seed, check_time_limit
+
+if TYPE_CHECKING:
+    from dpassess.runtime.cache import Cache
 
 __all__ = [
     "Assembly",
@@ -79,6 +89,7 @@ def assemble(
     bank: Bank | None = None,
     lint: bool = True,
     progress: Callable[[str], None] | None = None,
+    cache: Cache | None = None,
 ) -> Assembly:
     """Load the blueprint and its bank (unless `bank`, the blueprint's bank already loaded, is
     given: see `load_problem`), select and arrange the forms. `progress(stage)` is told each
@@ -86,9 +97,11 @@ def assemble(
 
     With `lint` the bank is linted first (its own lint configuration) and every item with a
     finding at the fail level is left out, each with a warning (`dpassess build` lints and
-    stops before assembling instead). `seed` and `time_limit` override the blueprint's (checked
-    as the blueprint's are: ValueError). Raises BlueprintError or Infeasible; Ctrl-C during the
-    search raises KeyboardInterrupt.
+    stops before assembling instead). The bank is loaded and linted once, through lint's cache
+    when `cache` is given (the one `dpassess lint` and `build` keep: a bank linted before costs
+    little more than reading its files). `seed` and `time_limit` override the blueprint's
+    (checked as the blueprint's are: ValueError). Raises BlueprintError or Infeasible; Ctrl-C
+    during the search raises KeyboardInterrupt.
     """
     from dpassess.runtime.extras import require
 
@@ -102,10 +115,11 @@ def assemble(
     blocked: dict[str, str] = {}
     if lint:
         if bank is None:
-            say("loading the bank")
-            bank = load_problem(blueprint_path, blueprint=blueprint).bank
-        say("linting")
-        blocked = lint_blocked(bank)
+            say("loading and linting the bank")
+            bank, blocked = _load_and_lint(blueprint_path, blueprint, cache)
+        else:
+            say("linting")
+            blocked = lint_blocked(bank)
     problem = load_problem(blueprint_path, bank, blueprint=blueprint, blocked=blocked)
     limit = time_limit if time_limit is not None else problem.blueprint.time_limit
     say(f"selecting items (solver budget {limit:g} s)")
@@ -119,15 +133,46 @@ def lint_blocked(bank: Bank) -> dict[str, str]:
     from dpassess.lint import lint_banks, load_config
 
     config = load_config(Path(bank.root))
-    level = config.fail_on.rank
+    return _blocked(bank, lint_banks([bank], config), config.fail_on.rank)
+
+
+def _blocked(bank: Bank, findings: list[Diagnostic], level: int) -> dict[str, str]:
+    """`lint_blocked`'s answer from the bank's findings."""
     ids = {bank.path_of(it.id): it.id for it in bank}
     out: dict[str, str] = {}
-    for d in lint_banks([bank], config):
+    for d in findings:
         item = d.item or ids.get(d.path)
         if (item is not None and d.severity.rank >= level and item not in out
                 and not d.code.startswith("IA")):
             out[item] = f"lint {d.severity.value} {d.code} ({d.message})"
     return out
+
+
+def _load_and_lint(blueprint_path: str | os.PathLike[str], blueprint: Blueprint,
+                   cache: Cache | None) -> tuple[Bank | None, dict[str, str]]:
+    """The blueprint's bank and its blocked items (`lint_blocked`), loaded and linted in one
+    pass as `dpassess lint` does (through `cache` when given). The bank folder is named as
+    `dpassess lint` names it when run from the working folder (a path from it, when the bank is
+    below it), because lint's cache keys hold that name. A bank that is missing or does not
+    load gives (None, {}): `load_problem` then reports it on the blueprint's `bank` line."""
+    from dpassess.bank.files import BANK_FILE
+    from dpassess.lint import load_config
+    from dpassess.lint.incremental import load_and_lint
+
+    root = bank_path(blueprint, blueprint_path)
+    if not (root / BANK_FILE).is_file():
+        return None, {}
+    try:
+        below = Path(os.path.relpath(root))
+        named = below if below.parts[:1] != ("..",) else root
+    except ValueError:  # another drive (Windows)
+        named = root
+    config = load_config(named)
+    try:
+        banks, findings = load_and_lint([named], config, cache)
+    except BankLoadError:
+        return None, {}
+    return banks[0], _blocked(banks[0], findings, config.fail_on.rank)
 
 
 def assemble_problem(

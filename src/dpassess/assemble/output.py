@@ -294,17 +294,20 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
             str(out_dir), 0, 0, "", "the printable forms are written as HTML only: PDF needs "
             f"the optional package typst, which is not installed ({install_hint('typst')})",
             severity=Severity.warning))
-    for form in forms:
-        coll = collection(pr, form)
+    colls = [collection(pr, form) for form in forms]
+    keys = [key_csv(form, langs) for form in forms]
+    printed = _all_papers(pr, forms, colls, [key_hash(k) for k in keys], out_dir, pdf)
+    for form, coll, key_file, (paper_files, paper_warnings) in zip(
+            forms, colls, keys, printed, strict=True):
         d = out_dir / form.id
-        key_file = key_csv(form, langs)
         files.append((d / f"{form.id}-key.csv", key_file))
         files.append((d / f"{form.id}-key.json", key_json(form, pr, seed)))
         khash = key_hash(key_file)
         if any(choice(fi) for fi in form.items):
             digits = pr.blueprint.student_number_digits
             files.append((d / f"{form.id}-sheet.json", sheet_layout(form, digits).json(khash)))
-        files += papers(pr, form, coll, d, warnings, khash, pdf=pdf)
+        files += paper_files
+        warnings += paper_warnings
         for fmt, exp in EXPORTERS.items():
             for lang in [*langs, *([MULTI] if exp.multi else [])]:
                 path = d / FORMAT_DIRS[fmt] / file_name(coll, fmt, lang)
@@ -314,6 +317,36 @@ def layout(pr: Problem, sel: Selection, forms: list[Form], seed: int, out_dir: P
                   (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()))
     files.append((out_dir / "summary.txt", summary_text(data).encode("utf-8")))
     return Layout(out_dir, exports, files, warnings)
+
+
+#: Fewest items, over all forms, from which the papers are typeset in worker processes (one
+#: form's papers a task); below it, or on one core, they are typeset here, one after another.
+PAPERS_PARALLEL_MIN = 200
+
+_PaperWork = tuple[Problem, list[Form], list[Collection], list[str], Path, bool]
+
+
+def _all_papers(pr: Problem, forms: list[Form], colls: list[Collection], khashes: list[str],
+                out_dir: Path, pdf: bool) -> list[tuple[list[tuple[Path, bytes]], list[Diagnostic]]]:
+    """Each form's papers (`papers`) and their warnings, in form order, whatever the number of
+    workers (so the same bytes and warnings). Workers are forked only while this process has
+    not run Typst itself: Typst's thread pool does not survive a fork (a forked child that
+    used it would wait for threads it does not have)."""
+    from dpassess.assemble.paper import typst_started
+    from dpassess.runtime import parallel
+
+    size = sum(len(form.items) for form in forms)
+    jobs = 1 if pdf and typst_started() else parallel.worker_count(
+        size, PAPERS_PARALLEL_MIN, tasks=len(forms))
+    work: _PaperWork = (pr, forms, colls, khashes, out_dir, pdf)
+    return parallel.run(_form_papers, work, range(len(forms)), jobs)
+
+
+def _form_papers(work: _PaperWork, n: int) -> tuple[list[tuple[Path, bytes]], list[Diagnostic]]:
+    pr, forms, colls, khashes, out_dir, pdf = work
+    warnings: list[Diagnostic] = []
+    files = papers(pr, forms[n], colls[n], out_dir / forms[n].id, warnings, khashes[n], pdf=pdf)
+    return files, warnings
 
 
 def papers(pr: Problem, form: Form, coll: Collection, d: Path,

@@ -12,6 +12,7 @@ uses only the fonts that ship with Typst: the same form gives the same bytes on 
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
 import tempfile
@@ -793,26 +794,46 @@ def compile_pdf(p: Paper) -> bytes:
     is printed as its TeX source and images as their description instead (with a warning);
     other errors are bugs and raise. The images are files in a temporary root folder that
     Typst reads (the markup names them by a hash of their bytes: the PDF does not depend on
-    the folder)."""
+    the folder), and nothing outside it. One Typst compiler serves every paper of the process
+    (`_typst`): its fonts are read once, not once a paper (the PDFs are the same bytes)."""
     import typst
 
     files: dict[str, bytes] = {}
     source = paper_typst(p, files=files)
+    compiler = _typst()
     with tempfile.TemporaryDirectory(prefix="dpassess-typst-") as root:
-        main = Path(root) / "main.typ"
-        main.write_text(source, encoding="utf-8")
         for name, content in files.items():
             (Path(root) / name).write_bytes(content)
         try:
-            data: bytes = typst.compile(str(main), root=root, ignore_system_fonts=True)
+            data = compiler.compile(input=source.encode("utf-8"), root=root)
         except typst.TypstError:
             p.warnings.append(Diagnostic(
                 "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
                 "source and images as their description (Typst could not typeset them)",
                 severity=Severity.warning))
-            data = typst.compile(paper_typst(p, plain=True).encode("utf-8"),
-                                 ignore_system_fonts=True)
+            data = compiler.compile(input=paper_typst(p, plain=True).encode("utf-8"), root=root)
+    assert isinstance(data, bytes), "a PDF compiled to no file is one document's bytes"
     return data
+
+
+#: This process's Typst compiler and the process it was made in (a forked child makes its own).
+_COMPILER: tuple[int, Any] | None = None
+
+
+def typst_started() -> bool:
+    """Whether this process has made its Typst compiler (and so started Typst's threads)."""
+    return _COMPILER is not None and _COMPILER[0] == os.getpid()
+
+
+def _typst() -> Any:
+    """One `typst.Compiler` per process, with Typst's own fonts only (never the system's: the
+    PDFs are the same on every machine). Made on first use."""
+    global _COMPILER
+    import typst
+
+    if _COMPILER is None or _COMPILER[0] != os.getpid():
+        _COMPILER = (os.getpid(), typst.Compiler(ignore_system_fonts=True))
+    return _COMPILER[1]
 
 
 #: Largest image file put in a printed form, in bytes and in pixels (width x height, as its

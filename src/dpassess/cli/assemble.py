@@ -44,6 +44,13 @@ def assemble(
     out: Path = typer.Option(  # noqa: B008
         ..., "--out", "-o", help="Folder to write the forms into.", show_default=False
     ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Neither read nor write the lint cache.",
+    ),
+    cache_dir: Path = typer.Option(  # noqa: B008
+        None, "--cache-dir", help="Folder of the lint cache, shared with `dpassess lint` "
+        "(default: $DPASSESS_CACHE_DIR, else .dpassess_cache).", show_default=False,
+    ),
 ) -> None:
     """Assemble exam forms that meet a blueprint; write keys, exports, HTML and a summary.
 
@@ -57,10 +64,13 @@ def assemble(
         err(f"error: {blueprint}: no such blueprint file")
         raise typer.Exit(2)
     from dpassess.cli.progress import progress
+    from dpassess.runtime.cache import Cache
+    from dpassess.runtime.cache import cache_dir as default_cache_dir
 
+    cache = None if no_cache else Cache(default_cache_dir(cache_dir))
     try:
         with progress() as show:
-            result = run(blueprint, seed=seed, time_limit=time_limit, progress=show)
+            result = run(blueprint, seed=seed, time_limit=time_limit, progress=show, cache=cache)
     except BlueprintError as exc:
         report_error(exc)
         raise typer.Exit(2) from None
@@ -77,3 +87,5 @@ def assemble(
     typer.echo(result.summary(), nl=False)
     say(f"solved in {result.selection.seconds:.2f} s; wrote {len(written)} files to {out}")
     report_warnings(warnings)
+    if cache is not None and cache.notice:
+        err(f"warning: {cache.notice}")
