@@ -468,8 +468,9 @@ def test_forms_take_a_cloze_like_any_item_and_a_description_only_when_named():
         Blueprint.model_validate(base), "<bp>", bank)).forms[0].items]
     assert "ks-cloze-hash" in ids and "ks-intro-hashing" not in ids  # never drawn
     form = assemble_problem(resolve(Blueprint.model_validate(
-        {**base, "items": 14, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
-    assert "ks-intro-hashing" in [fi.source.id for fi in form.items]
+        {**base, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
+    # on top of the 13 items: a description does not count unless the blueprint says so
+    assert "ks-intro-hashing" in [fi.source.id for fi in form.items] and len(form.items) == 14
 
 
 def test_a_qti_item_of_several_text_entries_and_inline_choices_comes_in_as_a_cloze():
