@@ -57,6 +57,9 @@ class Gap:
     fractions: list[float] = field(default_factory=list)
     feedback: list[str] = field(default_factory=list)
     tolerances: list[float] = field(default_factory=list)
+    #: each answer and its feedback as the text has them (before decoding), for messages
+    raw_answers: list[str] = field(default_factory=list)
+    raw_feedback: list[str] = field(default_factory=list)
 
 
 def extract(text: str) -> tuple[str, list[Gap]]:
@@ -140,12 +143,15 @@ def _read_alternatives(gap: Gap, body: str) -> None:
         end = _answer_end(body, p, inner=True)
         assert end is not None
         answer, p = body[p:end], end
-        feedback = ""
+        feedback = raw_feedback = ""
         if p < len(body) and body[p] == "#":
             fend = _feedback_end(body, p + 1, inner=True)
             assert fend is not None
-            feedback = _decoded(body[p + 1:fend])
+            raw_feedback = body[p + 1:fend]
+            feedback = _decoded(raw_feedback)
             p = fend
+        gap.raw_answers.append(answer)
+        gap.raw_feedback.append(raw_feedback)
         number = _NUMERICAL.fullmatch(answer) if gap.kind == "numerical" else None
         if number is not None:
             gap.answers.append(number.group(1))
