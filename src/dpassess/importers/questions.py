@@ -374,6 +374,10 @@ class Builder:
             self.skip(f"{count:,} {'subquestions' if q.pairs else 'answers'}; the limit is "
                       f"{MAX_ANSWERS:,} per question", line=q.line, item=q.label)
             return
+        if (count := max((len(g.answers) for g in q.gaps), default=0)) > MAX_ANSWERS:
+            self.skip(f"a gap of {count:,} answers; the limit is {MAX_ANSWERS:,} per gap",
+                      line=q.line, item=q.label)
+            return
         for text in q.texts():
             if len(text) > MAX_FIELD:
                 self.skip(f"a text field is {len(text):,} characters; the limit is "
