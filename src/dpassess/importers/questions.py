@@ -33,6 +33,7 @@ from dpassess.importers.common import (
     default_weights,
     free_id,
     lang_code,
+    moodle_derived_name,
     moodle_lang,
     note,
     option_id,
@@ -55,7 +56,7 @@ from dpassess.importers.moodle_text import (
 )
 from dpassess.importers.safe import MAX_ANSWERS
 from dpassess.lms.moodle import GRADE_TOLERANCE, percent, snap
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import blank_gaps, to_plain
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import (
     TRUE_FALSE_IDS,
@@ -1049,7 +1050,10 @@ def one_gap_cloze(item: Item) -> Cloze | None:
     gid = MISSING_WORD_GAP
 
     def text(gaps: Callable[[str], dict[str, object]]) -> dict[str, object]:
-        return {la: {"title": c.title, "stem": c.stem, "explanation": c.explanation,
+        # a title that is only the name Moodle makes from the cloze's stem (its gap a blank)
+        # is no title of its own
+        return {la: {"title": None if c.title == moodle_derived_name(blank_gaps(c.stem))
+                     else c.title, "stem": c.stem, "explanation": c.explanation,
                      "gaps": {gid: gaps(la)}} for la, c in item.text.items()}
 
     base = {"id": item.id, "topic": item.topic, "points": item.points, "tags": item.tags,
