@@ -23,6 +23,9 @@ The cases (n is the size in characters of the hostile part):
 - gift-open-multilang: a question text of n characters of open multilang spans;
 - mxml-same-name, mxml-long-category, mxml-open-multilang: the same in Moodle XML;
 - mxml-deep-nesting: n/6 nested elements inside a question's text;
+- mxml-cloze-open: a cloze text of n characters of gap starts that never close,
+  `{1:SA:=a~{1:SA:=a~…` (Moodle's pattern backtracks over each); mxml-cloze-tildes: one gap of
+  n/2 alternatives `~b` (its answers are read one after another);
 - mxml-long-line: a question text of n characters on one line;
 - qti-deep-nesting: n/11 nested divs in an item body; qti-long-line: a prompt of n characters;
 - qti-many-choices: n/40 choices in one interaction;
@@ -49,7 +52,7 @@ CASES = (
     "gift-id-comment", "gift-tag-comment", "gift-escaped-comment", "gift-same-name",
     "gift-long-category", "gift-tag-category",
     "gift-open-multilang", "mxml-same-name", "mxml-long-category", "mxml-open-multilang",
-    "mxml-deep-nesting", "mxml-long-line", "qti-deep-nesting", "qti-long-line",
+    "mxml-deep-nesting", "mxml-long-line", "mxml-cloze-open", "mxml-cloze-tildes", "qti-deep-nesting", "qti-long-line",
     "qti-many-choices", "yaml-long-line", "yaml-deep-nesting", "yaml-many-options",
     "yaml-many-files",
 )
@@ -139,6 +142,11 @@ def build(n, sub):
     elif case == "mxml-deep-nesting":
         d = max(1, n // 6)
         fmt, data = "moodle-xml", mxml(mc(text="<b>" * d + "x" + "</b>" * d))
+    elif case in ("mxml-cloze-open", "mxml-cloze-tildes"):
+        text = rep("{1:SA:=a~", n) if case == "mxml-cloze-open" else "{1:SA:=a" + rep("~b", n) + "}"
+        fmt, data = "moodle-xml", mxml('<question type="cloze"><name><text>Q</text></name>'
+                                       '<questiontext format="html"><text>' + text
+                                       + "</text></questiontext></question>\n")
     elif case == "mxml-long-line":
         fmt, data = "moodle-xml", mxml(mc(text=rep("word ", n)))
     elif case == "qti-deep-nesting":

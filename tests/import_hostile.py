@@ -51,6 +51,23 @@ def moodle_xml_open_multilang(n: int) -> bytes:
             "<answer fraction=\"0\"><text>false</text></answer></question></quiz>").encode()
 
 
+def moodle_xml_cloze(text: str) -> bytes:
+    return ("<quiz><question type=\"cloze\"><name><text>q</text></name>"
+            f"<questiontext format=\"html\"><text>{text}</text></questiontext>"
+            "</question></quiz>").encode()
+
+
+def moodle_xml_cloze_open(n: int) -> bytes:
+    """Gap starts that never close: Moodle's pattern backtracks over each, and a scan from
+    each start to the end of the text is quadratic."""
+    return moodle_xml_cloze(_fill("{1:SA:=a~", n))
+
+
+def moodle_xml_cloze_tildes(n: int) -> bytes:
+    """One gap of n/2 alternatives, each read after the one before."""
+    return moodle_xml_cloze("{1:SA:=a" + _fill("~b", n) + "}")
+
+
 INPUTS: dict[str, tuple[str, Callable[[int], bytes]]] = {
     "gift [id: comments": ("gift", gift_id_comments),
     "gift [tag: comments": ("gift", gift_tag_comments),
@@ -59,4 +76,6 @@ INPUTS: dict[str, tuple[str, Callable[[int], bytes]]] = {
     "gift long category": ("gift", gift_long_category),
     "gift open multilang": ("gift", gift_open_multilang),
     "moodle-xml open multilang": ("moodle-xml", moodle_xml_open_multilang),
+    "moodle-xml cloze open gaps": ("moodle-xml", moodle_xml_cloze_open),
+    "moodle-xml cloze many alternatives": ("moodle-xml", moodle_xml_cloze_tildes),
 }

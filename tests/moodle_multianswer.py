@@ -107,7 +107,10 @@ def extract(text: str) -> Extracted:
             num = re.search(NUMERICAL_ALTERNATIVE, answer, re.S) if qtype == "numerical" else None
             if num is not None:
                 sub.answers.append(num.group(1))
-                sub.tolerance.append(float(num.group(6)) if num.group(6) is not None else 0.0)
+                # PHP keeps the string; qtype_numerical reads it later as a number (a decimal
+                # comma as the answers' is read here: the site's separators decide in Moodle)
+                sub.tolerance.append(float(num.group(6).replace(",", "."))
+                                     if num.group(6) is not None else 0.0)
             else:
                 sub.answers.append(html.unescape(answer).replace("\\}", "}").replace("\\#", "#"))
                 sub.tolerance.append(0.0)

@@ -208,14 +208,6 @@ def ordering_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
     return parse_item(data)
 
 
-#: The strategy of each type that is not a choice type.
-OTHER_TYPES = {
-    ItemType.numerical: numerical_items, ItemType.short_answer: short_answer_items,
-    ItemType.matching: matching_items, ItemType.essay: essay_items,
-    ItemType.ordering: ordering_items,
-}
-
-
 @st.composite
 def cloze_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
     """Cloze items: 1-4 gaps of any kind, each named once in every language's stem (between
@@ -243,6 +235,11 @@ def cloze_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
             for lang in langs:
                 per_lang[lang][gid] = {"options": {o: f"{draw(line_text(max_words=3))} {o}"
                                                    for o in options}}
+        ids = [a["id"] for a in gap.get("answers", ())] or gap["options"]
+        for lang in langs:  # feedback on some answers or options
+            feedback = {i: draw(line_text(max_words=4)) for i in draw(st.sets(st.sampled_from(ids)))}
+            if feedback:
+                per_lang[lang].setdefault(gid, {})["feedback"] = feedback
         gaps.append(gap)
     text = {}
     for lang in langs:
@@ -252,6 +249,25 @@ def cloze_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
     data = draw(_common(ItemType.cloze))
     data.update(gaps=gaps, text=text)
     return parse_item(data)
+
+
+@st.composite
+def description_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
+    """Description items: a title and a text per language, nothing to answer."""
+    data = draw(_common(ItemType.description))
+    data["text"] = {lang: _drop_none({"title": draw(st.none() | line_text(max_words=4)),
+                                      "stem": draw(block_text(max_words=12))})
+                    for lang in langs}
+    return parse_item(data)
+
+
+#: The strategy of each type that is not a choice type.
+OTHER_TYPES = {
+    ItemType.numerical: numerical_items, ItemType.short_answer: short_answer_items,
+    ItemType.matching: matching_items, ItemType.essay: essay_items,
+    ItemType.ordering: ordering_items, ItemType.cloze: cloze_items,
+    ItemType.description: description_items,
+}
 
 
 def any_items(langs: tuple[str, ...] = LANGS) -> st.SearchStrategy[Item]:

@@ -468,8 +468,9 @@ def test_forms_take_a_cloze_like_any_item_and_a_description_only_when_named():
         Blueprint.model_validate(base), "<bp>", bank)).forms[0].items]
     assert "ks-cloze-hash" in ids and "ks-intro-hashing" not in ids  # never drawn
     form = assemble_problem(resolve(Blueprint.model_validate(
-        {**base, "items": 14, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
-    assert "ks-intro-hashing" in [fi.source.id for fi in form.items]
+        {**base, "anchors": ["ks-intro-hashing"]}), "<bp>", bank)).forms[0]
+    # on top of the 13 items: a description does not count unless the blueprint says so
+    assert "ks-intro-hashing" in [fi.source.id for fi in form.items] and len(form.items) == 14
 
 
 def test_a_qti_item_of_several_text_entries_and_inline_choices_comes_in_as_a_cloze():
@@ -607,3 +608,34 @@ def test_a_name_made_from_a_cloze_stem_shows_its_gaps_as_blanks():
     (g,) = [q for q in read_gift(gift.export(collection(item), "en").data.decode())
             if q.qtype != "category"]
     assert g.name == "Before ___ after."
+
+
+@pytest.mark.parametrize(("fmt", "data", "line", "field"), [
+    # GIFT's missing-word form: a raw control character in an answer and in its feedback
+    ("gift", b"::p::First? {T}\n\n::q::Pick {=a\x01b#f\x02g ~c} now.\n", 3, "answer 1"),
+    # Moodle XML: a character reference to one in an embedded answer (XML holds no raw one)
+    ("moodle-xml", b"""<?xml version="1.0" encoding="UTF-8"?><quiz>
+<question type="cloze"><name><text>q</text></name>
+<questiontext format="html"><text><![CDATA[Say {1:SA:=a&#1;b} and {1:MC:=x~y}.]]></text>
+</questiontext></question></quiz>""", 2, "gap 1 answer 1"),
+])
+def test_a_control_character_in_a_cloze_gap_is_left_out_with_one_warning(
+        fmt: str, data: bytes, line: int, field: str) -> None:
+    """The importer says a character XML cannot carry is left out: it is (the gap's answer
+    reads `ab`), with one warning naming the file, the line and the field."""
+    import importlib
+
+    from dpassess.importers import READERS
+
+    result = importlib.import_module(READERS[fmt]).read(data, "t.in", "en")
+    item = result.items[-1]
+    assert isinstance(item, Cloze)
+    dumped = repr(item.model_dump())
+    assert "\\x01" not in dumped and "\\x02" not in dumped
+    gap = item.text["en"].gaps["g1"]
+    assert "ab" in [*gap.options.values(), *(w for ws in gap.answers.values() for w in ws)]
+    first = [w for w in result.warnings if "U+0001" in w.message]
+    assert [(w.path, w.line, w.field) for w in first] == [("t.in", line, field)]
+    assert "left out" in first[0].message
+    if fmt == "gift":
+        assert "fg" in gap.feedback.values()

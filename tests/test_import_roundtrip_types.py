@@ -1,4 +1,4 @@
-"""Numerical, short-answer, matching, essay and ordering items survive bank -> each format ->
+"""Numerical, short-answer, matching, essay, ordering, cloze and description items survive bank -> each format ->
 import -> bank, for random items (tests/strategies.py), one language at a time.
 
 "Survive" is every field the format carries, compared by meaning (docs/import.md lists what
@@ -16,9 +16,24 @@ from hypothesis import strategies as st
 
 from dpassess.export import EXPORTERS
 from dpassess.markup.markdown import item_title, to_html, to_inline_html, to_plain
-from dpassess.model import Essay, Item, Matching, Numerical, Ordering, ShortAnswer
+from dpassess.model import (
+    ChoiceGap,
+    Cloze,
+    Description,
+    Essay,
+    Item,
+    Matching,
+    MultipleResponseGap,
+    Numerical,
+    NumericalGap,
+    Ordering,
+    ShortAnswer,
+    ShortAnswerGap,
+)
 from strategies import (
     LANGS,
+    cloze_items,
+    description_items,
     essay_items,
     matching_items,
     numerical_items,
@@ -28,7 +43,8 @@ from strategies import (
 from test_import_roundtrip import collection, lossy, reader, same
 
 STRATEGIES = {"numerical": numerical_items, "short_answer": short_answer_items,
-              "matching": matching_items, "essay": essay_items, "ordering": ordering_items}
+              "matching": matching_items, "essay": essay_items, "ordering": ordering_items,
+              "cloze": cloze_items, "description": description_items}
 #: What each format cannot carry, by item type (docs/import.md): left out of the comparison.
 NOT_CARRIED = {
     "gift": {"points", "units", "unit_penalty", "case_sensitive", "shuffle", "response_format",
@@ -108,11 +124,54 @@ def view(item: Item, fmt: str, lang: str) -> dict:
                 # with two options both score alike (right order: all, swapped: none), so the
                 # response processing QTI carries cannot tell them apart
                 out["grading"] = "absolute_position"
+        case Cloze():
+            # a gap's points are its weight: what counts is its share of the item's points
+            total = sum(g.points for g in item.gaps)
+            out["gaps"] = [_gap(gap, c.gaps.get(gap.id), round(gap.points / total, 7), fmt)
+                           for gap in item.gaps]
+            if fmt in ("moodle-xml", "gift"):
+                # Moodle's mark for a cloze is the sum of its gaps' (whole) weights: other
+                # points are not carried, and the export warns so (docs/export-moodle.md)
+                out["points"] = sum(g.points for g in item.gaps)
+        case Description():
+            del out["points"]  # never scored: no format keeps points for it
         case _:
             raise AssertionError(item.type)
     for name in NOT_CARRIED[fmt]:
         out.pop(name, None)
     return out
+
+
+def _gap(gap: object, content: object, share: float, fmt: str) -> tuple[object, ...]:
+    """A cloze gap by meaning: its kind and share of the points, its answers (wordings, numbers) or options
+    by position with their fractions, and each one's feedback."""
+    wordings = getattr(content, "answers", {}) or {}
+    options = getattr(content, "options", {}) or {}
+    feedback = getattr(content, "feedback", {}) or {}
+
+    def fb(i: str) -> bytes:
+        return inline(feedback.get(i, ""))
+
+    gift = fmt == "gift"  # GIFT carries neither shuffling nor case (NOT_CARRIED)
+
+    match gap:
+        case ShortAnswerGap():
+            return ("short_answer", share, None if gift else gap.case_sensitive,
+                    [(w, a.fraction, fb(a.id)) for a in gap.answers for w in wordings[a.id]])
+        case NumericalGap():
+            return ("numerical", share, [(tuple(float(f"{b:.12g}") for b in a.bounds),
+                                               a.fraction, fb(a.id)) for a in gap.answers])
+        case ChoiceGap():
+            # QTI's drop-down holds plain text (the export warns when that loses formatting)
+            shown = ((lambda md: " ".join(to_plain(md).split())) if fmt == "qti21" else inline)
+            return ("choice", share, gap.display, None if gift else gap.shuffle,
+                    [(shown(options[o]), round(gap.fractions()[o], 7), fb(o))
+                     for o in gap.options])
+        case MultipleResponseGap():
+            return ("multiple_response", share, gap.display, None if gift else gap.shuffle,
+                    [(inline(options[o]), round(gap.fractions()[o], 7), fb(o))
+                     for o in gap.options])
+    raise AssertionError(gap)
 
 
 #: Examples are reported as drawn: these items are large, and a failure shrank for minutes.
@@ -137,7 +196,8 @@ def test_round_trip(kind, fmt, data):
     round_trip(data.draw(STRATEGIES[kind]((lang,))), fmt, lang)
 
 
-@pytest.mark.parametrize("kind", ["numerical", "short_answer", "matching", "essay"])
+@pytest.mark.parametrize("kind", ["numerical", "short_answer", "matching", "essay", "cloze",
+                                  "description"])
 @given(data=st.data())
 @NO_SHRINK
 def test_gift_round_trip(kind, data):

@@ -58,13 +58,21 @@ def letter(position: int) -> str:
 class FormItem:
     """One item as it appears on a form. Choice items carry their options in form order and
     `shuffle=False`; `display` is the order the responses (matching) or the options (ordering)
-    are printed in; `stimulus` is set on the first item of an item set."""
+    are printed in; `stimulus` is set on the first item of an item set. `position` is the
+    question's number: the scored items are numbered 1, 2, ... in form order, and a
+    description (text only) has none (0): it is printed unnumbered, with no key and no row on
+    the answer sheet."""
 
-    position: int  # 1-based
+    position: int  # 1-based; 0: not numbered (a description)
     item: Item
     source: Item  # the bank's item (authoring order)
     display: tuple[str, ...] = ()
     stimulus: str | None = None
+
+    @property
+    def numbered(self) -> bool:
+        """Whether the item is a numbered question (every item but a description)."""
+        return self.position > 0
 
     @property
     def choice(self) -> ChoiceItem | None:
@@ -101,6 +109,12 @@ class Form:
     label: str  # A, B, ...
     id: str  # <blueprint id>-a
     items: list[FormItem]
+
+    @property
+    def questions(self) -> list[FormItem]:
+        """The numbered items in form order (no description): the key's and the answer
+        sheet's rows."""
+        return [fi for fi in self.items if fi.numbered]
 
     def key_counts(self) -> dict[str, int]:
         """How many keys sit at each letter (choice items only)."""
@@ -162,11 +176,14 @@ def make_forms(pr: Problem, selection: list[list[int]], seed: int) -> list[Form]
         )
         shown = random.Random(f"{seed}:display:{f}")
         form_items = []
+        number = 0
         for n, (i, it) in enumerate(zip(ordered, items, strict=True)):
             src = pr.items[i]
             first = src.stimulus is not None and (n == 0 or pr.items[ordered[n - 1]].stimulus
                                                   != src.stimulus)
-            form_items.append(FormItem(n + 1, it, src, _display(src, shown),
+            scored = not isinstance(src, Description)  # a description takes no number
+            number += scored
+            form_items.append(FormItem(number if scored else 0, it, src, _display(src, shown),
                                        src.stimulus if first else None))
         forms.append(Form(f, label, f"{bp.id}-{label.lower()}", form_items))
     return forms

@@ -50,7 +50,7 @@ def collection(pr: Problem, form: Form) -> Collection:
 
 def key_rows(form: Form, langs: Sequence[str] = ()) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    for fi in form.items:
+    for fi in form.questions:  # a description has no key
         a = answer(fi, langs)
         rows.append({
             "form": form.id,
@@ -91,7 +91,7 @@ def key_csv(form: Form, langs: Sequence[str]) -> bytes:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["form", "position", "item", "key", "key_ids", "type", "points", "answer"])
     first = langs[0] if langs else "en"
-    for fi in form.items:
+    for fi in form.questions:  # a description has no key
         a = answer(fi, langs)
         w.writerow([csv_cell(c) for c in (
             form.id, fi.position, fi.item.id, ";".join(a.letters), ";".join(a.ids),
@@ -117,10 +117,12 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
     scale = bp.difficulty_scale
     chosen = [set(s) for s in sel.forms]
     anchors = set(pr.anchors)
-    means = [sum(pr.p[i] for i in s) / (SCALE * len(s)) if s else 0.0 for s in chosen]
+    sizes = [sum(pr.counted[i] for i in s) for s in chosen]  # the items that count
+    means = [sum(pr.p[i] for i in s) / (SCALE * k) if k else 0.0
+             for s, k in zip(chosen, sizes, strict=True)]
     out_forms = []
-    for form, s, mean in zip(forms, chosen, means, strict=True):
-        items = [pr.items[i] for i in sorted(s)]
+    for form, s, mean, size in zip(forms, chosen, means, sizes, strict=True):
+        items = [pr.items[i] for i in sorted(s) if pr.counts(i)]
         declared = [getattr(scale, (it.difficulty.value if it.difficulty else "medium"))
                     for it in items]
         observed = [pr.observed_p[it.id] for it in items if it.id in pr.observed_p]
@@ -128,8 +130,8 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
             "id": form.id,
             "label": form.label,
             "items": [fi.item.id for fi in form.items],
-            "count": len(form.items),
-            "points": sum(fi.item.points for fi in form.items),
+            "count": size,
+            "points": sum(fi.item.points for fi in form.questions),
             "mean_p": round(mean, 4),
             "mean_p_declared": _mean(declared),
             "mean_p_observed": _mean(observed),
@@ -140,8 +142,9 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
             "key_patterns": form.key_patterns(),
             **_predicted(pr, items),
         })
+    counted = [{i for i in s if pr.counts(i)} for s in chosen]  # as `max_overlap` counts
     overlap = [[len((a & b) - anchors) if x != y else len(a)
-                for y, b in enumerate(chosen)] for x, a in enumerate(chosen)]
+                for y, b in enumerate(counted)] for x, a in enumerate(counted)]
     spread = max(means) - min(means) if means else 0.0
     return {
         "blueprint": bp.id,

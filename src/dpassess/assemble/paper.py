@@ -199,8 +199,9 @@ class Paper:
 
     def summary(self) -> str:
         """The line under the title: form, items, points, and the time allowed if given."""
-        total = sum(fi.item.points for fi in self.form.items)
-        line = (f"{self.w['form']} {self.form.label} · {len(self.form.items)} {self.w['items']} "
+        questions = self.form.questions  # a description is no question and has no points
+        total = sum(fi.item.points for fi in questions)
+        line = (f"{self.w['form']} {self.form.label} · {len(questions)} {self.w['items']} "
                 f"· {number(total, self.lang)} {self.w['points']}")
         if self.duration is not None:
             time = self.w["minute"] if self.duration == 1 else self.w["minutes"]
@@ -220,13 +221,13 @@ class Paper:
         """The cover's instructions: one per item type on the form, then where to answer."""
         lines = self.instructions()
         if self.sheet:
-            alone = all(bubbles(fi) for fi in self.form.items)
+            alone = all(bubbles(fi) for fi in self.form.questions)
             lines.append(self.w["use_sheet" if alone else "use_sheet_some"])
         return lines
 
     def scoring(self) -> str:
         """The scoring rule, saying only what applies to this form."""
-        points = {fi.item.points for fi in self.form.items}
+        points = {fi.item.points for fi in self.form.questions}
         if points == {1}:
             first = self.w["score_one"]
         elif 1 in points:
@@ -245,7 +246,7 @@ class Paper:
         text = self.w["sheet_help"]
         if any(isinstance(fi.item, MultipleResponse) for fi in self.form.items):
             text += self.w["sheet_all"]
-        if not all(bubbles(fi) for fi in self.form.items):
+        if not all(bubbles(fi) for fi in self.form.questions):
             text += self.w["sheet_other"]
         return text + "."
 
@@ -262,12 +263,14 @@ class Paper:
         return "" if p == 1 else f"({number(p, self.lang)} {self.w['points']})"
 
     def stimulus_note(self, fi: FormItem) -> str:
-        members = [x.position for x in self.form.items if x.source.stimulus == fi.stimulus]
+        members = [x.position for x in self.form.questions if x.source.stimulus == fi.stimulus]
+        if not members:  # a set of descriptions alone: no question to name
+            return ""
         a, b = members[0], members[-1]
         return (self.w["read_one"] if a == b else self.w["read"]).format(a=a, b=b)
 
     def answers(self) -> list[tuple[FormItem, Answer]]:
-        return [(fi, answer(fi, [self.lang])) for fi in self.form.items]
+        return [(fi, answer(fi, [self.lang])) for fi in self.form.questions]
 
 
 def fragments(markdown: str, maths: MathsMode = "tex") -> list[Any]:
@@ -417,7 +420,7 @@ def _item_html(p: Paper, fi: FormItem) -> HtmlElement:
             pass
         case _:
             assert_never(it)
-    return E.LI(*parts, id=f"q{fi.position}")
+    return E.LI(*parts, **({"id": f"q{fi.position}"} if fi.numbered else {}))
 
 
 def _word_limits(it: Essay, w: dict[str, str]) -> str:

@@ -77,6 +77,17 @@ class Problem:
     #: each item's reliability index from the history, points * sqrt(p (1 - p)) * r_pb, x SCALE
     #: (0 without an observed r_pb): a form's predicted score SD is their sum
     info: list[int] = field(default_factory=list)
+    #: 1 for an item that counts towards `items`, the cells, the overlap and the mean p; 0 for
+    #: a description when the blueprint's `descriptions_count` is false (empty: all count)
+    counted: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.counted:
+            self.counted = [1] * len(self.items)
+
+    def counts(self, i: int) -> bool:
+        """Whether item `i` counts towards the blueprint's numbers (see `counted`)."""
+        return self.counted[i] == 1
 
     @property
     def forms(self) -> int:
@@ -175,15 +186,18 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     _check_names(bp, path, bank, blocked, diags)
     items = _eligible(bp, path, bank, blocked, diags, warnings)
     index = {it.id: n for n, it in enumerate(items)}
+    # a description is text only: by default it is not one of the form's `items`
+    counted = [0 if isinstance(it, Description) and not bp.descriptions_count else 1
+               for it in items]
     seen, record_problems = observed(bank)
-    cells = _cells(bp, path, bank, items, seen, diags)
+    cells = _cells(bp, path, bank, items, counted, seen, diags)
     if diags:
         raise BlueprintError(diags)
     sets = [[index[m.id] for m in set_items] for set_items in bank.sets().values()
             if set_items and set_items[0].id in index]
     # an unusable record is left out of the balance: a warning here (lint reports it as IA004)
     warnings.extend(dataclasses.replace(d, severity=Severity.warning) for d in record_problems)
-    p = _p_values(bp, path, items, seen, warnings)
+    p = _p_values(bp, path, items, counted, seen, warnings)
     return Problem(
         blueprint=bp,
         path=path,
@@ -200,6 +214,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         observed_p={i: o.p for i, o in seen.items() if o.p is not None},
         observed_r={i: o.r_pb for i, o in seen.items() if o.r_pb is not None},
         info=[_info(it, p[n] / SCALE, seen.get(it.id)) for n, it in enumerate(items)],
+        counted=counted,
     )
 
 
@@ -267,10 +282,10 @@ def _eligible(bp: Blueprint, path: str, bank: Bank, blocked: Mapping[str, str],
     return [it for it in bank if it.status in bp.statuses and it.id not in excluded]
 
 
-def _cells(bp: Blueprint, path: str, bank: Bank, items: list[Item],
+def _cells(bp: Blueprint, path: str, bank: Bank, items: list[Item], counted: list[int],
            seen: Mapping[str, Observed], diags: list[Diagnostic]) -> list[CellSet]:
-    """Each blueprint cell with the eligible items it counts; a topic or tag no item has is
-    an error at its line."""
+    """Each blueprint cell with the eligible items it counts (never an item `counted` leaves
+    out); a topic or tag no item has is an error at its line."""
     topics = sorted({it.topic for it in bank})
     tags = sorted({t for it in bank for t in it.tags})
     cells: list[CellSet] = []
@@ -285,19 +300,23 @@ def _cells(bp: Blueprint, path: str, bank: Bank, items: list[Item],
                 diags.append(_diag(
                     path, ("cells", k, "tags", t), f"no item has tag {tag!r}{_hint(tag, tags)}"
                 ))
-        members = [n for n, it in enumerate(items) if _matches(cell, it, seen)]
+        members = [n for n, it in enumerate(items) if counted[n] and _matches(cell, it, seen)]
         cells.append(CellSet(k, cell, members))
     return cells
 
 
-def _p_values(bp: Blueprint, path: str, items: list[Item], seen: Mapping[str, Observed],
-              warnings: list[Diagnostic]) -> list[int]:
+def _p_values(bp: Blueprint, path: str, items: list[Item], counted: list[int],
+              seen: Mapping[str, Observed], warnings: list[Diagnostic]) -> list[int]:
     """Each item's expected p x SCALE: fixed or observed, else its difficulty's on the
-    blueprint's scale, else medium (warned about when the blueprint balances)."""
+    blueprint's scale, else medium (warned about when the blueprint balances); 0 for an item
+    that does not count (a form's mean p is over the items that count)."""
     scale = bp.difficulty_scale
     p: list[int] = []
     unrated: list[str] = []
-    for it in items:
+    for it, c in zip(items, counted, strict=True):
+        if not c:
+            p.append(0)
+            continue
         fixed_or_seen = effective_p(it, seen)
         if fixed_or_seen is not None:
             value = fixed_or_seen
@@ -382,4 +401,5 @@ def restrict(pr: Problem, keep: list[int]) -> Problem:
         observed_p=pr.observed_p,
         observed_r=pr.observed_r,
         info=[pr.info[i] for i in keep] if pr.info else [],
+        counted=[pr.counted[i] for i in keep],
     )

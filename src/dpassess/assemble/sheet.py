@@ -117,7 +117,8 @@ def layout(form: Form, digits: int = 10, letters: dict[int, list[str]] | None = 
     per_page = rows_per_column * columns
     pages: list[Page] = []
     rows: list[Row] = []
-    for n, fi in enumerate(form.items):
+    questions = form.questions  # a description has no row
+    for n, fi in enumerate(questions):
         k = n % per_page
         col, r = divmod(k, rows_per_column)
         x = MARGIN + col * col_w + LABEL_W
@@ -131,7 +132,7 @@ def layout(form: Form, digits: int = 10, letters: dict[int, list[str]] | None = 
         bubbles = tuple((x + RADIUS + 4 + i * PITCH_X, y) for i in range(len(ls)))
         rows.append(Row(fi.position, fi.item.id, tuple(ls),
                         isinstance(fi.item, MultipleResponse), x, y, bubbles))
-        if k == per_page - 1 or n == len(form.items) - 1:
+        if k == per_page - 1 or n == len(questions) - 1:
             pages.append(Page(len(pages) + 1, tuple(rows)))
             rows = []
     return Layout(form.id, digits, tuple(pages) or (Page(1, ()),))

@@ -26,6 +26,7 @@ from itertools import combinations
 from dpassess.assemble.problem import SCALE, BlueprintError, Problem, restrict
 from dpassess.bank.positions import locate
 from dpassess.diagnostics import Diagnostic, DpassessError
+from dpassess.model import Description
 from dpassess.runtime.extras import missing
 
 try:
@@ -161,7 +162,9 @@ def _equal_points(pr: Problem) -> bool:
     items differ, and the blueprint does not fix the total already."""
     bp = pr.blueprint
     fixed = bp.points is not None and bp.points.min == bp.points.max
-    return bp.equal_points and bp.forms > 1 and len(set(pr.points)) > 1 and not fixed
+    scored = {p for p, it in zip(pr.points, pr.items, strict=True)
+              if not isinstance(it, Description)}  # a description's 0 is no score
+    return bp.equal_points and bp.forms > 1 and len(scored) > 1 and not fixed
 
 
 # --- supply and demand, before any search ---------------------------------------------------
@@ -189,8 +192,8 @@ def precheck(pr: Problem) -> list[str]:
     """Shortages visible without search, in plain words. Raises BlueprintError when the whole
     bank cannot fill the forms (a usage error on the `forms` line)."""
     bp = pr.blueprint
-    n_anchor = len(pr.anchors)
-    n_items = len(pr.items)
+    n_anchor = sum(pr.counted[a] for a in pr.anchors)  # descriptions count only if asked
+    n_items = sum(pr.counted)
     supply = n_items - n_anchor
     per_form = bp.items.min - n_anchor
     need = _distinct_needed(per_form, pr.forms, bp.max_overlap)
@@ -253,10 +256,12 @@ def _points_check(pr: Problem) -> list[str]:
     assert bp.points is not None and bp.items.max is not None
     anchor_set = set(pr.anchors)
     base = sum(pr.points[a] for a in pr.anchors)
-    rest = sorted(pr.points[i] for i in range(len(pr.items)) if i not in anchor_set)
-    k_most = max(0, bp.items.max - len(anchor_set))
+    rest = sorted(pr.points[i] for i in range(len(pr.items))
+                  if i not in anchor_set and pr.counts(i))
+    n_anchor = sum(pr.counted[a] for a in pr.anchors)
+    k_most = max(0, bp.items.max - n_anchor)
     most = base + sum(rest[max(0, len(rest) - k_most):]) if k_most else base
-    least = base + sum(rest[: max(0, bp.items.min - len(anchor_set))])
+    least = base + sum(rest[: max(0, bp.items.min - n_anchor)])
     where = pr.where(("points",))
     out = []
     if most < round(bp.points.min * SCALE):
@@ -290,7 +295,8 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
     """The CP-SAT model of the `enabled` constraint groups (one boolean per form and item)."""
     m = cp_model.CpModel()
     x = _variables(m, pr, seed)
-    counts = [cp_model.LinearExpr.Sum(row) for row in x]
+    # a form's size: the items that count (a description only when the blueprint says so)
+    counts = [cp_model.LinearExpr.WeightedSum(row, pr.counted) for row in x]
     _per_form(m, x, pr, enabled, counts)
     if "equal_points" in enabled and pr.forms > 1:
         _equal_totals(m, x, pr)
@@ -298,8 +304,8 @@ def _build(pr: Problem, enabled: set[str], seed: int, *, objective: bool) -> _Mo
         _target(m, x, pr, counts)
     rule = "none"
     if "overlap" in enabled and pr.blueprint.max_overlap is not None and pr.forms > 1:
-        free = [i for i in range(len(pr.items))
-                if "anchors" not in enabled or i not in set(pr.anchors)]
+        free = [i for i in range(len(pr.items)) if pr.counts(i)
+                and ("anchors" not in enabled or i not in set(pr.anchors))]
         rule = _overlap(m, x, pr, free)
     return _balance(m, x, pr, enabled, counts, rule, objective=objective)
 

@@ -21,7 +21,7 @@ from dpassess.diagnostics import Diagnostic, Severity
 from dpassess.importers.html_markdown import html_to_markdown
 from dpassess.importers.safe import MAX_INPUT_BYTES, InputError
 from dpassess.lms.moodle import DERIVED_NAME, name_html, shorten_text
-from dpassess.markup.markdown import item_title, plain_title, to_plain
+from dpassess.markup.markdown import blank_gaps, item_title, plain_title, to_plain
 from dpassess.model import (
     MAX_TEXT,
     ContentBase,
@@ -140,7 +140,9 @@ def with_titles(item: Item, names: dict[str, str]) -> dict[str, ContentBase]:
     for lang, content in item.text.items():
         name = names.get(lang, "")
         shown = item_title(item, lang) or item.id
-        if name and name != shown and name != moodle_derived_name(content.stem):
+        # a cloze item's name is made from its stem with each gap a blank (`lms.moodle`)
+        stem = blank_gaps(content.stem) if item.type is ItemType.cloze else content.stem
+        if name and name != shown and name != moodle_derived_name(stem):
             content = content.model_copy(update={"title": plain_title(name)})
             type(content).model_validate(dict(content))  # the title's length
         out[lang] = content

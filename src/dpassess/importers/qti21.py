@@ -52,6 +52,7 @@ from dpassess.model import (
     TRUE_FALSE_WORDS,
     Cloze,
     Content,
+    Description,
     Essay,
     Item,
     ItemType,
@@ -290,11 +291,14 @@ class _ItemReader:
             self.warn(f"{bare} MathML formula(s) without a TeX annotation are kept as MathML "
                       "(raw HTML in the text), not as the bank's maths")
         interactions = [d for d in body.iter() if _local(d).endswith("Interaction")]
-        if len(interactions) > 1 and all(_local(i) in _GAP_INTERACTIONS for i in interactions):
+        if (len(interactions) > 1 or (interactions and _in_text(interactions[0], self.tool))) \
+                and all(_local(i) in _GAP_INTERACTIONS for i in interactions):
             return _ClozeReader(self, root, body, interactions, lang).read()
+        if not interactions:  # text alone: a description (dpassess writes one so)
+            return self._description(root, body, lang)
         if len(interactions) != 1:
             raise Skip(f"{len(interactions)} interactions; an item holds exactly one "
-                       "choiceInteraction" if interactions else "the item has no interaction")
+                       "choiceInteraction")
         inter = interactions[0]
         decl = next((d for d in _children(root, "responseDeclaration")
                      if d.get("identifier") == inter.get("responseIdentifier")), None)
@@ -521,6 +525,25 @@ class _ItemReader:
             else:
                 feedback[target] = md
         return feedback, explanation
+
+    def _description(self, root: etree._Element, body: etree._Element, lang: str) -> Item:
+        """An item with no interaction -> a description (text only), its title and text."""
+        stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
+        _, explanation = self._feedback(root, {}, set())
+        topic, tags = self._topic_and_tags()
+        fields = dict(id=self._id(root), topic=topic, tags=tags,
+                      status=_STATUS.get(self.meta.status, "draft"),
+                      difficulty=_DIFFICULTY.get(self.meta.difficulty))
+        try:
+            item = Description.model_validate({
+                **fields, "type": "description",
+                "text": {lang: {"stem": stem, "explanation": explanation or None}}})
+            titled = with_titles(item, {lang: plain_title(root.get("title", ""))})
+            if titled != item.text:
+                item = item.model_copy(update={"text": titled})
+        except ValidationError as exc:
+            raise Skip(validation_reason(exc)) from None
+        return item
 
     def _id(self, root: etree._Element) -> str:
         if valid_id(self.meta.entry):
@@ -819,6 +842,17 @@ class _TypedReader:
 _GAP_INTERACTIONS = ("textEntryInteraction", "inlineChoiceInteraction", "choiceInteraction")
 
 
+def _in_text(inter: etree._Element, tool: str) -> bool:
+    """Whether the one interaction of an item is a cloze item's gap: an inline choice always
+    (it stands in a sentence); a text entry or a block choice when dpassess wrote it as a gap
+    (its response named `RESPONSE_<gap>`, where a one-interaction item's is `RESPONSE`).
+    Another tool's text entry in a sentence ("g in m/s2: ___") is a numerical or
+    short-answer item, as before."""
+    if _local(inter) == "inlineChoiceInteraction":
+        return True
+    return tool == TOOL and inter.get("responseIdentifier", "").startswith("RESPONSE_")
+
+
 class _GapReader(_TypedReader):
     """One text entry of a cloze item: the rules that score its response (whatever they add to
     SCORE: the full-marks answer's value is the gap's points)."""
@@ -867,8 +901,10 @@ class _ClozeReader:
         gaps: list[dict[str, Any]] = []
         texts: dict[str, dict[str, Any]] = {}
         shown: set[str] = set()
-        for n, inter in enumerate(self.interactions, 1):
-            gid = f"g{n}"
+        stem, numbers = self._stem()
+        for k in sorted(range(len(self.interactions)), key=lambda k: numbers[k]):
+            inter = self.interactions[k]
+            gid = f"g{numbers[k]}"
             decl = next((d for d in _children(self.root, "responseDeclaration")
                          if d.get("identifier") == inter.get("responseIdentifier")), None)
             if decl is None:
@@ -896,26 +932,6 @@ class _ClozeReader:
                 text = {k: v for k, v in content.items() if k in ("answers", "feedback")}
             gaps.append(gap)
             texts[gid] = text
-        body = copy.deepcopy(self.body)
-        marks = [d for d in body.iter() if _local(d) in _GAP_INTERACTIONS]
-        moved: list[int] = []  # block interactions whose place the text shows as "(n)"
-        for n, el in enumerate(marks, 1):
-            if _local(el) == "choiceInteraction":
-                moved.append(n)
-                prompt = _first(el, "prompt")
-                if prompt is not None:
-                    _remove(prompt)
-                _remove(el)
-                continue
-            el.tail = f"[[g{n}]]" + (el.tail or "")
-            _remove(el)
-        for p in [d for d in body.iter() if _local(d) == "p"]:
-            if not len(p) and not (p.text or "").strip():
-                _remove(p)
-        stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
-        for n in moved:  # dpassess writes "(n)" where the gap is; else the gap goes last
-            stem = (stem.replace(f"({n})", f"[[g{n}]]", 1) if stem.count(f"({n})") == 1
-                    else stem + f"\n\n[[g{n}]]")
         _, explanation = self.r._feedback(self.root, {}, shown)
         topic, tags = self.r._topic_and_tags()
         fields = dict(id=self.r._id(self.root), topic=topic, tags=tags,
@@ -929,6 +945,51 @@ class _ClozeReader:
                                      "explanation": explanation or None}}})
         except ValidationError as exc:
             raise Skip(validation_reason(exc)) from None
+
+    def _stem(self) -> tuple[str, list[int]]:
+        """The stem with each gap named `[[g<n>]]`, and each interaction's gap number n (in
+        document order): gaps are numbered in the order the text shows them, a block choice
+        interaction where the text shows its number `(n)` (as dpassess writes it: a block
+        cannot sit in a sentence), else after the text."""
+        body = copy.deepcopy(self.body)
+        marks = [d for d in body.iter() if _local(d) in _GAP_INTERACTIONS]
+        blocks: list[int] = []  # block interactions, in document order
+        for k, el in enumerate(marks):
+            if _local(el) == "choiceInteraction":
+                blocks.append(k)
+                prompt = _first(el, "prompt")
+                if prompt is not None:
+                    _remove(prompt)
+                _remove(el)
+                continue
+            el.tail = f"[[gap-at-{k}]]" + (el.tail or "")
+            _remove(el)
+        for p in [d for d in body.iter() if _local(d) == "p"]:
+            if not len(p) and not (p.text or "").strip():
+                _remove(p)
+        stem = html_to_markdown(_html(*_unwrapped(body.text, list(body))), inline=False)
+        inline = [k for k in range(len(marks)) if k not in blocks]
+        numbers = [0] * len(marks)
+        at, last = 0, []  # where the text is read up to; blocks the text shows nowhere
+        for n in range(1, len(marks) + 1):
+            token = f"[[gap-at-{inline[0]}]]" if inline else ""
+            pi = stem.find(token, at) if inline else -1
+            marker = f"({n})"
+            pm = stem.find(marker, at) if blocks and stem.count(marker) == 1 else -1
+            if pm != -1 and (pi == -1 or pm < pi):
+                numbers[blocks.pop(0)] = n
+                stem = stem[:pm] + f"[[g{n}]]" + stem[pm + len(marker):]
+                at = pm
+            elif inline:
+                numbers[inline.pop(0)] = n
+                stem = stem.replace(token, f"[[g{n}]]", 1)
+                at = max(pi, 0)
+            else:
+                numbers[blocks.pop(0)] = n
+                last.append(n)
+        for n in last:
+            stem += f"\n\n[[g{n}]]"
+        return stem, numbers
 
     def _choice_feedback(self, decl: etree._Element, options: dict[str, str],
                          shown: set[str]) -> dict[str, str]:

@@ -33,6 +33,7 @@ from dpassess.importers.common import (
     default_weights,
     free_id,
     lang_code,
+    moodle_derived_name,
     moodle_lang,
     note,
     option_id,
@@ -55,7 +56,7 @@ from dpassess.importers.moodle_text import (
 )
 from dpassess.importers.safe import MAX_ANSWERS
 from dpassess.lms.moodle import GRADE_TOLERANCE, percent, snap
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import blank_gaps, to_plain
 from dpassess.markup.xmlchars import has_non_xml, xml_safe
 from dpassess.model import (
     TRUE_FALSE_IDS,
@@ -197,6 +198,31 @@ class Question:
             yield f"subquestion {n} answer", p.response
         yield "grader information", self.essay.grader_info.text
         yield "response template", self.essay.template.text
+        for n, g in enumerate(self.gaps, 1):  # as written in the text, before decoding
+            for k, (answer, feedback) in enumerate(zip(g.raw_answers, g.raw_feedback,
+                                                       strict=True), 1):
+                yield f"gap {n} answer {k}", answer
+                yield f"gap {n} answer {k} feedback", feedback
+
+    def xml_safe(self) -> Question:
+        """The question with every character XML cannot carry left out of its texts (the
+        warning is the caller's)."""
+        def clean(t: Text) -> Text:
+            return replace(t, text=xml_safe(t.text)[0]) if has_non_xml(t.text) else t
+
+        def plain(s: str) -> str:
+            return xml_safe(s)[0]
+
+        for g in self.gaps:  # decoded: a character reference is gone already, a raw one not
+            g.answers = [plain(a) for a in g.answers]
+            g.feedback = [plain(f) for f in g.feedback]
+        return replace(
+            self, name=plain(self.name), stem=clean(self.stem), general=clean(self.general),
+            answers=[replace(a, text=clean(a.text), feedback=clean(a.feedback))
+                     for a in self.answers],
+            pairs=[Pair(clean(p.premise), plain(p.response)) for p in self.pairs],
+            essay=replace(self.essay, grader_info=clean(self.essay.grader_info),
+                          template=clean(self.essay.template)))
 
 
 #: Longest category path read (characters): Moodle's names are at most 255 characters, and a
@@ -349,16 +375,22 @@ class Builder:
             self.skip(f"{count:,} {'subquestions' if q.pairs else 'answers'}; the limit is "
                       f"{MAX_ANSWERS:,} per question", line=q.line, item=q.label)
             return
+        if (count := max((len(g.answers) for g in q.gaps), default=0)) > MAX_ANSWERS:
+            self.skip(f"a gap of {count:,} answers; the limit is {MAX_ANSWERS:,} per gap",
+                      line=q.line, item=q.label)
+            return
         for text in q.texts():
             if len(text) > MAX_FIELD:
                 self.skip(f"a text field is {len(text):,} characters; the limit is "
                           f"{MAX_FIELD:,}", line=q.line, item=q.label)
                 return
+        dirty = False
         for name, text in q.fields():
             if bad := _not_xml(text):
                 self.warn(f"holds characters that XML cannot carry ({bad}): they "
                           "are left out", line=q.line, field=name, item=q.label)
-        self._pending.append((q, self._topic))
+                dirty = True
+        self._pending.append((q.xml_safe() if dirty else q, self._topic))
 
     def note_languages(self, text: str) -> None:
         """Languages used by text outside questions (a category's info) count for the file."""
@@ -1015,7 +1047,10 @@ def one_gap_cloze(item: Item) -> Cloze | None:
     gid = MISSING_WORD_GAP
 
     def text(gaps: Callable[[str], dict[str, object]]) -> dict[str, object]:
-        return {la: {"title": c.title, "stem": c.stem, "explanation": c.explanation,
+        # a title that is only the name Moodle makes from the cloze's stem (its gap a blank)
+        # is no title of its own
+        return {la: {"title": None if c.title == moodle_derived_name(blank_gaps(c.stem))
+                     else c.title, "stem": c.stem, "explanation": c.explanation,
                      "gaps": {gid: gaps(la)}} for la, c in item.text.items()}
 
     base = {"id": item.id, "topic": item.topic, "points": item.points, "tags": item.tags,

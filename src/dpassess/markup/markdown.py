@@ -300,6 +300,6 @@ def item_title(item: ItemBase, lang: str, limit: int = TITLE_MAX) -> str:
     content = item.text[lang]
     if content.title:
         return plain_title(content.title)
-    if getattr(content, "gaps", None):  # a cloze item: a gap shows as a blank, not its [[id]]
+    if getattr(item, "gaps", None):  # a cloze item: a gap shows as a blank, not its [[id]]
         return derived_title(blank_gaps(content.stem), limit)
     return derived_title(content.stem, limit)

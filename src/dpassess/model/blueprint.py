@@ -217,6 +217,11 @@ class Blueprint(Strict):
     )
     forms: Annotated[int, Field(ge=1, le=MAX_FORMS)] = Field(description="Number of forms.")
     items: Count = Field(description="Items per form: an exact number or {min, max}.")
+    descriptions_count: bool = Field(
+        False, description="Count description items (text only, never scored) in `items`, in "
+        "the cells' counts and in `max_overlap` (by default a form's count is of scored items "
+        "alone, and its descriptions come on top).",
+    )
     points: PointsSpec | None = Field(
         None, description="Total points per form: an exact number or {min, max}."
     )

@@ -570,7 +570,7 @@ def _forms_using(item: Item, assemblies: Sequence[Assembly], here: str) -> list[
                 if fi.source.id == item.id and fi.item.id == item.id:
                     uses.append(E.LI(E.A(f"form {form.label} of {a.problem.blueprint.id}",
                                          href=_rel(here, f"forms/{a.problem.blueprint.id}.html")),
-                                     f", position {fi.position}"))
+                                     f", position {fi.position}" if fi.numbered else ""))
     return [E.H2("On assembled forms"), E.UL(*uses)] if uses else []
 
 

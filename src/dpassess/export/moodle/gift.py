@@ -230,7 +230,8 @@ class _Question:
         stem = self.check(t.stem(), f"text.{lang}.stem")
         self.inherit = bool(stem)  # answers inherit [html] from a non-empty stem
         name = self.plain(t.name(), f"text.{lang}.title")
-        self.head = f"::{escape(name)}::{'[html]' if stem else ''}{escape(stem)}{{"
+        self.named = f"::{escape(name)}::"  # (an escaped name may end in `\:`: not a split)
+        self.head = f"{self.named}{'[html]' if stem else ''}{escape(stem)}{{"
         general = self.check(t.explanation(), f"text.{lang}.explanation")
         self.tail = f"####{self.rich(general)}" if general else ""
         if t.item.points != 1:
@@ -313,7 +314,8 @@ def _missing_word(t: ItemTexts, item: Cloze) -> list[str]:
     t.warnings += gt.warnings
     marker = f"[[{gap.id}]]"
     # the cloze's own name (a name made from the stem shows the gap as a blank)
-    head = f"::{escape(t.name())}::" + lines[0].split("::", 2)[2]
+    assert lines[0].startswith(q.named)
+    head = f"::{escape(t.name())}::" + lines[0][len(q.named):]
     if head.rsplit("::", 1)[-1].count(marker) != 1:  # in the stem (the name may show it too)
         t.warn(f"text.{lang}.stem", f"the gap {marker} is not in the stem as written (inside "
                                     "code or a link?): GIFT's question has its answers last")

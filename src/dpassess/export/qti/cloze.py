@@ -18,7 +18,7 @@ from dpassess.export.qti.builder import Builder, add_feedback, keep_as_is, sub
 from dpassess.export.qti.names import Q, number
 from dpassess.export.qti.typed import wildcard_pattern
 from dpassess.lms import canvas
-from dpassess.markup.markdown import to_plain
+from dpassess.markup.markdown import to_inline_html, to_plain
 from dpassess.model import (
     ChoiceGap,
     Cloze,
@@ -162,7 +162,11 @@ def _interaction(build: Builder, gap: AnyGap, text: GapContent, *, block: bool
 
 
 def _plain(build: Builder, field: str, source: str) -> str:
-    """An inline choice's text: QTI's inlineChoice holds text only (no maths, no images)."""
+    """An inline choice's text: QTI's inlineChoice holds text only (no maths, no images); what
+    else the option's Markdown shows (emphasis, code, maths, an image) is warned about."""
+    if re.search(r"<[A-Za-z]", to_inline_html(source)):
+        build.warn(field, "a drop-down option in QTI (inlineChoice) holds plain text: its "
+                          "formatting, maths or images are left out, its text kept")
     return build.text(field, to_plain(source))
 
 
