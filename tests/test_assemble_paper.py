@@ -245,10 +245,16 @@ def test_ctrl_c_during_the_search_is_an_interruption():
             self.stopped.set()
 
     solver = SlowSolver()
+    # Python's own Ctrl-C handler, whatever an earlier test in this process left installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        _solve(solver, None, None)
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            _solve(solver, None, None)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert solver.stopped.is_set()
 
 
