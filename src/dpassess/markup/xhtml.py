@@ -133,6 +133,11 @@ def parse(html: str, notes: set[str]) -> etree._Element:
     except etree.XMLSyntaxError:
         builder = _Builder(notes)
         builder.feed(html)
+        if builder.rawdata.startswith(("<?", "<!")):
+            # an unclosed `<?...` or `<!...` is a comment to the end of the text, as a browser
+            # reads it (the tokenizer would give it back as text)
+            notes.add("an HTML comment or processing instruction is not shown and was left out")
+            builder.rawdata = ""
         builder.close()
         return builder.root
 
