@@ -28,6 +28,7 @@ from dpassess.model import (
     ShortAnswer,
     SingleChoice,
     TrueFalse,
+    is_choice,
 )
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -76,14 +77,7 @@ class FormItem:
 
     @property
     def choice(self) -> ChoiceItem | None:
-        match self.item:
-            case SingleChoice() | MultipleResponse() | TrueFalse():
-                return self.item
-            case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
-              | Description()):
-                return None
-            case _:
-                assert_never(self.item)
+        return self.item if is_choice(self.item) else None
 
     @property
     def key_positions(self) -> list[int]:
@@ -181,7 +175,7 @@ def make_forms(pr: Problem, selection: list[list[int]], seed: int) -> list[Form]
             src = pr.items[i]
             first = src.stimulus is not None and (n == 0 or pr.items[ordered[n - 1]].stimulus
                                                   != src.stimulus)
-            scored = not isinstance(src, Description)  # a description takes no number
+            scored = src.scored  # a description takes no number
             number += scored
             form_items.append(FormItem(number if scored else 0, it, src, _display(src, shown),
                                        src.stimulus if first else None))
@@ -244,17 +238,10 @@ def _order(pr: Problem, chosen: list[int], seed: int, form: int) -> list[int]:
 
 
 def _movable(item: Item) -> bool:
-    match item:
-        case TrueFalse():
-            # True/false items keep True before False: readers expect it, and nothing is gained.
-            return False
-        case SingleChoice() | MultipleResponse():
-            return item.shuffle and sum(not o.locked for o in item.options) >= 2
-        case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
-              | Description()):
-            return False
-        case _:
-            assert_never(item)
+    if isinstance(item, TrueFalse):
+        # True/false items keep True before False: readers expect it, and nothing is gained.
+        return False
+    return is_choice(item) and item.shuffle and sum(not o.locked for o in item.options) >= 2
 
 
 def _arrange(items: list[Item], rng: random.Random, *, shuffle: bool, balance: bool) -> list[Item]:
@@ -366,14 +353,7 @@ def _balanced_counts(choice: list[ChoiceItem | None], moving: list[bool],
 
 
 def _as_choice(item: Item) -> ChoiceItem | None:
-    match item:
-        case SingleChoice() | MultipleResponse() | TrueFalse():
-            return item
-        case (Numerical() | ShortAnswer() | Matching() | Essay() | Ordering() | Cloze()
-              | Description()):
-            return None
-        case _:
-            assert_never(item)
+    return item if is_choice(item) else None
 
 
 def _placed(item: Item, c: ChoiceItem | None, moving: bool, keys: list[int],

@@ -26,7 +26,7 @@ from dpassess.diagnostics import (
     Severity,
     format_field,
 )
-from dpassess.model import Bank, Description, Difficulty, Item, Status
+from dpassess.model import Bank, Difficulty, Item, Status
 from dpassess.model.blueprint import Blueprint, Cell
 from dpassess.stats.checks import MIN_N, band
 from dpassess.stats.history import Observed, effective_p, observed
@@ -187,7 +187,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
     items = _eligible(bp, path, bank, blocked, diags, warnings)
     index = {it.id: n for n, it in enumerate(items)}
     # a description is text only: by default it is not one of the form's `items`
-    counted = [0 if isinstance(it, Description) and not bp.descriptions_count else 1
+    counted = [0 if not it.scored and not bp.descriptions_count else 1
                for it in items]
     seen, record_problems = observed(bank)
     cells = _cells(bp, path, bank, items, counted, seen, diags)
@@ -204,7 +204,7 @@ def resolve(bp: Blueprint, path: str, bank: Bank,
         bank=bank,
         items=items,
         p=p,
-        points=[0 if isinstance(it, Description) else round(it.points * SCALE)
+        points=[round(it.points * SCALE) if it.scored else 0
                 for it in items],  # a description is never scored
         cells=cells,
         anchors=[index[a] for a in bp.anchors],
@@ -262,7 +262,7 @@ def _eligible(bp: Blueprint, path: str, bank: Bank, blocked: Mapping[str, str],
             warnings.append(_warning(path, f"item {item_id!r} left out: {why}"))
     excluded |= set(blocked)
     # a description (text only) goes on a form as an anchor or with its item set, never drawn
-    excluded |= {it.id for it in bank if isinstance(it, Description)
+    excluded |= {it.id for it in bank if not it.scored
                  and it.id not in bp.anchors and it.stimulus is None}
     usable = {it.id for it in bank if it.status in bp.statuses and it.id not in excluded}
     for sid, set_items in bank.sets().items():

@@ -1174,6 +1174,11 @@ def is_scored(item: ItemBase) -> TypeIs[ScoredItem]:
     """Whether the item earns points (its type's `scored`); narrows `Item` to `ScoredItem`."""
     return item.scored
 
+
+def is_choice(item: ItemBase) -> TypeIs[ChoiceItem]:
+    """Whether the item has options and a key (a choice type); narrows `Item` to `ChoiceItem`."""
+    return isinstance(item, ChoiceBase)
+
 #: The class of each `type`; an item file without `type` is single_choice.
 ITEM_CLASSES: dict[ItemType, type[ItemBase]] = {
     ItemType.single_choice: SingleChoice,
