@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from dpassess.diagnostics import UsageError
+from dpassess.runtime import records
 from dpassess.runtime.files import atomic_write, discard, replace_from_temp, temp_beside
 
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
@@ -177,6 +178,24 @@ class Cache:
             return pickle.loads(body)
         except Exception:  # authentic but unreadable (another Python): a miss, never an error
             return None
+
+    def load_plain(self, bank_root: str, kind: str, salt: bytes) -> object | None:
+        """The plain data `store_plain` stored for this bank and salt, or None (as `load`).
+        Read with an unpickler that refuses every class and function: even an authentic file
+        cannot make reading it run code (`dpassess.runtime.records`)."""
+        body = self.load_bytes(bank_root, kind, salt)
+        if body is None:
+            return None
+        try:
+            return records.loads(body)
+        except Exception:  # a class named, or another Python's stream: a miss
+            return None
+
+    def store_plain(self, bank_root: str, kind: str, salt: bytes, value: object) -> None:
+        """Store `value`, plain data only (tuples, lists, dicts, str, bytes, numbers, None),
+        for `load_plain`."""
+        with contextlib.suppress(pickle.PicklingError, TypeError):
+            self.store_bytes(bank_root, kind, salt, records.dumps(value))
 
     def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
         key = self._key()
