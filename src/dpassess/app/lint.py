@@ -8,8 +8,8 @@ content hash), and dpassess itself (its version and a fingerprint of its sources
 `dpassess.runtime.cache.salt`). On a hit the stored report is returned without importing the
 model or the rules: a warm lint of a small bank costs little more than starting Python. On a
 miss the banks are loaded and linted through the lint cache (`dpassess.lint.incremental`, which
-re-checks only the files that changed) and the report is stored, sealed with its hash (a
-damaged entry is a miss), unless an input changed while lint ran.
+re-checks only the files that changed) and the report is stored as plain data (a damaged entry
+is a miss), unless an input changed while lint ran.
 
     from dpassess.app.lint import LintOptions, lint_report
     from dpassess.runtime.cache import Cache
@@ -28,12 +28,13 @@ from pathlib import Path
 
 from dpassess import __version__
 from dpassess.bank.files import BANK_FILE, find_banks, item_files, record_files
-from dpassess.runtime.cache import Cache, digest, salt, seal, unseal
+from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.configfile import find_config
 from dpassess.runtime.files import Stamp, stamp, unchanged
 
-#: The layout of a stored report (bumped when it changes).
-REPORT_FORMAT = 1
+#: The layout of a stored report (bumped when it changes; 2: plain data, read without
+#: unpickling any class).
+REPORT_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def lint_report(
     key, seen = _key(paths, options) if cache is not None else (None, {})
     where = "\0".join(str(p) for p in paths)
     if cache is not None and key is not None:
-        stored = unseal(cache.load(where, "report", key))
+        stored = cache.load_plain(where, "report", key)
         if (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], str)
                 and isinstance(stored[1], bool)):
             return LintReport(stored[0], stored[1], replayed=True)
@@ -87,7 +88,7 @@ def lint_report(
         findings = lint_paths(paths, settings, cache, jobs=jobs)
     report = LintReport(format_findings(findings, options.fmt), failing(findings, settings.fail_on))
     if cache is not None and key is not None and unchanged(seen):
-        cache.store(where, "report", key, seal((report.text, report.failing)))
+        cache.store_plain(where, "report", key, (report.text, report.failing))
     return report
 
 
