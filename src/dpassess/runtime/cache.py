@@ -1,13 +1,15 @@
-"""A content-hash cache for `dpassess lint`, in `.dpassess_cache/` (like ruff's).
+"""A content-hash cache for `dpassess lint` and `dpassess build`, in `.dpassess_cache/` (like
+ruff's).
 
-Two levels, one pair of files per bank folder:
+Lint keeps three files per bank folder (`dpassess.lint.incremental`):
 
-- `<bank>.items`: every item file's parsed `Item` and its item-rule findings, keyed by the file's
-  content hash. After an edit only the changed files are parsed and checked again; bank-wide
-  rules always run again (they read every item).
+- `<bank>.items`: a typed record per item file (`dpassess.runtime.records`): its content hash,
+  its item-rule findings and what the bank rules read of it. After an edit only the changed
+  files are parsed and checked, and the bank rules run on the stored features of the others.
 - `<bank>.lint`: the findings of the whole bank, keyed by one hash over every item file's
   content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
   re-linting reads and hashes the files and returns these findings: no parsing, no rules.
+- `<bank>.models`: each item file's parsed model, for the commands that export the bank.
 
 Every key includes a salt: a fingerprint of the installed dpassess source files (size and mtime
 of each, so an edited rule in a development install invalidates too), the bank file's bytes and
@@ -27,10 +29,11 @@ planted in the cache folder (committed to a repository, restored by CI from anot
 not carry a valid tag and is a miss; without a usable key the cache is off. A cache folder that
 git tracks is refused outright (`Cache.notice` says why, once): such a folder is written by
 whoever can push, and its files would churn in every commit. The tag is one gate that every
-layer (lint's items and findings, the replayed report, build's keys, the export fragments)
-passes before its bytes are read, and it costs little (benchmarks/cache_formats.py: the
-HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms); the values stay the exact
-objects that were stored, so a warm run's output is the cold run's.
+layer (lint's records, findings and models, the replayed report, build's keys, the export
+fragments) passes before its bytes are read, and it costs little (benchmarks/cache_formats.py:
+the HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms). Lint's records, its
+findings and the report are moreover plain data (`store_plain`, `load_plain`), read by an
+unpickler that refuses every class: even an authentic file cannot make reading it run code.
 """
 
 from __future__ import annotations
