@@ -44,6 +44,7 @@ from dpassess.lint.engine import ItemResult, lint_bank, lint_banks
 from dpassess.lint.features import item_features
 from dpassess.lint.text import clear_memos
 from dpassess.model import Bank, BankConfig, ItemBase, LoadedItem, LoadedStimulus, Stimulus
+from dpassess.runtime import records as records_io
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.cache import seal as _seal
 from dpassess.runtime.cache import unseal as _unseal
@@ -129,10 +130,11 @@ class _Folder(NamedTuple):
 
 class _Stored(NamedTuple):
     """What the cache holds of a folder's files that still hold: each file's record, and the
-    plain value it was read from (stored again as it was)."""
+    bytes it was read from (stored again as they were: the records of unchanged files are not
+    serialised again)."""
 
     records: dict[str, LintRecord]
-    raw: dict[str, object]
+    raw: dict[str, bytes]
 
 
 def _run(
@@ -223,14 +225,19 @@ def _folder(root: Path, config: LintConfig) -> _Folder | None:
 def _stored(value: object, folder: _Folder) -> _Stored:
     """The stored records of the folder's files whose content hash is unchanged."""
     records: dict[str, LintRecord] = {}
-    raw: dict[str, object] = {}
+    raw: dict[str, bytes] = {}
     if isinstance(value, dict):
         for f in folder.files:
-            v = value.get(f)
-            rec = read_lint_record(v) if v is not None else None
+            blob = value.get(f)
+            if not isinstance(blob, bytes):
+                continue
+            try:
+                rec = read_lint_record(records_io.loads(blob))
+            except Exception:  # a class named, a damaged stream: a miss
+                continue
             if rec is not None and rec.digest == folder.digests[f]:
                 records[f] = rec
-                raw[f] = v
+                raw[f] = blob
     return _Stored(records, raw)
 
 
@@ -392,14 +399,14 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
     stored, and neither are the bank's findings."""
     digests = folder.digests
     features = {path: f for path, f in zip(record, bctx.features, strict=True)}
-    values: dict[str, object] = {}
+    values: dict[str, bytes] = {}
     for f in folder.files:
         p = parsed.get(f)
         if p is None:
             if f in stored.raw:
                 values[f] = stored.raw[f]
         elif isinstance(p, Stimulus):
-            values[f] = LintStimulus(digests[f], p.id).plain()
+            values[f] = records_io.dumps(LintStimulus(digests[f], p.id).plain())
         elif f in record:
             stim = None
             if p.stimulus is not None:
@@ -408,8 +415,9 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
                     continue
                 stim = (p.stimulus, sdigest)
             rows: tuple[FindingRow, ...] = tuple(map(finding_row, record[f][0]))
-            values[f] = LintItem(digests[f], stim, rows, tuple(sorted(record[f][1])),
-                                 features[f]).plain()
+            values[f] = records_io.dumps(LintItem(digests[f], stim, rows,
+                                                  tuple(sorted(record[f][1])),
+                                                  features[f]).plain())
     cache.store_plain(folder.key_root, "items", folder.salt, values)
     if len(values) == len(folder.files) and all(f in digests for f in record):
         cache.store_plain(folder.key_root, "lint", folder.salt,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import pickle
 from collections.abc import Sequence
-from itertools import repeat
 from typing import Any, NamedTuple
 
 from dpassess.diagnostics import Diagnostic, Severity
@@ -158,33 +157,17 @@ def _fields(value: object, n: int) -> tuple[Any, ...]:
     return value
 
 
-def _strs(value: object) -> tuple[str, ...]:
-    if not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
-        raise TypeError("not a tuple of strings")
-    return value
-
-
 def read_features(value: object) -> ItemFeatures:
-    """The ItemFeatures of `plain(features)` (TypeError or ValueError when it is not one)."""
+    """The ItemFeatures of `plain(features)` (TypeError or ValueError when it does not have
+    its shape). Only the shape is checked: the values are what `plain` wrote, in a file
+    authenticated with the user's key and salted with dpassess's own sources."""
     iid, enemies, languages, stems, choice, suppress = _fields(value, 6)
     if not isinstance(iid, str):
         raise TypeError("no id")
-    out_stems = []
-    for lang, stem, answers, words, quoted in map(_fields, stems, repeat(5)):
-        if not (isinstance(lang, str) and isinstance(stem, str) and isinstance(quoted, str)):
-            raise TypeError("not a stem")
-        out_stems.append(StemFeatures(lang, stem, _strs(answers),
-                                      None if words is None else _strs(words), quoted))
-    ch = None
-    if choice is not None:
-        k, key, lengths, absolute = _fields(choice, 4)
-        if not (isinstance(k, int) and isinstance(key, int)):
-            raise TypeError("not a choice")
-        ch = ChoiceFeatures(k, key, tuple((str(lang), tuple(map(int, ls))) for lang, ls in lengths),
-                            tuple((str(lang), tuple(map(bool, fs))) for lang, fs in absolute))
-    sup = tuple(SuppressionRecord(str(r), f if f is None else str(f), t if t is None else str(t))
-                for r, f, t in map(_fields, suppress, repeat(3)))
-    return ItemFeatures(iid, _strs(enemies), _strs(languages), tuple(out_stems), ch, sup)
+    return ItemFeatures(
+        iid, enemies, languages, tuple(map(StemFeatures._make, stems)),
+        None if choice is None else ChoiceFeatures._make(choice),
+        tuple(map(SuppressionRecord._make, suppress)))
 
 
 # --- lint's records of a bank's files ---------------------------------------------------
