@@ -8,6 +8,9 @@ glossary), which every lint cache key covers.
 
 from __future__ import annotations
 
+import hashlib
+from sys import intern
+
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.rules.bank import MIN_STEM_WORDS, _answers, _content_words
 from dpassess.lint.rules.writing import ABSOLUTE_TERMS, absolute_terms
@@ -22,6 +25,12 @@ from dpassess.runtime.records import (
 )
 
 
+def _hash(text: str) -> bytes:
+    """A 16-byte hash of `text`: what the duplicate rule compares (a stem and its answers kept
+    whole would add tens of MiB to a large bank's lint)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def item_features(bctx: BankContext, item: Item, path: str) -> ItemFeatures:
     """What the bank rules read of `item` (of the bank `bctx`, in file `path`)."""
     stems = []
@@ -29,8 +38,10 @@ def item_features(bctx: BankContext, item: Item, path: str) -> ItemFeatures:
         stop = STOPWORDS.get(lang.split("-")[0], frozenset())
         ws = _content_words(c.stem, stop)
         enough = len(ws) >= MIN_STEM_WORDS
-        stems.append(StemFeatures(lang, norm(c.stem), _answers(item, lang),
-                                  tuple(ws) if enough else None,
+        stem = norm(c.stem)
+        stems.append(StemFeatures(lang, _hash(stem) if stem else b"",
+                                  _hash(repr(_answers(item, lang))),
+                                  tuple(map(intern, ws)) if enough else None,
                                   quote(c.stem, 50) if enough else ""))
     return ItemFeatures(
         item.id, tuple(item.enemies), tuple(item.text), tuple(stems),

@@ -24,13 +24,14 @@ from __future__ import annotations
 import io
 import pickle
 from collections.abc import Sequence
+from sys import intern
 from typing import Any, NamedTuple
 
 from dpassess.diagnostics import Diagnostic, Severity
 
 #: The layout of every record below; bumped when one changes (a stored value of another
-#: layout is a miss).
-VERSION = 1
+#: layout is a miss; 2: stems and answers as hashes).
+VERSION = 2
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -116,10 +117,11 @@ class StemFeatures(NamedTuple):
     """One language of an item: its stem as the duplicate rules compare it."""
 
     lang: str
-    #: The stem's case-folded words, joined (BK001: `norm`).
-    stem: str
-    #: What the item offers or accepts in this language, normalised and sorted (BK001).
-    answers: tuple[str, ...]
+    #: The hash of the stem's case-folded words (BK001: `norm`), empty when it has none.
+    stem: bytes
+    #: The hash of what the item offers or accepts in this language, normalised and sorted
+    #: (BK001).
+    answers: bytes
     #: The stem's content words in order (BK002), when there are enough to compare, else None.
     words: tuple[str, ...] | None
     #: The stem as BK002 quotes it.
@@ -157,6 +159,13 @@ def _fields(value: object, n: int) -> tuple[Any, ...]:
     return value
 
 
+def _stem(value: tuple[Any, ...]) -> StemFeatures:
+    lang, stem, answers, words, quoted = value
+    # one string object per word, as `words` made them (a bank has few distinct words)
+    return StemFeatures(lang, stem, answers, None if words is None else tuple(map(intern, words)),
+                        quoted)
+
+
 def read_features(value: object) -> ItemFeatures:
     """The ItemFeatures of `plain(features)` (TypeError or ValueError when it does not have
     its shape). Only the shape is checked: the values are what `plain` wrote, in a file
@@ -165,7 +174,7 @@ def read_features(value: object) -> ItemFeatures:
     if not isinstance(iid, str):
         raise TypeError("no id")
     return ItemFeatures(
-        iid, enemies, languages, tuple(map(StemFeatures._make, stems)),
+        iid, enemies, languages, tuple(map(_stem, stems)),
         None if choice is None else ChoiceFeatures._make(choice),
         tuple(map(SuppressionRecord._make, suppress)))
 

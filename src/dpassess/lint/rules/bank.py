@@ -91,7 +91,7 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     # Options are compared only where another item has the same stem (few items).
     feats = bctx.features
     stems = Counter((s.lang, s.stem) for f in feats for s in f.stems)
-    seen: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    seen: dict[tuple[str, bytes, bytes], str] = {}
     for f in feats:
         for s in f.stems:
             if not s.stem or stems[s.lang, s.stem] == 1:
