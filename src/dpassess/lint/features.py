@@ -12,7 +12,7 @@ import hashlib
 from sys import intern
 
 from dpassess.lint.context import BankContext, ItemContext
-from dpassess.lint.rules.bank import MIN_STEM_WORDS, _answers, _content_words
+from dpassess.lint.rules.bank import MIN_STEM_WORDS, _answers
 from dpassess.lint.rules.writing import ABSOLUTE_TERMS, absolute_terms
 from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import STOPWORDS
@@ -36,9 +36,9 @@ def item_features(bctx: BankContext, item: Item, path: str) -> ItemFeatures:
     stems = []
     for lang, c in item.text.items():
         stop = STOPWORDS.get(lang.split("-")[0], frozenset())
-        ws = _content_words(c.stem, stop)
-        enough = len(ws) >= MIN_STEM_WORDS
         stem = norm(c.stem)
+        ws = [w for w in stem.split() if w not in stop]  # its content words
+        enough = len(ws) >= MIN_STEM_WORDS
         stems.append(StemFeatures(lang, _hash(stem) if stem else b"",
                                   _hash(repr(_answers(item, lang))),
                                   tuple(map(intern, ws)) if enough else None,

@@ -216,10 +216,6 @@ def _unique(values: Iterable[str]) -> Iterator[str]:
             yield v
 
 
-def _content_words(stem: str, stop: frozenset[str]) -> list[str]:
-    return [w for w in norm(stem).split() if w not in stop]
-
-
 def _one_word_apart(ws: Sequence[str], others: Sequence[str]) -> bool:
     """Same words, or one word changed, added or removed."""
     a, b = Counter(ws), Counter(others)
