@@ -10,7 +10,7 @@ guesser, the settings); `ItemContext` gives per-language views of one item whose
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from dpassess.diagnostics import FieldPath
@@ -57,7 +57,8 @@ class BankContext:
     lint cache) gives, the bank's entries then being only the items that changed."""
 
     def __init__(self, bank: Bank, config: LintConfig,
-                 features: Sequence[ItemFeatures] | None = None) -> None:
+                 features: Sequence[ItemFeatures] | None = None,
+                 kept: Mapping[str, ItemFeatures] | None = None) -> None:
         self.bank = bank
         self.config = config
         self.languages = bank.config.languages
@@ -65,15 +66,19 @@ class BankContext:
         self.glossary = Glossary(bank.config)
         self._shared: dict[Callable[[BankContext], object], object] = {}
         self._features = features
+        self._kept = kept or {}
 
     @property
     def features(self) -> Sequence[ItemFeatures]:
-        """What the bank rules read of every item of the bank, in authoring order (made from
-        the bank's entries on first use when not given)."""
+        """What the bank rules read of every item of the bank, in authoring order: when not
+        given, made from the bank's entries on first use (while the item rules' workers run),
+        but for those `kept` (by file path) from an earlier run."""
         if self._features is None:
             from dpassess.lint.features import item_features
 
-            self._features = [item_features(self, e.item, e.path) for e in self.bank.entries]
+            kept = self._kept
+            self._features = [kept[e.path] if e.path in kept else item_features(self, e.item, e.path)
+                              for e in self.bank.entries]
         return self._features
 
     @features.setter

@@ -361,25 +361,23 @@ def _lint_whole(bank: Bank, folder: _Folder, stored: _Stored, config: LintConfig
     """The findings of a bank loaded whole, reusing the stored results and features of its
     items whose file (and stimulus file) are unchanged."""
     stimuli = {s.stimulus.id: s.path for s in bank.stimuli}
-    bctx = BankContext(bank, config)
     known: dict[str, ItemResult] = {}
-    features: list[ItemFeatures] = []
+    kept: dict[str, ItemFeatures] = {}
     record: dict[str, ItemResult] = {}
+    for e in bank.entries:
+        rec = stored.records.get(e.path)
+        result = _result(rec) if isinstance(rec, LintItem) else None
+        if (isinstance(rec, LintItem) and result is not None
+                and rec.features.id == e.item.id
+                and (rec.stimulus is None if e.item.stimulus is None
+                     else rec.stimulus == (e.item.stimulus, folder.digests.get(
+                         stimuli.get(e.item.stimulus, ""))))):
+            known[e.path] = result
+            kept[e.path] = rec.features
+    # the other items' features are made while the item rules' workers run
+    bctx = BankContext(bank, config, kept=kept)
     with gc_paused():
         try:
-            for e in bank.entries:
-                rec = stored.records.get(e.path)
-                result = _result(rec) if isinstance(rec, LintItem) else None
-                if (isinstance(rec, LintItem) and result is not None
-                        and rec.features.id == e.item.id
-                        and (rec.stimulus is None if e.item.stimulus is None
-                             else rec.stimulus == (e.item.stimulus, folder.digests.get(
-                                 stimuli.get(e.item.stimulus, ""))))):
-                    known[e.path] = result
-                    features.append(rec.features)
-                else:
-                    features.append(item_features(bctx, e.item, e.path))
-            bctx.features = features
             found = lint_bank(bctx, [e.path for e in bank.entries], jobs=jobs, known=known,
                               record=record)
         finally:
