@@ -179,7 +179,9 @@ def _run(
             out += found_before
             if not want_banks:
                 continue
-        stored = _stored(cache.load_plain(folder.key_root, "items", folder.salt), folder)
+        # (the records are not read when only the models are wanted)
+        stored = (_stored(cache.load_plain(folder.key_root, "items", folder.salt), folder)
+                  if found_before is None else _Stored({}, {}))
         if not want_banks:
             found = _lint_changed(folder, stored, config, cache, jobs)
             if found is not None:
