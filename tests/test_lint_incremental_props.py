@@ -1,6 +1,6 @@
 """The lint cache against lint without it, over random histories of a bank on disk.
 
-A small bank (single-choice items whose stems and options come from small pools, so that
+A small bank, in one language or two with a glossary (single-choice items whose stems and options come from small pools, so that
 duplicates, near-duplicates, key cues, enemies and suppressions of bank findings occur, and a
 stimulus that may grow past Canvas's limit) goes through a random sequence of edits, additions,
 deletions, renames and stimulus changes. After each step, `lint_paths` and `load_and_lint`
@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,10 @@ from dpassess.runtime.cache import Cache
 
 BANK = {"schema": 1, "id": "pb", "title": {"en": "P"}, "languages": ["en"],
         "default_language": "en"}
+#: Two languages and a glossary: translation rules, masked terms, per-language key cues.
+BILINGUAL = {"schema": 1, "id": "pb", "title": {"en": "P", "id": "P"}, "languages": ["en", "id"],
+             "default_language": "en",
+             "glossary": [{"term": "all-reduce", "keep": True}, {"term": "GPU", "keep": True}]}
 STEMS = [
     "Which operation keeps the replicas of the model in sync after each step?",
     "Which operation keeps the replicas of the model in step after each step?",
@@ -49,7 +54,9 @@ def items(draw: st.DrawFn) -> dict[str, Any]:
     item: dict[str, Any] = {
         "schema": 1, "id": draw(st.sampled_from(IDS)), "type": "single_choice", "topic": "t",
         "options": ids, "key": ids[draw(st.integers(0, k - 1))],
-        "text": {"en": {"stem": draw(st.sampled_from(STEMS)), "options": dict(zip(ids, opts, strict=True))}},
+        "text": {lang: {"stem": draw(st.sampled_from(STEMS)),
+                        "options": dict(zip(ids, draw(st.permutations(opts)), strict=True))}
+                 for lang in ("en", "id")},
     }
     enemies = draw(st.lists(st.sampled_from(IDS), max_size=2, unique=True))
     if enemies:
@@ -80,13 +87,15 @@ def _stimulus(root: Path, how: str) -> None:
         return
     text = "A table of results." if how == "short" else "A & b, " * 2600
     path.write_text(yaml.safe_dump({"schema": 1, "type": "stimulus", "id": "st-1",
-                                    "text": {"en": {"text": text}}}), encoding="utf-8")
+                                    "text": {lang: {"text": text} for lang in ("en", "id")}}),
+                    encoding="utf-8")
 
 
 def _apply(root: Path, op: tuple[str, Any, Any]) -> None:
     kind, a, b = op
     if kind == "write":
-        (root / a).write_text(yaml.safe_dump(b, sort_keys=False), encoding="utf-8")
+        (root / a).write_text(yaml.safe_dump(_languages(root, b), sort_keys=False),
+                              encoding="utf-8")
     elif kind == "delete":
         (root / a).unlink(missing_ok=True)
     elif kind == "rename":
@@ -96,6 +105,12 @@ def _apply(root: Path, op: tuple[str, Any, Any]) -> None:
         _stimulus(root, a)
 
 
+def _languages(root: Path, item: dict[str, Any]) -> dict[str, Any]:
+    """The item with the text of the bank's languages only."""
+    langs = yaml.safe_load((root / "bank.yaml").read_text(encoding="utf-8"))["languages"]
+    return {**item, "text": {lang: t for lang, t in item["text"].items() if lang in langs}}
+
+
 def _outcome(run: Any) -> tuple[str, list[object]]:
     try:
         return "findings", list(run())
@@ -103,16 +118,18 @@ def _outcome(run: Any) -> tuple[str, list[object]]:
         return "load errors", sorted(exc.diagnostics, key=lambda d: d.sort_key)
 
 
+@pytest.mark.parametrize("bank", [BANK, BILINGUAL], ids=["en", "en-id"])
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-          deadline=None, max_examples=40)
+          deadline=None, max_examples=30)
 @given(start=st.lists(items(), min_size=3, max_size=7), ops=st.lists(OPS, max_size=8))
 def test_cached_lint_is_lint_without_a_cache_after_every_step(
-    tmp_path_factory: Any, start: list[dict[str, Any]], ops: list[tuple[str, Any, Any]]
+    tmp_path_factory: Any, bank: dict[str, Any], start: list[dict[str, Any]],
+    ops: list[tuple[str, Any, Any]]
 ) -> None:
     work = tmp_path_factory.mktemp("hist")
     root = work / "bank"
     root.mkdir()
-    (root / "bank.yaml").write_text(yaml.safe_dump(BANK), encoding="utf-8")
+    (root / "bank.yaml").write_text(yaml.safe_dump(bank), encoding="utf-8")
     _stimulus(root, "short")
     for n, item in enumerate(start):
         item["id"] = f"q-{n}"  # a bank that loads, to begin with
