@@ -71,7 +71,8 @@ def lint_report(
     """Lint every bank at or below `paths` (BankLoadError when one does not load, UsageError
     for bad settings, as `dpassess.lint.incremental.lint_paths`). `working()` wraps the part
     that loads and lints (a caller's progress display): it is not entered on a replay."""
-    key, seen = _key(paths, options) if cache is not None else (None, {})
+    digests: dict[str, bytes] = {}
+    key, seen = _key(paths, options, digests) if cache is not None else (None, {})
     where = "\0".join(str(p) for p in paths)
     if cache is not None and key is not None:
         stored = cache.load_plain(where, "report", key)
@@ -85,17 +86,19 @@ def lint_report(
     settings = load_config(paths[0], options.config).override(
         options.select, options.ignore, options.fail_on)
     with working():
-        findings = lint_paths(paths, settings, cache, jobs=jobs)
+        # the files' content hashes, as read for the key: lint does not read them again
+        findings = lint_paths(paths, settings, cache, jobs=jobs, digests=digests)
     report = LintReport(format_findings(findings, options.fmt), failing(findings, settings.fail_on))
     if cache is not None and key is not None and unchanged(seen):
         cache.store_plain(where, "report", key, (report.text, report.failing))
     return report
 
 
-def _key(paths: Sequence[Path], options: LintOptions
+def _key(paths: Sequence[Path], options: LintOptions, digests: dict[str, bytes]
          ) -> tuple[bytes | None, dict[str, Stamp]]:
     """The hash of every input of the report, or None when one cannot be read (no replay:
-    the loader reports it); and each file read with its size, mtime and inode then."""
+    the loader reports it); and each file read with its size, mtime and inode then. The
+    content hash of each bank's files goes into `digests`."""
     found = find_config(paths[0], options.config)
     h = hashlib.blake2b(digest_size=16)
     files: dict[str, Stamp] = {}
@@ -125,7 +128,8 @@ def _key(paths: Sequence[Path], options: LintOptions
                 data = _read(f, files)
                 if data is None:
                     return None, files
-                add(f, digest(data))
+                digests[f] = digest(data)
+                add(f, digests[f])
     return salt(b"", h.digest()), files
 
 

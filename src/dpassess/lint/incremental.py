@@ -90,17 +90,24 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def _digest(path: str) -> bytes | None:
+    data = _read(path)
+    return None if data is None else digest(data)
+
+
 def lint_paths(
     paths: Iterable[str | os.PathLike[str]],
     config: LintConfig,
     cache: Cache | None = None,
     *,
     jobs: int | None = None,
+    digests: Mapping[str, bytes] | None = None,
 ) -> list[Diagnostic]:
     """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks.
     With a cache, only what changed is parsed and checked (the library's entry point for "lint
-    this bank using the cache")."""
-    return _run(paths, config, cache, jobs=jobs, want_banks=False)[1]
+    this bank using the cache"). `digests`: the content hash (`dpassess.runtime.cache.digest`)
+    of files the caller has just read, by path as listed: those are not read again."""
+    return _run(paths, config, cache, jobs=jobs, want_banks=False, digests=digests or {})[1]
 
 
 def load_and_lint(
@@ -112,7 +119,7 @@ def load_and_lint(
 ) -> tuple[list[Bank], list[Diagnostic]]:
     """`(load_banks(paths), lint_paths(paths, config, cache))`, parsing each file at most once:
     items whose file is unchanged come from the cache."""
-    return _run(paths, config, cache, jobs=jobs, want_banks=True)
+    return _run(paths, config, cache, jobs=jobs, want_banks=True, digests={})
 
 
 class _Folder(NamedTuple):
@@ -144,6 +151,7 @@ def _run(
     *,
     jobs: int | None,
     want_banks: bool,
+    digests: Mapping[str, bytes],
 ) -> tuple[list[Bank], list[Diagnostic]]:
     if cache is None:
         loaded = load_banks(paths)
@@ -161,7 +169,7 @@ def _run(
     banks: list[Bank] = []
     todo: list[tuple[Bank, _Folder, _Stored]] = []
     for root in roots:
-        folder = _folder(root, config)
+        folder = _folder(root, config, digests)
         if folder is None:
             # unreadable files: no caching, the loader reports them
             try:
@@ -205,21 +213,20 @@ def _run(
     return banks, out
 
 
-def _folder(root: Path, config: LintConfig) -> _Folder | None:
-    """The folder's files and keys, or None when one cannot be read."""
+def _folder(root: Path, config: LintConfig, known: Mapping[str, bytes]) -> _Folder | None:
+    """The folder's files and keys, or None when one cannot be read (`known`: content hashes
+    already read)."""
     bank_bytes = _read(str(root / BANK_FILE))
     files = item_files(root)
-    contents = {f: b for f in files if (b := _read(f)) is not None}
-    if bank_bytes is None or len(contents) != len(files):
+    digests = {f: d for f in files if (d := known.get(f) or _digest(f)) is not None}
+    if bank_bytes is None or len(digests) != len(files):
         return None
-    digests = {f: digest(b) for f, b in contents.items()}
     whole = hashlib.blake2b(digest_size=16)
     for f in files:
         whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
     for stats in record_files(root):  # the IA rules read the recorded statistics
-        data = _read(str(stats))
         whole.update(b"stats\0" + str(stats).encode("utf-8", "surrogateescape") + b"\0"
-                     + (digest(data) if data is not None else b"unreadable"))
+                     + (known.get(str(stats)) or _digest(str(stats)) or b"unreadable"))
     return _Folder(root, str(root), salt(bank_bytes, _settings(config, root)), files, digests,
                    whole.digest())
 
