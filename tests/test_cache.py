@@ -34,13 +34,15 @@ def bank(tmp_path: Path) -> Path:
 
 
 class Spy:
-    """Counts banks loaded, items parsed (not from the cache) and items checked by item rules."""
+    """Counts banks loaded whole, items parsed (not from the cache, whole bank or one file) and
+    items checked by item rules."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.loads = 0
         self.parsed = 0
         self.checked = 0
-        real_load, real_lint = cached_mod.load_bank, cached_mod.lint_banks
+        real_load, real_item = cached_mod.load_bank, cached_mod.load_item
+        real_lint, real_bank = cached_mod.lint_banks, cached_mod.lint_bank
 
         def load_bank(root, *, jobs=None, preloaded=None):  # type: ignore[no-untyped-def]
             self.loads += 1
@@ -48,13 +50,23 @@ class Spy:
             self.parsed += len(b.entries) - len(preloaded or {})
             return b
 
+        def load_item(path):  # type: ignore[no-untyped-def]
+            self.parsed += 1
+            return real_item(path)
+
         def lint(banks, config, *, jobs=None, known=None, record=None):  # type: ignore[no-untyped-def]
             banks = list(banks)
             self.checked += sum(len(b.entries) for b in banks) - len(known or {})
             return real_lint(banks, config, jobs=jobs, known=known, record=record)
 
+        def lint_bank(bctx, paths, *, jobs=None, known=None, record=None):  # type: ignore[no-untyped-def]
+            self.checked += sum(e.path not in (known or {}) for e in bctx.bank.entries)
+            return real_bank(bctx, paths, jobs=jobs, known=known, record=record)
+
         monkeypatch.setattr(cached_mod, "load_bank", load_bank)
+        monkeypatch.setattr(cached_mod, "load_item", load_item)
         monkeypatch.setattr(cached_mod, "lint_banks", lint)
+        monkeypatch.setattr(cached_mod, "lint_bank", lint_bank)
 
     def reset(self) -> None:
         self.loads = self.parsed = self.checked = 0
@@ -93,7 +105,8 @@ def test_a_changed_item_is_parsed_and_checked_again_alone(
     after = cached_mod.lint_paths([bank], cfg, cache)
     assert after == uncached(bank, cfg)
     assert after != before
-    assert (spy.loads, spy.parsed, spy.checked) == (1, 1, 1)
+    # the bank is not loaded whole: the one file is parsed and checked
+    assert (spy.loads, spy.parsed, spy.checked) == (0, 1, 1)
 
 
 def test_load_and_lint_parses_each_file_once_and_returns_the_banks(
@@ -188,8 +201,8 @@ def test_corrupted_cache_files_are_ignored(
 ) -> None:
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     first = cached_mod.lint_paths([bank], cfg, cache)
-    files = [p for p in (tmp_path / "c").iterdir() if p.suffix in (".lint", ".items")]
-    assert len(files) == 2
+    files = [p for p in (tmp_path / "c").iterdir() if p.suffix in (".lint", ".items", ".models")]
+    assert len(files) == 3
     for p in files:
         p.write_bytes(garbage)
     spy = Spy(monkeypatch)

@@ -53,7 +53,7 @@ def plant(folder: Path, marker: Path) -> list[Path]:
     targets = [cache._path("items", "report"), cache._path("exports", "build")]
     for bank in sorted((Path("items")).iterdir()):
         if bank.is_dir():
-            targets += [cache._path(str(bank), kind) for kind in ("lint", "items")]
+            targets += [cache._path(str(bank), kind) for kind in ("lint", "items", "models")]
     for rel in ("qti21/data-parallelism-en.zip", "moodle/data-parallelism-en.xml",
                 "gift/data-parallelism-en.txt"):
         targets.append(cache._path(str(Path("exports") / rel), FRAGMENTS))
@@ -170,3 +170,17 @@ def test_a_folder_added_to_git_after_a_warm_run_is_refused(project: Path) -> Non
     subprocess.run([*git, "add", "-f", ".dpassess_cache"], check=True)
     subprocess.run([*git, "commit", "-qm", "the cache"], check=True)
     assert "tracked by git" in run("lint", "items")[2]
+
+
+def test_plain_records_never_name_a_class_even_when_authentic(project: Path, tmp_path: Path
+                                                              ) -> None:
+    """Lint's records are read with an unpickler that refuses every global: a file that
+    carries a valid tag (written with the user's own key) still cannot run code."""
+    marker = tmp_path / "ran"
+    cache = Cache(tmp_path / "c")
+    cache.store_bytes("b", "items", b"salt", pickle.dumps({"x": Payload(marker)}))
+    assert cache.load_bytes("b", "items", b"salt") is not None  # authentic
+    assert cache.load_plain("b", "items", b"salt") is None
+    assert not marker.exists()
+    cache.store_plain("b", "items", b"salt", {"a": (b"d", ("x", 1), None, 1.5, [True])})
+    assert cache.load_plain("b", "items", b"salt") == {"a": (b"d", ("x", 1), None, 1.5, [True])}

@@ -34,8 +34,8 @@ def test_a_flipped_byte_anywhere_changes_no_finding(bank: Path, tmp_path: Path) 
     assert expected  # the fixture has findings, so a changed one would show
     folder = tmp_path / "cache"
     incremental.lint_paths([bank], LintConfig(), Cache(folder))
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".items", ".lint"))
-    assert {p.suffix for p in files} == {".items", ".lint"}
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".items", ".lint", ".models"))
+    assert {p.suffix for p in files} == {".items", ".lint", ".models"}
     pristine = {p: p.read_bytes() for p in files}
     for path, data in pristine.items():
         step = max(1, len(data) // 97)

@@ -8,8 +8,8 @@ content hash), and dpassess itself (its version and a fingerprint of its sources
 `dpassess.runtime.cache.salt`). On a hit the stored report is returned without importing the
 model or the rules: a warm lint of a small bank costs little more than starting Python. On a
 miss the banks are loaded and linted through the lint cache (`dpassess.lint.incremental`, which
-re-checks only the files that changed) and the report is stored, sealed with its hash (a
-damaged entry is a miss), unless an input changed while lint ran.
+re-checks only the files that changed) and the report is stored as plain data (a damaged entry
+is a miss), unless an input changed while lint ran.
 
     from dpassess.app.lint import LintOptions, lint_report
     from dpassess.runtime.cache import Cache
@@ -28,12 +28,13 @@ from pathlib import Path
 
 from dpassess import __version__
 from dpassess.bank.files import BANK_FILE, find_banks, item_files, record_files
-from dpassess.runtime.cache import Cache, digest, salt, seal, unseal
+from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.configfile import find_config
 from dpassess.runtime.files import Stamp, stamp, unchanged
 
-#: The layout of a stored report (bumped when it changes).
-REPORT_FORMAT = 1
+#: The layout of a stored report (bumped when it changes; 2: plain data, read without
+#: unpickling any class).
+REPORT_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,11 @@ def lint_report(
     """Lint every bank at or below `paths` (BankLoadError when one does not load, UsageError
     for bad settings, as `dpassess.lint.incremental.lint_paths`). `working()` wraps the part
     that loads and lints (a caller's progress display): it is not entered on a replay."""
-    key, seen = _key(paths, options) if cache is not None else (None, {})
+    digests: dict[str, bytes] = {}
+    key, seen = _key(paths, options, digests) if cache is not None else (None, {})
     where = "\0".join(str(p) for p in paths)
     if cache is not None and key is not None:
-        stored = unseal(cache.load(where, "report", key))
+        stored = cache.load_plain(where, "report", key)
         if (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], str)
                 and isinstance(stored[1], bool)):
             return LintReport(stored[0], stored[1], replayed=True)
@@ -84,17 +86,19 @@ def lint_report(
     settings = load_config(paths[0], options.config).override(
         options.select, options.ignore, options.fail_on)
     with working():
-        findings = lint_paths(paths, settings, cache, jobs=jobs)
+        # the files' content hashes, as read for the key: lint does not read them again
+        findings = lint_paths(paths, settings, cache, jobs=jobs, digests=digests)
     report = LintReport(format_findings(findings, options.fmt), failing(findings, settings.fail_on))
     if cache is not None and key is not None and unchanged(seen):
-        cache.store(where, "report", key, seal((report.text, report.failing)))
+        cache.store_plain(where, "report", key, (report.text, report.failing))
     return report
 
 
-def _key(paths: Sequence[Path], options: LintOptions
+def _key(paths: Sequence[Path], options: LintOptions, digests: dict[str, bytes]
          ) -> tuple[bytes | None, dict[str, Stamp]]:
     """The hash of every input of the report, or None when one cannot be read (no replay:
-    the loader reports it); and each file read with its size, mtime and inode then."""
+    the loader reports it); and each file read with its size, mtime and inode then. The
+    content hash of each bank's files goes into `digests`."""
     found = find_config(paths[0], options.config)
     h = hashlib.blake2b(digest_size=16)
     files: dict[str, Stamp] = {}
@@ -124,7 +128,8 @@ def _key(paths: Sequence[Path], options: LintOptions
                 data = _read(f, files)
                 if data is None:
                     return None, files
-                add(f, digest(data))
+                digests[f] = digest(data)
+                add(f, digests[f])
     return salt(b"", h.digest()), files
 
 

@@ -10,7 +10,7 @@ guesser, the settings); `ItemContext` gives per-language views of one item whose
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from dpassess.diagnostics import FieldPath
@@ -24,6 +24,7 @@ from dpassess.model import (
     Content,
     Item,
 )
+from dpassess.runtime.records import ItemFeatures
 
 T = TypeVar("T")
 #: The item class of a context.
@@ -51,13 +52,38 @@ class cached_property(Generic[T]):
 
 
 class BankContext:
-    def __init__(self, bank: Bank, config: LintConfig) -> None:
+    """A bank as the rules read it. `bank.entries` are the items to check; the bank rules read
+    every item through `features` (in authoring order), which a caller that keeps them (the
+    lint cache) gives, the bank's entries then being only the items that changed."""
+
+    def __init__(self, bank: Bank, config: LintConfig,
+                 features: Sequence[ItemFeatures] | None = None,
+                 kept: Mapping[str, ItemFeatures] | None = None) -> None:
         self.bank = bank
         self.config = config
         self.languages = bank.config.languages
         self.default_language = bank.config.default_language
         self.glossary = Glossary(bank.config)
         self._shared: dict[Callable[[BankContext], object], object] = {}
+        self._features = features
+        self._kept = kept or {}
+
+    @property
+    def features(self) -> Sequence[ItemFeatures]:
+        """What the bank rules read of every item of the bank, in authoring order: when not
+        given, made from the bank's entries on first use (while the item rules' workers run),
+        but for those `kept` (by file path) from an earlier run."""
+        if self._features is None:
+            from dpassess.lint.features import item_features
+
+            kept = self._kept
+            self._features = [kept[e.path] if e.path in kept else item_features(self, e.item, e.path)
+                              for e in self.bank.entries]
+        return self._features
+
+    @features.setter
+    def features(self, value: Sequence[ItemFeatures]) -> None:
+        self._features = value
 
     def shared(self, make: Callable[[BankContext], T]) -> T:
         """`make(self)`, made on first use and kept with the context: what several bank rules

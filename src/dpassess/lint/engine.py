@@ -13,8 +13,8 @@ reports one (while the other chunks run), then runs the deferred rules of those 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 from dpassess.bank.positions import Locator
 from dpassess.diagnostics import Diagnostic, Severity, format_field
@@ -23,9 +23,10 @@ from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.langid import ModelDeferred
 from dpassess.lint.registry import Hit, Rule
 from dpassess.lint.text import clear_memos
-from dpassess.model import Bank, Item, LoadedItem, Suppression
+from dpassess.model import Bank, Item, LoadedItem
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.parallel import Pool, chunks, worker_count
+from dpassess.runtime.records import ItemFeatures
 
 #: Below this many items a process pool for the item rules costs more than it saves.
 PARALLEL_MIN_ITEMS = 2000
@@ -83,7 +84,15 @@ class ItemRules:
         return rules
 
 
-def _silencer(suppress: tuple[Suppression, ...], code: str, hit: Hit) -> int | None:
+class _Suppression(Protocol):
+    """An entry of an item's `suppress` list: the model's, or the lint cache's record of it."""
+
+    @property
+    def rule(self) -> str: ...
+    def covers(self, rule: str, field: str, term: str | None = None) -> bool: ...
+
+
+def _silencer(suppress: Sequence[_Suppression], code: str, hit: Hit) -> int | None:
     """The index of the first suppression that covers `hit` of rule `code`, if any."""
     field = None
     for j, sup in enumerate(suppress):
@@ -254,6 +263,29 @@ def _lint(
     known: Mapping[str, ItemResult],
     record: dict[str, ItemResult] | None,
 ) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for bank in banks:
+        bctx = BankContext(bank, config)
+        out += lint_bank(bctx, [e.path for e in bank.entries], jobs=jobs, known=known,
+                         record=record)
+    out.sort(key=lambda f: f.sort_key)
+    return out
+
+
+def lint_bank(
+    bctx: BankContext,
+    paths: Sequence[str],
+    *,
+    jobs: int | None = None,
+    known: Mapping[str, ItemResult] | None = None,
+    record: dict[str, ItemResult] | None = None,
+) -> list[Diagnostic]:
+    """Every finding of the bank `bctx`, whose items are in the files `paths` (every item, in
+    authoring order, as `bctx.features`): the item rules run on the bank's entries whose path
+    is not in `known` (`bctx.bank.entries` may hold only those), the bank rules on the
+    features of every item. Unsorted; the collector is the caller's (see `lint_banks`)."""
+    known = known or {}
+    config = bctx.config
     rules = config.rules()
     item_rules = ItemRules(rules)
     bank_rules = [r for r in rules if r.scope == "bank"]
@@ -261,42 +293,40 @@ def _lint(
     ran = {r.code for r in rules if r.scope != "suppression"}
     out: list[Diagnostic] = []
     locate = Locator()
-    for bank in banks:
-        bctx = BankContext(bank, config)
-        entries = bank.entries
-        todo = [e for e in entries if e.path not in known]
-        with _start(todo, item_rules, bctx, jobs) as pool:
-            # Bank rules do not depend on the item rules' results: they run while the workers
-            # check the items.
-            bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
-            fresh = dict(zip((e.path for e in todo), _results(pool, todo, item_rules, bctx),
-                             strict=True))
-        used: dict[str, set[int]] = {}
-        suppress = {e.item.id: e.item.suppress for e in entries}
-        for e in entries:
-            found, silenced = known[e.path] if e.path in known else fresh[e.path]
-            if record is not None:
-                record[e.path] = (found, silenced)
-            out.extend(found)
-            used[e.item.id] = set(silenced)
-        for r, hits in bank_hits:
-            for hit in hits:
-                if hit.item_id is not None and hit.item_id in used:
-                    j = _silencer(suppress[hit.item_id], r.code, hit)
-                    if j is not None:
-                        used[hit.item_id].add(j)
-                        continue
-                    out.append(_diagnostic(r, bank.path_of(hit.item_id), hit, locate))
-                else:
-                    out.append(_diagnostic(r, bank.config_path or str(bank.root), hit, locate))
-        for e in entries:
-            if not e.item.suppress:
-                continue
-            ctx: ItemContext[Item] = ItemContext(e.item, e.path, bctx)
-            for r in meta_rules:
-                for hit in _run(r, ctx, used[e.item.id], ran):
-                    out.append(_diagnostic(r, e.path, hit, locate))
-    out.sort(key=lambda f: f.sort_key)
+    bank = bctx.bank
+    todo = [e for e in bank.entries if e.path not in known]
+    with _start(todo, item_rules, bctx, jobs) as pool:
+        # Bank rules do not depend on the item rules' results: they run while the workers
+        # check the items.
+        bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+        fresh = dict(zip((e.path for e in todo), _results(pool, todo, item_rules, bctx),
+                         strict=True))
+    used: dict[str, set[int]] = {}
+    items: dict[str, tuple[str, ItemFeatures]] = {}
+    for path, f in zip(paths, bctx.features, strict=True):
+        found, silenced = known[path] if path in known else fresh[path]
+        if record is not None:
+            record[path] = (found, silenced)
+        out.extend(found)
+        used[f.id] = set(silenced)
+        items[f.id] = (path, f)
+    for r, hits in bank_hits:
+        for hit in hits:
+            if hit.item_id is not None and hit.item_id in used:
+                path, f = items[hit.item_id]
+                j = _silencer(f.suppress, r.code, hit)
+                if j is not None:
+                    used[hit.item_id].add(j)
+                    continue
+                out.append(_diagnostic(r, path, hit, locate))
+            else:
+                out.append(_diagnostic(r, bank.config_path or str(bank.root), hit, locate))
+    for path, f in items.values():
+        if not f.suppress:
+            continue
+        for r in meta_rules:
+            for hit in _run(r, f.suppress, used[f.id], ran):
+                out.append(_diagnostic(r, path, hit, locate))
     return out
 
 

@@ -1,32 +1,76 @@
 """Load and lint bank folders through the content-hash cache (`dpassess.runtime.cache`).
 
 Same findings and the same load errors as `lint_banks(load_banks(paths), config)`, which is what
-runs when no cache is given; the cache only saves work (see `dpassess.runtime.cache` for the keys).
-`load_and_lint` also returns the loaded banks (for `dpassess build`, which exports them), so a
-bank is parsed once per run, and not at all when its items are in the cache.
+runs when no cache is given; the cache only saves work. Per bank folder it keeps:
+
+- `lint`: the bank's findings, under one hash over every file of the bank (a hit is the whole
+  answer);
+- `items`: per file a typed record (`dpassess.runtime.records.LintItem`, `LintStimulus`), plain
+  data: the file's content hash, its item-rule findings, and what the bank rules read of the
+  item (`ItemFeatures`). After an edit, `lint_paths` parses and checks only the files whose
+  hash changed (and the items whose stimulus file changed) and runs the bank rules on the
+  stored features of the others: an unchanged item is never rebuilt as a model;
+- `models`: per item file its parsed model, for `load_and_lint` (`dpassess build`, the
+  preview), which returns the banks themselves: only changed files are parsed.
+
+A bank whose statistics records the item-analysis rules read, whose files are not all its own
+(a link), or that does not load, is loaded whole (the loader then reports what is wrong), with
+the stored item-rule results and features of its unchanged items reused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple, cast
 
 import dpassess
-from dpassess.bank.load import BANK_FILE, find_banks, item_files, load_bank, load_banks
+from dpassess.bank.load import (
+    BANK_FILE,
+    Parsed,
+    find_banks,
+    item_files,
+    load_bank,
+    load_banks,
+    load_item,
+    read_yaml,
+)
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.lint.config import LintConfig
-from dpassess.lint.engine import ItemResult, lint_banks
-from dpassess.model import Bank, Item
+from dpassess.lint.context import BankContext
+from dpassess.lint.engine import ItemResult, lint_bank, lint_banks
+from dpassess.lint.features import item_features
+from dpassess.lint.text import clear_memos
+from dpassess.model import Bank, BankConfig, ItemBase, LoadedItem, LoadedStimulus, Stimulus
+from dpassess.runtime import records as records_io
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.cache import seal as _seal
 from dpassess.runtime.cache import unseal as _unseal
+from dpassess.runtime.gcpause import gc_paused
+from dpassess.runtime.records import (
+    FindingRow,
+    ItemFeatures,
+    LintItem,
+    LintRecord,
+    LintStimulus,
+    finding_row,
+    findings,
+    read_lint_record,
+)
 from dpassess.stats.history import record_files
 
-#: The layout of what is stored (3: each value sealed with its hash; item results hold the
-#: indices of the suppressions used).
-CACHE_FORMAT = 3
+#: The layout of what is stored (4: typed records of plain data, `dpassess.runtime.records`;
+#: item models apart, for the callers that want the banks).
+CACHE_FORMAT = 4
+
+#: Above this share of changed files a bank is loaded whole (the loader's workers parse
+#: faster than this process alone).
+FAST_MAX_SHARE = 0.25
+
+#: The rules that read the bank's statistics records (and so every item of the bank).
+_STATS_FAMILY = "IA"
 
 
 def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
@@ -46,15 +90,24 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def _digest(path: str) -> bytes | None:
+    data = _read(path)
+    return None if data is None else digest(data)
+
+
 def lint_paths(
     paths: Iterable[str | os.PathLike[str]],
     config: LintConfig,
     cache: Cache | None = None,
     *,
     jobs: int | None = None,
+    digests: Mapping[str, bytes] | None = None,
 ) -> list[Diagnostic]:
-    """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks."""
-    return _run(paths, config, cache, jobs=jobs, want_banks=False)[1]
+    """Load every bank at or below `paths` and lint them; raises BankLoadError like load_banks.
+    With a cache, only what changed is parsed and checked (the library's entry point for "lint
+    this bank using the cache"). `digests`: the content hash (`dpassess.runtime.cache.digest`)
+    of files the caller has just read, by path as listed: those are not read again."""
+    return _run(paths, config, cache, jobs=jobs, want_banks=False, digests=digests or {})[1]
 
 
 def load_and_lint(
@@ -66,7 +119,29 @@ def load_and_lint(
 ) -> tuple[list[Bank], list[Diagnostic]]:
     """`(load_banks(paths), lint_paths(paths, config, cache))`, parsing each file at most once:
     items whose file is unchanged come from the cache."""
-    return _run(paths, config, cache, jobs=jobs, want_banks=True)
+    return _run(paths, config, cache, jobs=jobs, want_banks=True, digests={})
+
+
+class _Folder(NamedTuple):
+    """One bank folder as read for its keys."""
+
+    root: Path
+    key_root: str
+    salt: bytes
+    #: Its item (and stimulus) files, in authoring order, and each one's content hash.
+    files: list[str]
+    digests: dict[str, bytes]
+    #: One hash over every file the bank's findings depend on.
+    full: bytes
+
+
+class _Stored(NamedTuple):
+    """What the cache holds of a folder's files that still hold: each file's record, and the
+    bytes it was read from (stored again as they were: the records of unchanged files are not
+    serialised again)."""
+
+    records: dict[str, LintRecord]
+    raw: dict[str, bytes]
 
 
 def _run(
@@ -76,6 +151,7 @@ def _run(
     *,
     jobs: int | None,
     want_banks: bool,
+    digests: Mapping[str, bytes],
 ) -> tuple[list[Bank], list[Diagnostic]]:
     if cache is None:
         loaded = load_banks(paths)
@@ -91,14 +167,10 @@ def _run(
     out: list[Diagnostic] = []
     diags: list[Diagnostic] = []
     banks: list[Bank] = []
-    todo: list[tuple[Bank, str, bytes, bytes, dict[str, ItemResult], dict[str, bytes],
-                     dict[str, tuple[object, Item]]]] = []
+    todo: list[tuple[Bank, _Folder, _Stored]] = []
     for root in roots:
-        key_root = str(root)
-        bank_bytes = _read(str(root / BANK_FILE))
-        files = item_files(root)
-        contents = {f: b for f in files if (b := _read(f)) is not None}
-        if bank_bytes is None or len(contents) != len(files):
+        folder = _folder(root, config, digests)
+        if folder is None:
             # unreadable files: no caching, the loader reports them
             try:
                 bank = load_bank(root, jobs=jobs)
@@ -108,62 +180,288 @@ def _run(
             banks.append(bank)
             out += lint_banks([bank], config, jobs=jobs)
             continue
-        s = salt(bank_bytes, _settings(config, root))
-        digests = {f: digest(b) for f, b in contents.items()}
-        whole = hashlib.blake2b(digest_size=16)
-        for f in files:
-            whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
-        for stats in record_files(root):  # the IA rules read the recorded statistics
-            data = _read(str(stats))
-            whole.update(b"stats\0" + str(stats).encode("utf-8", "surrogateescape") + b"\0"
-                         + (digest(data) if data is not None else b"unreadable"))
-        full = whole.digest()
-        hit = cache.load(key_root, "lint", s)
-        found_before = (_unseal(hit[1]) if isinstance(hit, tuple) and len(hit) == 2
-                        and hit[0] == full else None)
-        linted = isinstance(found_before, list)
-        if isinstance(found_before, list):
+        hit = cache.load_plain(folder.key_root, "lint", folder.salt)
+        found_before = (findings(hit[1]) if isinstance(hit, tuple) and len(hit) == 2
+                        and hit[0] == folder.full else None)
+        if found_before is not None:
             out += found_before
             if not want_banks:
                 continue
-        stored = cache.load(key_root, "items", s)
-        if not isinstance(stored, dict):
-            stored = {}
-        preloaded: dict[str, Item] = {}
-        known: dict[str, ItemResult] = {}
-        valid: dict[str, tuple[object, Item]] = {}  # stored entries that hold, and their item
-        for f in files:
-            entry = stored.get(f)
-            if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digests[f]:
-                value = _unseal(entry[1])
-                if isinstance(value, tuple) and len(value) == 3:
-                    preloaded[f] = value[0]
-                    known[f] = (value[1], value[2])
-                    valid[f] = (entry, value[0])
+        # (the records are not read when only the models are wanted)
+        stored = (_stored(cache.load_plain(folder.key_root, "items", folder.salt), folder)
+                  if found_before is None else _Stored({}, {}))
+        if not want_banks:
+            found = _lint_changed(folder, stored, config, cache, jobs)
+            if found is not None:
+                out += found
+                continue
+        models, raw = _models(cache, folder)
         try:
-            bank = load_bank(root, jobs=jobs, preloaded=preloaded)
+            bank = load_bank(root, jobs=jobs, preloaded=models)
         except BankLoadError as exc:
             diags += exc.diagnostics
             continue
         banks.append(bank)
-        if not linted:
-            todo.append((bank, key_root, s, full, known, digests, valid))
+        if found_before is None:
+            todo.append((bank, folder, stored))
+        _store_models(cache, folder, bank, models, raw)
     if diags:
         raise BankLoadError(diags)
-    for bank, key_root, s, full, known, digests, valid in todo:
-        record: dict[str, ItemResult] = {}
-        found = lint_banks([bank], config, jobs=jobs, known=known, record=record)
-        out += found
-        # A file that appeared after the folder was listed has no digest: it is linted, not
-        # stored, and the bank's findings are not stored either (`full` does not cover it).
-        # An entry read from the cache whose item and findings hold is stored as it was read
-        # (pickling 10,000 items again would cost more than linting the one that changed).
-        items = {e.path: valid[e.path][0] if e.path in valid and e.item is valid[e.path][1]
-                 and record[e.path] == known[e.path]
-                 else (digests[e.path], _seal((e.item, *record[e.path])))
-                 for e in bank.entries if e.path in digests}
-        cache.store(key_root, "items", s, items)
-        if len(items) == len(bank.entries):
-            cache.store(key_root, "lint", s, (full, _seal(found)))
+    for bank, folder, stored in todo:
+        out += _lint_whole(bank, folder, stored, config, cache, jobs)
     out.sort(key=lambda f: f.sort_key)
     return banks, out
+
+
+def _folder(root: Path, config: LintConfig, known: Mapping[str, bytes]) -> _Folder | None:
+    """The folder's files and keys, or None when one cannot be read (`known`: content hashes
+    already read)."""
+    bank_bytes = _read(str(root / BANK_FILE))
+    files = item_files(root)
+    digests = {f: d for f in files if (d := known.get(f) or _digest(f)) is not None}
+    if bank_bytes is None or len(digests) != len(files):
+        return None
+    whole = hashlib.blake2b(digest_size=16)
+    for f in files:
+        whole.update(f.encode("utf-8", "surrogateescape") + b"\0" + digests[f])
+    for stats in record_files(root):  # the IA rules read the recorded statistics
+        whole.update(b"stats\0" + str(stats).encode("utf-8", "surrogateescape") + b"\0"
+                     + (known.get(str(stats)) or _digest(str(stats)) or b"unreadable"))
+    return _Folder(root, str(root), salt(bank_bytes, _settings(config, root)), files, digests,
+                   whole.digest())
+
+
+def _stored(value: object, folder: _Folder) -> _Stored:
+    """The stored records of the folder's files whose content hash is unchanged."""
+    records: dict[str, LintRecord] = {}
+    raw: dict[str, bytes] = {}
+    if isinstance(value, dict):
+        for f in folder.files:
+            blob = value.get(f)
+            if not isinstance(blob, bytes):
+                continue
+            try:
+                rec = read_lint_record(records_io.loads(blob))
+            except Exception:  # a class named, a damaged stream: a miss
+                continue
+            if rec is not None and rec.digest == folder.digests[f]:
+                records[f] = rec
+                raw[f] = blob
+    return _Stored(records, raw)
+
+
+def _result(rec: LintItem) -> ItemResult | None:
+    found = findings(rec.findings)
+    return None if found is None else (found, set(rec.used))
+
+
+def _lint_changed(folder: _Folder, stored: _Stored, config: LintConfig, cache: Cache,
+                  jobs: int | None) -> list[Diagnostic] | None:
+    """The bank's findings from the stored records of its unchanged files, parsing and checking
+    only the others; None when the bank must be loaded whole (nothing stored, many changes,
+    statistics records, a link, or a file that does not load cleanly)."""
+    files, records = folder.files, stored.records
+    changed = [f for f in files if f not in records]
+    if (not records or len(changed) > FAST_MAX_SHARE * len(files)
+            or any(os.path.islink(f) for f in files)
+            or (record_files(folder.root)
+                and any(r.code.startswith(_STATS_FAMILY) for r in config.rules()))):
+        return None
+    cfg_path = folder.root / BANK_FILE
+    data, problems = read_yaml(str(cfg_path))
+    if problems or data is None:
+        return None
+    try:
+        bank_config = BankConfig.model_validate(data)
+    except ValueError:
+        return None
+    parsed: dict[str, Parsed] = {}
+    if not _parse(changed, parsed):
+        return None
+    stimuli = {rec.id: f for f, rec in records.items() if isinstance(rec, LintStimulus)}
+    stimuli.update({p.id: f for f, p in parsed.items() if isinstance(p, Stimulus)})
+    # an item checked with a stimulus file that changed since is checked again
+    stale = [f for f, rec in records.items() if isinstance(rec, LintItem)
+             and rec.stimulus is not None and f not in parsed
+             and folder.digests.get(stimuli.get(rec.stimulus[0], "")) != rec.stimulus[1]]
+    if not _parse(stale, parsed):
+        return None
+    # the loader's checks across files: otherwise it is loaded whole, and reports them
+    ids: list[str] = []
+    named: list[str | None] = []
+    for f in files:
+        p = parsed.get(f)
+        if p is not None:
+            ids.append(p.id)
+            if isinstance(p, Stimulus):
+                continue
+            named.append(p.stimulus)
+            if any(lang not in p.text for lang in bank_config.languages):
+                return None
+        else:
+            rec = records[f]
+            if isinstance(rec, LintStimulus):
+                ids.append(rec.id)
+            else:
+                ids.append(rec.features.id)
+                named.append(rec.stimulus[0] if rec.stimulus is not None else None)
+    if len(set(ids)) != len(ids) or any(s is not None and s not in stimuli for s in named):
+        return None
+
+    entries = [LoadedItem(p, f) for f, p in _in_order(files, parsed) if not isinstance(p, Stimulus)]
+    wanted = {e.item.stimulus for e in entries if e.item.stimulus is not None}
+    loaded_stimuli: list[LoadedStimulus] = []
+    for sid in sorted(wanted, key=lambda s: stimuli[s]):
+        p = parsed.get(stimuli[sid])
+        if p is None:
+            got, problems = load_item(stimuli[sid])
+            if problems or not isinstance(got, Stimulus):
+                return None
+            p = got
+        assert isinstance(p, Stimulus)
+        loaded_stimuli.append(LoadedStimulus(p, stimuli[sid]))
+    bank = Bank(config=bank_config, root=folder.root, entries=entries,
+                config_path=str(cfg_path), stimuli=loaded_stimuli)
+    bctx = BankContext(bank, config)
+    known: dict[str, ItemResult] = {}
+    features: list[ItemFeatures] = []
+    paths: list[str] = []
+    with gc_paused():
+        try:
+            for f in files:
+                p = parsed.get(f)
+                kept = records.get(f) if p is None else None
+                if isinstance(kept, LintItem):
+                    result = _result(kept)
+                    if result is None:
+                        return None
+                    known[f] = result
+                    features.append(kept.features)
+                    paths.append(f)
+                elif p is not None and not isinstance(p, Stimulus):
+                    features.append(item_features(bctx, p, f))
+                    paths.append(f)
+            bctx.features = features
+            record: dict[str, ItemResult] = {}
+            found = lint_bank(bctx, paths, jobs=jobs, known=known, record=record)
+        finally:
+            clear_memos()
+    _store(cache, folder, stored, bctx, record, {f: p for f, p in parsed.items()},
+           stimuli, found)
+    return found
+
+
+def _parse(files: list[str], into: dict[str, Parsed]) -> bool:
+    """Parse `files` into `into`; False when one does not load cleanly."""
+    for f in files:
+        p, problems = load_item(f)
+        if problems or p is None:
+            return False
+        into[f] = p
+    return True
+
+
+def _in_order(files: list[str], parsed: Mapping[str, Parsed]) -> list[tuple[str, Parsed]]:
+    return [(f, parsed[f]) for f in files if f in parsed]
+
+
+def _lint_whole(bank: Bank, folder: _Folder, stored: _Stored, config: LintConfig, cache: Cache,
+                jobs: int | None) -> list[Diagnostic]:
+    """The findings of a bank loaded whole, reusing the stored results and features of its
+    items whose file (and stimulus file) are unchanged."""
+    stimuli = {s.stimulus.id: s.path for s in bank.stimuli}
+    known: dict[str, ItemResult] = {}
+    kept: dict[str, ItemFeatures] = {}
+    record: dict[str, ItemResult] = {}
+    for e in bank.entries:
+        rec = stored.records.get(e.path)
+        result = _result(rec) if isinstance(rec, LintItem) else None
+        if (isinstance(rec, LintItem) and result is not None
+                and rec.features.id == e.item.id
+                and (rec.stimulus is None if e.item.stimulus is None
+                     else rec.stimulus == (e.item.stimulus, folder.digests.get(
+                         stimuli.get(e.item.stimulus, ""))))):
+            known[e.path] = result
+            kept[e.path] = rec.features
+    # the other items' features are made while the item rules' workers run
+    bctx = BankContext(bank, config, kept=kept)
+    with gc_paused():
+        try:
+            found = lint_bank(bctx, [e.path for e in bank.entries], jobs=jobs, known=known,
+                              record=record)
+        finally:
+            clear_memos()
+    parsed: dict[str, Parsed] = {e.path: e.item for e in bank.entries if e.path not in known}
+    parsed.update({s.path: s.stimulus for s in bank.stimuli})
+    _store(cache, folder, stored, bctx, record, parsed, stimuli, found)
+    return found
+
+
+def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
+           record: Mapping[str, ItemResult], parsed: Mapping[str, Parsed],
+           stimuli: Mapping[str, str], found: list[Diagnostic]) -> None:
+    """Store the records of the folder's files: those read and still true as they were read,
+    new ones for the files parsed; and the bank's findings when every file has its record.
+    A file that appeared after the folder was listed has no content hash: it is linted, not
+    stored, and neither are the bank's findings."""
+    digests = folder.digests
+    features = {path: f for path, f in zip(record, bctx.features, strict=True)}
+    values: dict[str, bytes] = {}
+    for f in folder.files:
+        p = parsed.get(f)
+        if p is None:
+            if f in stored.raw:
+                values[f] = stored.raw[f]
+        elif isinstance(p, Stimulus):
+            values[f] = records_io.dumps(LintStimulus(digests[f], p.id).plain())
+        elif f in record:
+            stim = None
+            if p.stimulus is not None:
+                sdigest = digests.get(stimuli.get(p.stimulus, ""))
+                if sdigest is None:
+                    continue
+                stim = (p.stimulus, sdigest)
+            rows: tuple[FindingRow, ...] = tuple(map(finding_row, record[f][0]))
+            values[f] = records_io.dumps(LintItem(digests[f], stim, rows,
+                                                  tuple(sorted(record[f][1])),
+                                                  features[f]).plain())
+    cache.store_plain(folder.key_root, "items", folder.salt, values)
+    if len(values) == len(folder.files) and all(f in digests for f in record):
+        cache.store_plain(folder.key_root, "lint", folder.salt,
+                          (folder.full, tuple(map(finding_row, found))))
+
+
+def _models(cache: Cache, folder: _Folder) -> tuple[dict[str, Parsed], dict[str, object]]:
+    """The stored models of the folder's unchanged files, and the stored entries they were
+    read from."""
+    value = cache.load_plain(folder.key_root, "models", folder.salt)
+    out: dict[str, Parsed] = {}
+    raw: dict[str, object] = {}
+    if not isinstance(value, dict):
+        return out, raw
+    for f in folder.files:
+        entry = value.get(f)
+        if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == folder.digests[f]:
+            model = _unseal(entry[1:])
+            if isinstance(model, ItemBase | Stimulus):
+                out[f] = cast(Parsed, model)
+                raw[f] = entry
+    return out, raw
+
+
+def _store_models(cache: Cache, folder: _Folder, bank: Bank, models: Mapping[str, Parsed],
+                  raw: Mapping[str, object]) -> None:
+    """Store the models of the bank's files when one was parsed (each pickled and sealed with
+    its hash, in a file that carries the user's key), for `load_and_lint`; those read from the
+    cache are stored as they were read."""
+    parsed: list[tuple[str, Parsed]] = [(e.path, e.item) for e in bank.entries]
+    parsed += [(s.path, s.stimulus) for s in bank.stimuli]
+    if len(parsed) == len(models) == len(folder.files) and all(
+            models.get(path) is model for path, model in parsed):
+        return
+    value: dict[str, object] = {}
+    for path, model in parsed:
+        if path in folder.digests:
+            value[path] = (raw[path] if models.get(path) is model and path in raw
+                           else (folder.digests[path], *_seal(model)))
+    cache.store_plain(folder.key_root, "models", folder.salt, value)

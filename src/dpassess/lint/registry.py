@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast, get_args, overload
 
@@ -36,6 +36,7 @@ from dpassess.model import ITEM_CLASSES, ChoiceItem, Item, ItemBase
 
 if TYPE_CHECKING:
     from dpassess.lint.context import BankContext, ItemContext
+    from dpassess.runtime.records import SuppressionRecord
 
 __all__ = [
     "CHOICE", "EVERY_ITEM", "FAMILIES", "HEADINGS", "RULES", "Hit", "Rule", "Scope", "Severity",
@@ -164,9 +165,9 @@ def retire(code: str, name: str, why: str) -> None:
 if TYPE_CHECKING:
     #: An item rule: the item's context -> what is wrong with it.
     ItemCheck = Callable[[ItemContext[ItemT]], Iterable[Hit]]
-    #: A suppression rule: an item's context, the indices of its suppressions that silenced a
+    #: A suppression rule: an item's suppressions, the indices of those that silenced a
     #: finding in this run and the codes that ran -> the suppressions that did nothing.
-    SuppressionCheck = Callable[[ItemContext[Item], set[int], set[str]], Iterable[Hit]]
+    SuppressionCheck = Callable[[Sequence[SuppressionRecord], set[int], set[str]], Iterable[Hit]]
 
 
 @overload

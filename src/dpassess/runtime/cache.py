@@ -1,13 +1,15 @@
-"""A content-hash cache for `dpassess lint`, in `.dpassess_cache/` (like ruff's).
+"""A content-hash cache for `dpassess lint` and `dpassess build`, in `.dpassess_cache/` (like
+ruff's).
 
-Two levels, one pair of files per bank folder:
+Lint keeps three files per bank folder (`dpassess.lint.incremental`):
 
-- `<bank>.items`: every item file's parsed `Item` and its item-rule findings, keyed by the file's
-  content hash. After an edit only the changed files are parsed and checked again; bank-wide
-  rules always run again (they read every item).
+- `<bank>.items`: a typed record per item file (`dpassess.runtime.records`): its content hash,
+  its item-rule findings and what the bank rules read of it. After an edit only the changed
+  files are parsed and checked, and the bank rules run on the stored features of the others.
 - `<bank>.lint`: the findings of the whole bank, keyed by one hash over every item file's
   content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
   re-linting reads and hashes the files and returns these findings: no parsing, no rules.
+- `<bank>.models`: each item file's parsed model, for the commands that export the bank.
 
 Every key includes a salt: a fingerprint of the installed dpassess source files (size and mtime
 of each, so an edited rule in a development install invalidates too), the bank file's bytes and
@@ -27,10 +29,11 @@ planted in the cache folder (committed to a repository, restored by CI from anot
 not carry a valid tag and is a miss; without a usable key the cache is off. A cache folder that
 git tracks is refused outright (`Cache.notice` says why, once): such a folder is written by
 whoever can push, and its files would churn in every commit. The tag is one gate that every
-layer (lint's items and findings, the replayed report, build's keys, the export fragments)
-passes before its bytes are read, and it costs little (benchmarks/cache_formats.py: the
-HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms); the values stay the exact
-objects that were stored, so a warm run's output is the cold run's.
+layer (lint's records, findings and models, the replayed report, build's keys, the export
+fragments) passes before its bytes are read, and it costs little (benchmarks/cache_formats.py:
+the HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms). Lint's records, its
+findings and the report are moreover plain data (`store_plain`, `load_plain`), read by an
+unpickler that refuses every class: even an authentic file cannot make reading it run code.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from dpassess.diagnostics import UsageError
+from dpassess.runtime import records
 from dpassess.runtime.files import atomic_write, discard, replace_from_temp, temp_beside
 
 #: Folder used when neither --cache-dir nor DPASSESS_CACHE_DIR says otherwise.
@@ -177,6 +181,24 @@ class Cache:
             return pickle.loads(body)
         except Exception:  # authentic but unreadable (another Python): a miss, never an error
             return None
+
+    def load_plain(self, bank_root: str, kind: str, salt: bytes) -> object | None:
+        """The plain data `store_plain` stored for this bank and salt, or None (as `load`).
+        Read with an unpickler that refuses every class and function: even an authentic file
+        cannot make reading it run code (`dpassess.runtime.records`)."""
+        body = self.load_bytes(bank_root, kind, salt)
+        if body is None:
+            return None
+        try:
+            return records.loads(body)
+        except Exception:  # a class named, or another Python's stream: a miss
+            return None
+
+    def store_plain(self, bank_root: str, kind: str, salt: bytes, value: object) -> None:
+        """Store `value`, plain data only (tuples, lists, dicts, str, bytes, numbers, None),
+        for `load_plain`."""
+        with contextlib.suppress(pickle.PicklingError, TypeError):
+            self.store_bytes(bank_root, kind, salt, records.dumps(value))
 
     def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
         key = self._key()

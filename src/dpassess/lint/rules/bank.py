@@ -1,18 +1,22 @@
 """Bank rules (BK): duplicates, enemies, and cues visible only across items (key positions,
-key length, a test-wise strategy), each tested against chance."""
+key length, a test-wise strategy), each tested against chance.
+
+They read each item through its features (`BankContext.features`, made by
+`dpassess.lint.features`: normalised stems and answers, content words, key positions and option
+lengths), never the item itself, so that the lint cache can keep the features of an unchanged
+item and run these rules without loading it."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, repeat
-from typing import assert_never
+from typing import NamedTuple, assert_never
 
-from dpassess.lint.context import BankContext, ItemContext
+from dpassess.lint.context import BankContext
 from dpassess.lint.registry import Hit, bank_rule
-from dpassess.lint.rules.writing import ABSOLUTE_TERMS, absolute_terms
 from dpassess.lint.stats import binom_sf, chi2_sf, z_score
-from dpassess.lint.text import norm, plain, quote
+from dpassess.lint.text import norm
 from dpassess.lint.words import (
     ABSOLUTE,
     ABSOLUTE_STATEMENT,
@@ -31,33 +35,24 @@ from dpassess.model import (
     Numerical,
     Ordering,
     ShortAnswer,
-    SingleChoice,
 )
+from dpassess.runtime.records import ItemFeatures
 
 ALPHA = 0.01
 #: Longest cycle looked for: longer ones are not something test takers can learn.
 MAX_PERIOD = 8
 
 
-class _Choice:
-    """A single-choice item as the key-cue rules read it: its option ids, the key's position
-    among them, and the visible text of its options in a language (made on first use)."""
+class _Choice(NamedTuple):
+    """A single-choice item as the key-cue rules read it: its id, the number of its options,
+    the key's position among them, and per language the visible length of each option and
+    whether it has absolute terms (`dpassess.runtime.records.ChoiceFeatures`)."""
 
-    __slots__ = ("_texts", "ids", "item", "key", "path")
-
-    def __init__(self, item: SingleChoice, path: str, ids: tuple[str, ...]) -> None:
-        self.item = item
-        self.path = path
-        self.ids = ids
-        self.key = ids.index(item.key[0])
-        self._texts: dict[str, tuple[str, ...]] = {}
-
-    def texts(self, lang: str) -> tuple[str, ...]:
-        t = self._texts.get(lang)
-        if t is None:
-            options = self.item.text[lang].options
-            t = self._texts[lang] = tuple(plain(options[o]) for o in self.ids)
-        return t
+    id: str
+    k: int
+    key: int
+    lengths: dict[str, tuple[int, ...]]
+    absolute: dict[str, tuple[bool, ...]]
 
 
 def _choice_items(bctx: BankContext) -> list[_Choice]:
@@ -67,14 +62,9 @@ def _choice_items(bctx: BankContext) -> list[_Choice]:
 
 
 def _find_choice_items(bctx: BankContext) -> list[_Choice]:
-    out = []
-    for e in bctx.bank.entries:
-        item = e.item
-        if isinstance(item, SingleChoice) and len(item.options) >= 3 and len(item.key) == 1:
-            ids = item.option_ids
-            if item.key[0] in ids:
-                out.append(_Choice(item, e.path, ids))
-    return out
+    return [_Choice(f.id, f.choice.k, f.choice.key, dict(f.choice.lengths),
+                    dict(f.choice.absolute))
+            for f in bctx.features if f.choice is not None]
 
 
 @bank_rule(
@@ -99,17 +89,17 @@ def duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     Keep one file; list a variant that must not share a form with it under `enemies`.
     """
     # Options are compared only where another item has the same stem (few items).
-    stems = Counter((lang, norm(c.stem)) for item in bctx.bank for lang, c in item.text.items())
-    seen: dict[tuple[str, str, tuple[str, ...]], str] = {}
-    for item in bctx.bank:
-        for lang, c in item.text.items():
-            stem = norm(c.stem)
-            if not stem or stems[lang, stem] == 1:
+    feats = bctx.features
+    stems = Counter((s.lang, s.stem) for f in feats for s in f.stems)
+    seen: dict[tuple[str, bytes, bytes], str] = {}
+    for f in feats:
+        for s in f.stems:
+            if not s.stem or stems[s.lang, s.stem] == 1:
                 continue
-            key = (lang, stem, _answers(item, lang))
-            first = seen.setdefault(key, item.id)
-            if first != item.id:
-                yield Hit(("text", lang, "stem"), f"duplicates item {first!r} ({lang!r})", item_id=item.id)
+            first = seen.setdefault((s.lang, s.stem, s.answers), f.id)
+            if first != f.id:
+                yield Hit(("text", s.lang, "stem"), f"duplicates item {first!r} ({s.lang!r})",
+                          item_id=f.id)
                 break
 
 
@@ -176,14 +166,15 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
     # under a key hides no other item.
     index: dict[str, dict[int, str]] = defaultdict(dict)
     later: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    bank = bctx.bank
-    for item in bank:
-        iid = item.id
-        for lang, c in item.text.items():
-            stop = STOPWORDS.get(lang.split("-")[0], frozenset())
-            ws = _content_words(c.stem, stop)
-            if len(ws) < MIN_STEM_WORDS:
+    feats = bctx.features
+    by_id = {f.id: f for f in feats}
+    for f in feats:
+        iid = f.id
+        for s in f.stems:
+            ws = s.words
+            if ws is None:  # fewer than MIN_STEM_WORDS content words
                 continue
+            lang = s.lang
             hs = list(map(hash, ws))
             full = sum(hs)
             keys = [full, *map(full.__sub__, dict.fromkeys(hs))]
@@ -197,18 +188,23 @@ def near_duplicate_item(bctx: BankContext) -> Iterator[Hit]:
             candidates = (o for k, first in shared for o in chain((first,), more.get(k, ())))
             other = next((
                 o for o in _unique(candidates)
-                if o not in item.enemies and iid not in bank.get(o).enemies
-                and _one_word_apart(ws, _content_words(bank.get(o).text[lang].stem, stop))
+                if o not in f.enemies and iid not in by_id[o].enemies
+                and _one_word_apart(ws, _words_of(by_id[o], lang))
             ), None)
             for k, _ in shared:
                 more[k].append(iid)
             if other is not None:
                 yield Hit(
                     ("text", lang, "stem"),
-                    f"the stem nearly repeats item {other!r} ({lang!r}): {quote(c.stem, 50)}",
+                    f"the stem nearly repeats item {other!r} ({lang!r}): {s.quoted}",
                     item_id=iid,
                 )
                 break
+
+
+def _words_of(f: ItemFeatures, lang: str) -> tuple[str, ...]:
+    """The content words of an item's stem in `lang` (one it was indexed under)."""
+    return next(s.words or () for s in f.stems if s.lang == lang)
 
 
 def _unique(values: Iterable[str]) -> Iterator[str]:
@@ -220,11 +216,7 @@ def _unique(values: Iterable[str]) -> Iterator[str]:
             yield v
 
 
-def _content_words(stem: str, stop: frozenset[str]) -> list[str]:
-    return [w for w in norm(stem).split() if w not in stop]
-
-
-def _one_word_apart(ws: list[str], others: list[str]) -> bool:
+def _one_word_apart(ws: Sequence[str], others: Sequence[str]) -> bool:
     """Same words, or one word changed, added or removed."""
     a, b = Counter(ws), Counter(others)
     extra, missing = sum((a - b).values()), sum((b - a).values())
@@ -257,13 +249,14 @@ def unknown_enemy(bctx: BankContext) -> Iterator[Hit]:
     enemies: [dp-gradient-accumulation]
     ```
     """
-    bank = bctx.bank
-    for item in bank:
-        for i, e in enumerate(item.enemies):
-            if e == item.id:
-                yield Hit(("enemies", i), "an item cannot be its own enemy", item_id=item.id)
-            elif e not in bank:
-                yield Hit(("enemies", i), f"enemy {e!r} is not an item of bank {bank.id!r}", item_id=item.id)
+    ids = {f.id for f in bctx.features}
+    for f in bctx.features:
+        for i, e in enumerate(f.enemies):
+            if e == f.id:
+                yield Hit(("enemies", i), "an item cannot be its own enemy", item_id=f.id)
+            elif e not in ids:
+                yield Hit(("enemies", i), f"enemy {e!r} is not an item of bank {bctx.bank.id!r}",
+                          item_id=f.id)
 
 
 def _letters(positions: list[int]) -> str:
@@ -293,7 +286,7 @@ def key_position_balance(bctx: BankContext) -> Iterator[Hit]:
     """
     by_k: dict[int, list[int]] = defaultdict(list)
     for c in _choice_items(bctx):
-        by_k[len(c.ids)].append(c.key)
+        by_k[c.k].append(c.key)
     for k, pos in sorted(by_k.items()):
         n = len(pos)
         if n < 2 * k:
@@ -335,7 +328,7 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
     """
     items = _choice_items(bctx)
     pos = [c.key for c in items]
-    ks = [len(c.ids) for c in items]
+    ks = [c.k for c in items]
     n = len(pos)
     if n < 5:
         return
@@ -366,7 +359,7 @@ def key_position_pattern(bctx: BankContext) -> Iterator[Hit]:
             best, start = run, i - run + 1
     kbar = sum(ks) / n
     p_run = min(1.0, n * (1 / kbar) ** (best - 1))
-    found.append((p_run, f"{best} items in a row (from {items[start].item.id!r}) have the key at "
+    found.append((p_run, f"{best} items in a row (from {items[start].id!r}) have the key at "
                          f"{chr(65 + pos[start])}"))
     p, what = min(found)
     if p < ALPHA:
@@ -403,11 +396,11 @@ def key_longest_rate(bctx: BankContext) -> Iterator[Hit]:
         n = hits = 0
         chance = 0.0
         for c in items:
-            if lang not in c.item.text:
+            if lang not in c.lengths:
                 continue
             n += 1
-            chance += 1 / len(c.ids)
-            lengths = list(map(len, c.texts(lang)))
+            chance += 1 / c.k
+            lengths = list(c.lengths[lang])
             key = lengths.pop(c.key)
             # strictly longest, of distractors with some visible text (`key_length_cue` at 1.0)
             if key > max(lengths) > 0:
@@ -469,11 +462,11 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
         chance = var = 0.0
         n = 0
         for c in items:
-            if lang not in c.item.text:
+            if lang not in c.lengths:
                 continue
-            lengths = list(map(len, c.texts(lang)))
+            lengths = c.lengths[lang]
             k = len(lengths)
-            kept = [i for i, a in enumerate(_absolute(bctx, c, lang)) if not a] or range(k)
+            kept = [i for i, a in enumerate(c.absolute[lang]) if not a] or range(k)
             n += 1
             chance += 1 / k
             var += (1 / k) * (1 - 1 / k)
@@ -494,17 +487,6 @@ def testwise_strategy(bctx: BankContext) -> Iterator[Hit]:
                 f"in {lang!r} a test-wise strategy (drop absolute terms, pick the {name}) "
                 f"scores {score:.1f} of {n} items; chance is {chance:.1f} (z={z:.1f})",
             )
-
-
-def _absolute(bctx: BankContext, c: _Choice, lang: str) -> list[bool]:
-    """Whether each option has absolute terms (`absolute_terms`, on a view made only when the
-    language's list matches in some option: a view masks glossary terms first)."""
-    texts = c.texts(lang)
-    pat = ABSOLUTE_TERMS.get(lang.split("-")[0])
-    if pat is None or pat.search("\n".join(texts)) is None:
-        return [False] * len(texts)
-    v = ItemContext(c.item, c.path, bctx).view(lang)
-    return [bool(absolute_terms(v, o)) for o in c.ids]
 
 
 #: The rules that read a word list of the item's language, and that list (a language without
@@ -540,8 +522,8 @@ def language_without_word_list(bctx: BankContext) -> Iterator[Hit]:
     """
     selected = {r.code for r in bctx.config.rules()}
     langs = dict.fromkeys(bctx.languages)
-    for item in bctx.bank:
-        langs.update(dict.fromkeys(item.text))
+    for f in bctx.features:
+        langs.update(dict.fromkeys(f.languages))
     for lang in langs:
         base = lang.split("-")[0]
         skipped = [c for c, lists in WORD_LISTS.items() if c in selected and base not in lists]

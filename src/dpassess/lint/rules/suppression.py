@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from dpassess.lint.context import ItemContext
 from dpassess.lint.registry import RULES, Hit, suppression_rule
-from dpassess.model import Item
+from dpassess.runtime.records import SuppressionRecord
 
 
 @suppression_rule(
@@ -14,7 +13,8 @@ from dpassess.model import Item
     key_risk="No: it reports a suppression that does nothing.",
     fix="Remove the `suppress` entry: the rule no longer fires on this item (or never did).",
 )
-def unused_suppression(ctx: ItemContext[Item], used: set[int], ran: set[str]) -> Iterator[Hit]:
+def unused_suppression(suppress: Sequence[SuppressionRecord], used: set[int], ran: set[str]
+                       ) -> Iterator[Hit]:
     """## What it does
     Reports entries of an item's `suppress` list that suppressed nothing in this run, and
     entries naming a rule that does not exist. A suppression of a rule that was not selected
@@ -37,7 +37,7 @@ def unused_suppression(ctx: ItemContext[Item], used: set[int], ran: set[str]) ->
     ## Use instead
     Remove the entry.
     """
-    for i, s in enumerate(ctx.item.suppress):
+    for i, s in enumerate(suppress):
         if s.rule not in RULES:
             yield Hit(("suppress", i, "rule"), f"suppression names an unknown rule {s.rule!r}")
         elif s.rule in ran and i not in used:

@@ -1,0 +1,265 @@
+"""Typed records of what the caches keep -> plain data (tuples of str, bytes, int, bool, None)
+and back, each layout with an explicit version.
+
+A record is a NamedTuple; what is written is `plain(record)`, built of Python's own types only,
+so that reading it back (`Cache.load_plain`) never looks up a class or runs code: the
+unpickler refuses every global. `*.read(value)` turns plain data back into the record, or None
+when it does not have the record's shape (another version, a damaged file): a miss.
+
+The records of `dpassess lint` (`dpassess.lint.incremental`), one per bank file:
+
+- `LintItem`: an item file's content hash, its item-rule findings and the suppressions they
+  used, the content hash of the stimulus file it was checked with, and `ItemFeatures`: what
+  the bank rules read of the item (normalised stems and answers, content words, the key's
+  position and the options' lengths, ids, enemies, suppressions). A warm lint reads these and
+  never rebuilds an unchanged item as a model.
+- `LintStimulus`: a stimulus file's content hash and id.
+
+And `FileStamp`, what `dpassess build` knows of a file without reading it again (its size,
+mtime, inode and content hash).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Sequence
+from sys import intern
+from typing import Any, NamedTuple
+
+from dpassess.diagnostics import Diagnostic, Severity
+
+#: The layout of every record below; bumped when one changes (a stored value of another
+#: layout is a miss; 2: stems and answers as hashes).
+VERSION = 2
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """An unpickler of Python's own types only: any class or function is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a cache record names {module}.{name}: refused")
+
+
+def dumps(value: object) -> bytes:
+    """`value` (plain data) as bytes for `loads`."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(data: bytes | memoryview) -> object:
+    """Plain data from `dumps`; raises pickle.UnpicklingError (or another error of a damaged
+    stream) on anything that would name a class or a function."""
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+def plain(value: object) -> object:
+    """A record (or a tuple, list or dict of them) as tuples of Python's own types."""
+    if isinstance(value, tuple):  # a NamedTuple too
+        return tuple(plain(v) for v in value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+# --- findings ---------------------------------------------------------------------------
+
+#: A Diagnostic as plain data: path, line, col, field, message, code, severity, help, name,
+#: item.
+FindingRow = tuple[str, int, int, str, str, str, str, str, str, "str | None"]
+
+
+def finding_row(d: Diagnostic) -> FindingRow:
+    return (d.path, d.line, d.col, d.field, d.message, d.code, d.severity.value, d.help,
+            d.name, d.item)
+
+
+def finding(row: Sequence[Any]) -> Diagnostic:
+    """The Diagnostic of a row (ValueError or TypeError when it is not one)."""
+    path, line, col, field, message, code, severity, help_, name, item = row
+    if not (isinstance(path, str) and isinstance(line, int) and isinstance(col, int)
+            and isinstance(field, str) and isinstance(message, str) and isinstance(code, str)
+            and isinstance(help_, str) and isinstance(name, str)
+            and (item is None or isinstance(item, str))):
+        raise TypeError("not a finding row")
+    return Diagnostic(path, line, col, field, message, code, Severity(severity), help_, name,
+                      item)
+
+
+def findings(rows: object) -> list[Diagnostic] | None:
+    """The Diagnostics of a tuple of rows, or None when it is not one."""
+    if not isinstance(rows, tuple):
+        return None
+    try:
+        return [finding(r) for r in rows]
+    except (TypeError, ValueError):
+        return None
+
+
+# --- what the bank rules read of an item ------------------------------------------------
+
+
+class SuppressionRecord(NamedTuple):
+    """An entry of an item's `suppress` list, as the engine matches findings against it."""
+
+    rule: str
+    field: str | None
+    term: str | None
+
+    def covers(self, rule: str, field: str, term: str | None = None) -> bool:
+        """`dpassess.model.Suppression.covers`."""
+        return (rule == self.rule and (self.field is None or self.field == field)
+                and (self.term is None or self.term == term))
+
+
+class StemFeatures(NamedTuple):
+    """One language of an item: its stem as the duplicate rules compare it."""
+
+    lang: str
+    #: The hash of the stem's case-folded words (BK001: `norm`), empty when it has none.
+    stem: bytes
+    #: The hash of what the item offers or accepts in this language, normalised and sorted
+    #: (BK001).
+    answers: bytes
+    #: The stem's content words in order (BK002), when there are enough to compare, else None.
+    words: tuple[str, ...] | None
+    #: The stem as BK002 quotes it.
+    quoted: str
+
+
+class ChoiceFeatures(NamedTuple):
+    """A single-choice item with a valid key and three or more options (BK004 to BK007)."""
+
+    #: The number of options, and the key's position among them.
+    k: int
+    key: int
+    #: For each language of the item: the length of each option's visible text, in order.
+    lengths: tuple[tuple[str, tuple[int, ...]], ...]
+    #: For each language: whether each option has an absolute term (BK007).
+    absolute: tuple[tuple[str, tuple[bool, ...]], ...]
+
+
+class ItemFeatures(NamedTuple):
+    """What the bank rules read of one item."""
+
+    id: str
+    enemies: tuple[str, ...]
+    #: The languages of the item's text, in the file's order.
+    languages: tuple[str, ...]
+    stems: tuple[StemFeatures, ...]
+    choice: ChoiceFeatures | None
+    suppress: tuple[SuppressionRecord, ...]
+
+
+def _fields(value: object, n: int) -> tuple[Any, ...]:
+    """`value` as a tuple of `n` fields (TypeError when it is not one)."""
+    if not (isinstance(value, tuple) and len(value) == n):
+        raise TypeError(f"not a tuple of {n}")
+    return value
+
+
+def _stem(value: tuple[Any, ...]) -> StemFeatures:
+    lang, stem, answers, words, quoted = value
+    # one string object per word, as `words` made them (a bank has few distinct words)
+    return StemFeatures(lang, stem, answers, None if words is None else tuple(map(intern, words)),
+                        quoted)
+
+
+def read_features(value: object) -> ItemFeatures:
+    """The ItemFeatures of `plain(features)` (TypeError or ValueError when it does not have
+    its shape). Only the shape is checked: the values are what `plain` wrote, in a file
+    authenticated with the user's key and salted with dpassess's own sources."""
+    iid, enemies, languages, stems, choice, suppress = _fields(value, 6)
+    if not isinstance(iid, str):
+        raise TypeError("no id")
+    return ItemFeatures(
+        iid, enemies, languages, tuple(map(_stem, stems)),
+        None if choice is None else ChoiceFeatures._make(choice),
+        tuple(map(SuppressionRecord._make, suppress)))
+
+
+# --- lint's records of a bank's files ---------------------------------------------------
+
+
+class LintItem(NamedTuple):
+    """An item file as the lint cache keeps it."""
+
+    #: The content hash of the file (`dpassess.runtime.cache.digest`).
+    digest: bytes
+    #: The stimulus the item names, and the content hash of its file when the item was
+    #: checked (an item rule reads it): None when it names none.
+    stimulus: tuple[str, bytes] | None
+    #: The item rules' findings, and the indices of the suppressions that silenced one.
+    findings: tuple[FindingRow, ...]
+    used: tuple[int, ...]
+    features: ItemFeatures
+
+    @staticmethod
+    def read(value: object) -> LintItem | None:
+        """The record of `plain(record)`, or None."""
+        try:
+            tag, digest, stimulus, rows, used, features = _fields(value, 6)
+            if tag != ("item", VERSION) or not isinstance(digest, bytes):
+                return None
+            if stimulus is not None:
+                sid, sdigest = _fields(stimulus, 2)
+                if not (isinstance(sid, str) and isinstance(sdigest, bytes)):
+                    return None
+            if not (isinstance(rows, tuple) and isinstance(used, tuple)
+                    and all(isinstance(i, int) for i in used)):
+                return None
+            return LintItem(digest, stimulus, rows, used, read_features(features))
+        except (TypeError, ValueError):
+            return None
+
+    def plain(self) -> object:
+        return (("item", VERSION), self.digest, plain(self.stimulus), self.findings, self.used,
+                plain(self.features))
+
+
+class LintStimulus(NamedTuple):
+    """A stimulus file as the lint cache keeps it."""
+
+    digest: bytes
+    id: str
+
+    @staticmethod
+    def read(value: object) -> LintStimulus | None:
+        try:
+            tag, digest, sid = _fields(value, 3)
+        except TypeError:
+            return None
+        if tag != ("stimulus", VERSION) or not isinstance(digest, bytes) or not isinstance(sid, str):
+            return None
+        return LintStimulus(digest, sid)
+
+    def plain(self) -> object:
+        return (("stimulus", VERSION), self.digest, self.id)
+
+
+LintRecord = LintItem | LintStimulus
+
+
+def read_lint_record(value: object) -> LintRecord | None:
+    """A LintItem or LintStimulus from its plain form, or None."""
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple) and value[0]:
+        if value[0][0] == "item":
+            return LintItem.read(value)
+        if value[0][0] == "stimulus":
+            return LintStimulus.read(value)
+    return None
+
+
+# --- build's records (for `dpassess.app.build`) -----------------------------------------
+
+
+class FileStamp(NamedTuple):
+    """A file as last read: size, mtime (ns) and inode, and its content hash (read again only
+    when one of the first three differs, as git's index does)."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    digest: bytes
+
