@@ -170,6 +170,9 @@ class ItemDigests:
         return value
 
 
+#: A fragment's key: the hash of what the file's fragments all read, then what this one reads
+#: of its item (`FragmentStore._item_key`), then its context: plain values only.
+Key = tuple[Any, ...]
 #: A stored fragment: its bytes and its warnings as plain values (`_plain`).
 _Entry = tuple[bytes, tuple[tuple[Any, ...], ...]]
 
@@ -179,20 +182,23 @@ class FragmentStore:
     then; bytes that are not count as none; an entry of another shape is a miss) and those used
     or built this time.
 
-    A fragment's key is the hash of everything its bytes read: the item's model (so an edit to a
-    comment of its YAML file changes nothing; an assembled form's item differs from its file),
-    the item's stimulus (id and model), the format, language and options, the collection's id and category,
-    the item's source path, and the context the assembly gives. What is stored is plain data
+    A fragment's key is everything its bytes read: the hash of the item's model (so an edit to
+    a comment of its YAML file changes nothing; an assembled form's item differs from its
+    file), the item's stimulus (id and model hash), its source path, the format, language and
+    options, the collection's id and category (one hash for the file), and the context the
+    assembly gives. What is stored is plain data
     (`marshal` of bytes, strings, numbers and tuples: nothing that runs code when read), in a
     cache file checked by its HMAC (`dpassess.runtime.cache`)."""
 
     def __init__(self, stored: bytes | memoryview | None = None,
                  digests: ItemDigests | None = None) -> None:
         self._stored = _loads(stored)
-        self._used: dict[bytes, _Entry] = {}
+        self._used: dict[Key, _Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
-        self._hit: set[bytes] = set()
-        self._missed: set[bytes] = set()
+        self._items: dict[int, tuple[Item, Collection, tuple[bytes, str | None, str | None,
+                                                             bytes | None]]] = {}
+        self._hit: set[Key] = set()
+        self._missed: set[Key] = set()
 
     @property
     def hits(self) -> int:
@@ -209,22 +215,22 @@ class FragmentStore:
         return len(self._used)
 
     def key(self, fmt: str, collection: Collection, lang: str, options: Mapping[str, str],
-            item: Item, context: Context) -> bytes:
-        sid = item.stimulus
-        stimulus = collection.stimuli.get(sid) if sid is not None else None
-        parts = (self._digest(item), fmt, lang, tuple(options.items()), collection.id,
-                 collection.category, collection.paths.get(item.id), sid,
-                 None if stimulus is None else self._digest(stimulus), context)
-        return digest(repr(parts).encode("utf-8", "surrogatepass"))
+            item: Item, context: Context) -> Key:
+        """The key of `item`'s fragment in the file of `collection` in `fmt`, `lang` and
+        `options`, read with `context`."""
+        return (self._file_key(fmt, collection, lang, options), *self._item_key(collection, item),
+                context)
 
     def source(self, fmt: Exporter, collection: Collection, lang: str,
                options: Mapping[str, str], state: Any) -> Fragments:
         """What the format's assembly asks for each item's fragment: the stored one when its
         key is there, else built by `fmt.fragment` (and kept when it is reusable)."""
         build = fmt.fragment
+        file_key = self._file_key(fmt.name, collection, lang, options)
+        item_key = self._item_key
 
         def fragment(item: Item, context: Context = ()) -> Fragment:
-            key = self.key(fmt.name, collection, lang, options, item, context)
+            key = (file_key, *item_key(collection, item), context)
             hit = self._get(key)
             if hit is not None:
                 return hit
@@ -236,6 +242,28 @@ class FragmentStore:
 
         return fragment
 
+    @staticmethod
+    def _file_key(fmt: str, collection: Collection, lang: str, options: Mapping[str, str]
+                  ) -> bytes:
+        """What every fragment of one file reads: the format, language and options, the
+        collection's id and category."""
+        return digest(repr((fmt, lang, tuple(options.items()), collection.id,
+                            collection.category)).encode("utf-8", "surrogatepass"))
+
+    def _item_key(self, collection: Collection, item: Item
+                  ) -> tuple[bytes, str | None, str | None, bytes | None]:
+        """What a fragment reads of the item: its model's hash, its source path, its stimulus's
+        id and model hash (once per item and collection)."""
+        known = self._items.get(id(item))
+        if known is not None and known[0] is item and known[1] is collection:
+            return known[2]
+        sid = item.stimulus
+        stimulus = collection.stimuli.get(sid) if sid is not None else None
+        value = (self._digest(item), collection.paths.get(item.id), sid,
+                 None if stimulus is None else self._digest(stimulus))
+        self._items[id(item)] = (item, collection, value)
+        return value
+
     def write(self, fmt: Exporter, collection: Collection, lang: str, out: BinaryIO,
               options: Mapping[str, str]) -> list[Diagnostic]:
         """`fmt.write(collection, lang, out, options)` with the fragments of this store."""
@@ -246,7 +274,7 @@ class FragmentStore:
 
         return fmt.write(collection, lang, out, options, fragments)
 
-    def _get(self, key: bytes) -> Fragment | None:
+    def _get(self, key: Key) -> Fragment | None:
         entry = self._used.get(key) or self._stored.get(key)
         if entry is None:
             return None
