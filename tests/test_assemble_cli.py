@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -192,16 +193,16 @@ def test_an_export_failing_midway_leaves_nothing_new(tmp_path, monkeypatch, asse
         write_assembly(assembly, out)
         (out / "dp-quiz-a" / "dp-quiz-a-key.csv").write_text("edited by hand\n")
     before = tree(out) if out.exists() else None
-    real = gift.export
+    real = gift.FORMAT.assemble
     calls = []
 
-    def failing(collection, lang, out=None):
-        calls.append(collection.id)
-        if collection.id == "dp-quiz-b":
+    def failing(job, fragments, out):
+        calls.append(job.collection.id)
+        if job.collection.id == "dp-quiz-b":
             raise RuntimeError("the exporter broke")
-        return real(collection, lang, out)
+        return real(job, fragments, out)
 
-    monkeypatch.setattr(gift, "export", failing)
+    monkeypatch.setattr(gift, "FORMAT", replace(gift.FORMAT, assemble=failing))
     with pytest.raises(RuntimeError, match="the exporter broke"):
         write_assembly(assembly, out)
     assert calls[0] == "dp-quiz-a"  # form a was exported by then

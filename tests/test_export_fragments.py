@@ -1,12 +1,12 @@
-"""Per-item fragments (`dpassess.export.memo`): an export given the fragments of any earlier
+"""Per-item fragments (`dpassess.export.runner.FragmentStore`): an export given the fragments of any earlier
 export writes the same bytes and warnings as one without them (the oracle: the exporter run
 cold), whatever changed in between; unchanged items are taken from the fragments; an item whose
 bytes read another file (an image) is built every time; a damaged entry is a miss."""
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Callable
+import io
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import SEED_BANK
 from dpassess import load_bank
-from dpassess.export import EXPORTERS, MULTI, Collection
-from dpassess.export.memo import Fragments
+from dpassess.export import EXPORTERS, MULTI, Collection, ExportResult
+from dpassess.export.runner import FragmentStore as Fragments
 from dpassess.model import Content, Item, Option, Stimulus, parse_item
 from dpassess.runtime.cache import Cache
 from strategies import any_items, bank_config, write_bank
@@ -30,8 +30,11 @@ FILES = [(fmt, lang, opts)
 
 
 def export(c: Collection, fmt: str, lang: str, opts: dict[str, Any], memo: Fragments | None = None):
-    write: Callable[..., Any] = EXPORTERS[fmt].export
-    return write(c, lang, **opts) if memo is None else write(c, lang, memo=memo, **opts)
+    if memo is None:
+        return EXPORTERS[fmt].export(c, lang, **opts)
+    buf = io.BytesIO()
+    warnings = memo.write(EXPORTERS[fmt], c, lang, buf, opts)
+    return ExportResult(buf.getvalue(), warnings)
 
 
 def stored(memo: Fragments) -> bytes:
@@ -41,7 +44,7 @@ def stored(memo: Fragments) -> bytes:
 
 def count(memo: Fragments) -> int:
     """How many fragments `memo` would store."""
-    return len(pickle.loads(memo.dumps()))
+    return len(marshal.loads(memo.dumps()))
 
 
 def per_item(fmt: str) -> int:
@@ -124,14 +127,18 @@ def test_an_unchanged_item_is_taken_from_the_fragments_and_an_edited_one_built(
 def damaged(data: bytes, how: str) -> bytes:
     if how == "cut":
         return data[:len(data) // 2]
-    if how == "entries":  # a pickle, but not of fragments
-        return pickle.dumps({k: ("not", "a fragment") for k in pickle.loads(data)})
+    if how == "entries":  # plain data, but not fragments
+        return marshal.dumps({k: ("not", "a fragment") for k in marshal.loads(data)})
     if how == "warnings":
-        return pickle.dumps({k: (d, ["not a warning"]) for k, (d, _) in pickle.loads(data).items()})
-    return pickle.dumps(["not", "fragments"])
+        return marshal.dumps({k: (d, ("not a warning",))
+                              for k, (d, _) in marshal.loads(data).items()})
+    if how == "code":  # something that could run: never read as a fragment
+        return marshal.dumps({k: (d, w, compile("1", "x", "eval"))
+                              for k, (d, w) in marshal.loads(data).items()})
+    return marshal.dumps(["not", "fragments"])
 
 
-@pytest.mark.parametrize("how", ["cut", "entries", "warnings", "shape"])
+@pytest.mark.parametrize("how", ["cut", "entries", "warnings", "code", "shape"])
 @pytest.mark.parametrize(("fmt", "lang", "opts"), [f for f in FILES if f[1] != "id"])
 def test_stored_bytes_that_are_not_fragments_are_a_miss(seed: Collection, fmt, lang, opts, how):
     memo = Fragments()

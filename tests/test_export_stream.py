@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import io
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -223,12 +224,11 @@ def _all_files(root: Path) -> list[str]:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_failing_exporter_writes_nothing(seed, tmp_path, monkeypatch, jobs):
-    def broken(collection, lang, out=None):
-        if out is not None:
-            out.write(b"half a file")
+    def broken(state, fragments, out):
+        out.write(b"half a file")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(moodle_xml, "export", broken)
+    monkeypatch.setattr(moodle_xml, "FORMAT", replace(moodle_xml.FORMAT, assemble=broken))
     (tmp_path / "out" / "gift").mkdir(parents=True)
     (tmp_path / "out" / "gift" / "data-parallelism-en.txt").write_bytes(b"previous")
     before = _all_files(tmp_path)

@@ -46,7 +46,7 @@ from test_export_moodle_oracle import nearest_grade, read_gift, read_xml
 GOLDEN = ROOT / "tests" / "golden"
 KITCHEN_SINK = ROOT / "tests" / "banks" / "kitchen-sink"
 BANKS = {"data-parallelism": SEED_BANK, "kitchen-sink": KITCHEN_SINK}
-FORMATS = ("qti21", "moodle-xml", "gift")
+FORMATS = tuple(EXPORTERS)  # every registered format has its goldens
 LANGS = ("id", "en")
 
 
@@ -145,15 +145,12 @@ def test_the_kitchen_sink_has_every_feature():
 
 
 def golden_path(bank: str, fmt: str, lang: str) -> Path:
-    """Where the golden of one export lives: a folder (a QTI zip's entries) or a file."""
-    suffix = {"moodle-xml": ".xml", "gift": ".txt"}
+    """Where the golden of one export lives: a folder (a zip's entries) or a file."""
+    exporter = EXPORTERS[fmt]
+    name = lang if exporter.suffix == ".zip" else f"{bank}-{lang}{exporter.suffix}"
     if bank == "data-parallelism":  # the seed bank's goldens keep the layout they had
-        if fmt == "qti21":
-            return GOLDEN / "qti21" / lang
-        return GOLDEN / {"moodle-xml": "moodle", "gift": "gift"}[fmt] / f"{bank}-{lang}{suffix[fmt]}"
-    if fmt == "qti21":
-        return GOLDEN / bank / fmt / lang
-    return GOLDEN / bank / fmt / f"{bank}-{lang}{suffix[fmt]}"
+        return GOLDEN / exporter.folder / name
+    return GOLDEN / bank / fmt / name
 
 
 def cases() -> list[tuple[str, str, str]]:
@@ -189,8 +186,8 @@ def _diff(name: str, want: bytes, got: bytes, limit: int = 60) -> str:
 
 
 def _entries(fmt: str, data: bytes) -> dict[str, bytes]:
-    """An export as named parts: a QTI zip's entries, or the one file ('' names it)."""
-    if fmt == "qti21":
+    """An export as named parts: a zip's entries, or the one file ('' names it)."""
+    if EXPORTERS[fmt].suffix == ".zip":
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             return {name: z.read(name) for name in z.namelist()}
     return {"": data}

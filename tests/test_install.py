@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from dpassess.export import EXPORTERS
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("DPASSESS_INSTALL_TEST") != "1",
@@ -81,7 +82,8 @@ def test_the_wheel_installs_into_a_clean_venv_and_runs_outside_the_repository(tm
     site = [p for p in (work / "exports" / "preview").rglob("*") if p.is_file()]
     assert (work / "exports" / "preview" / "index.html") in site
     exported = [p for p in (work / "exports").rglob("*") if p.is_file() and p not in site]
-    assert len(exported) == 10  # QTI 2.1, Canvas: id, en; Moodle XML, GIFT: id, en, multi
+    # every format in id and en, and multi where it carries several languages
+    assert len(exported) == sum(2 + fmt.multi for fmt in EXPORTERS.values())
     assert f"unchanged: {len(exported) + len(site)} files" in again.stdout  # and the preview
     for package in ("ortools", "typst"):  # the extras', not the bare package's
         probe = subprocess.run([str(bin_dir / "python"), "-c", f"import {package}"], env=env,

@@ -352,14 +352,14 @@ def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None
     file keeps its items' fragments there, and only the items that changed are built again."""
     from dpassess.app.export import write_bank_exports
     from dpassess.export import EXPORTERS, MULTI, Collection
-    from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name
+    from dpassess.export.runner import ExportFile
 
     collection = Collection.from_bank(bank)
     exports = [
-        ExportFile(collection, fmt, lang, out / FORMAT_DIRS[fmt] / file_name(collection, fmt, lang),
+        ExportFile(collection, name, lang, out / fmt.folder / fmt.file_name(collection, lang),
                    cache=cache)
-        for fmt, exp in EXPORTERS.items()
-        for lang in [*bank.languages, *([MULTI] if exp.multi else [])]
+        for name, fmt in EXPORTERS.items()
+        for lang in [*bank.languages, *([MULTI] if fmt.multi else [])]
     ]
     warnings = write_bank_exports(bank, exports)
     report.warnings += warnings

@@ -9,12 +9,13 @@ import typer
 
 from dpassess.cli._app import app, report_warnings, say
 from dpassess.diagnostics import Diagnostic, UsageError
+from dpassess.export.formats import FORMATS
 
 if TYPE_CHECKING:
     from dpassess.model import Bank
 
-#: The export formats (dpassess.export.EXPORTERS; a test keeps the two the same).
-EXPORT_FORMATS = ("qti21", "moodle-xml", "gift", "canvas")
+#: The export formats, from the registry's names (no format is imported for `--help`).
+EXPORT_FORMATS = tuple(FORMATS)
 
 
 @app.command()
@@ -50,10 +51,11 @@ def export(
         raise UsageError(f"--format {fmt}: choose one of {', '.join(EXPORTERS)}")
     if maths not in ("mathml", "tex"):
         raise UsageError(f"--maths {maths}: choose mathml or tex")
-    if maths != "mathml" and fmt != "qti21":
+    has_maths = "maths" in EXPORTERS[fmt].options
+    if maths != "mathml" and not has_maths:
         raise UsageError(f"--maths {maths}: only QTI 2.1 writes MathML (Moodle XML and GIFT "
                          "always keep the TeX; Canvas writes its equation images)")
-    options = {"maths": maths} if fmt == "qti21" else {}
+    options = {"maths": maths} if has_maths else {}
     banks = load_banks(paths or [Path("items")])
     single_file = out is not None and lang is not None and out.suffix != ""
     if single_file and len(banks) > 1:
@@ -104,14 +106,14 @@ def _dests(bank: Bank, fmt: str, lang: str | None, file: Path | None, folder: Pa
            ) -> list[Path]:
     """The files `_export` writes: `file`, or one per language in `folder` (default
     exports/<format>/)."""
-    from dpassess.export import Collection
-    from dpassess.export.runner import FORMAT_DIRS, file_name
+    from dpassess.export import EXPORTERS, Collection
 
     if file is not None:
         return [file]
     collection = Collection.from_bank(bank)
-    target_dir = folder if folder is not None else Path("exports") / FORMAT_DIRS[fmt]
-    return [target_dir / file_name(collection, fmt, x) for x in _langs(bank, fmt, lang)]
+    exporter = EXPORTERS[fmt]
+    target_dir = folder if folder is not None else Path("exports") / exporter.folder
+    return [target_dir / exporter.file_name(collection, x) for x in _langs(bank, fmt, lang)]
 
 
 def _looks_like_a_file(out: Path) -> bool:

@@ -1,17 +1,24 @@
-"""Exporters: each format is one module with one entry point, registered here by name.
+"""Exporters: each format is one module whose `FORMAT` value (a `Format`) is listed by name in
+`dpassess.export.formats`; `EXPORTERS` is that registry.
 
-An exporter turns a `Collection` (an ordered list of items with a name and title) into bytes in one
-language (or `multi` where the format can carry several), plus a warning for everything it could
-not carry: nothing is dropped silently.
+A format turns a `Collection` (an ordered list of items with a name and title) into one file in
+one language (or `multi` where the format can carry several), plus a warning for everything it
+could not carry: nothing is dropped silently.
 
     from dpassess.export import EXPORTERS, Collection
     result = EXPORTERS["qti21"].export(Collection.from_bank(bank), "en")
     result.data, result.warnings
 
-Each entry point also streams: `export(collection, lang, out)` with `out` a binary file object
-(seekable for QTI's zip) writes the same bytes there item by item, never holding the whole file,
-and returns the warnings with empty `data`. If it raises, `out` holds part of a file: write to a
-temporary file (as `dpassess.export.runner.write_exports` does) and discard it.
+A `Format` is in two parts. `fragment(state, item, context)` builds one item's part of the file
+(a `Fragment`: its bytes and its warnings); `assemble(state, fragments, out)` writes the file to
+`out` (header, footer, package, manifest), asking `fragments(item, context)` for each item's
+part in the order it needs them; `start(collection, lang, options)` makes the state both share
+for one file. The runner (`dpassess.export.runner`) owns everything else: it gives `assemble`
+fragments from its cache where the item did not change and builds only the others, streams
+the file to a temporary file, in worker processes, and renames it into place. A format never
+caches, forks or writes files itself. `Format.export(collection, lang, out=None, **options)`
+builds every fragment (no cache): the whole file's bytes, or written to `out` (a seekable
+binary file for the zip formats; `data` is then empty).
 
 Every format treats languages alike (`check_lang`, `exported_languages`): a language the
 collection does not have is a `UsageError`; an item without text in the exported language is
@@ -21,12 +28,16 @@ left out of that file with a warning; in `multi` an item is written in the langu
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping, Sequence
+import io
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
 
 from dpassess.diagnostics import Diagnostic, UsageError, warning
-from dpassess.model import Bank, Item, Stimulus
+from dpassess.export.formats import FORMATS
+
+if TYPE_CHECKING:  # the model is imported by the formats, not by the names (`--help`)
+    from dpassess.model import Bank, Item, Stimulus
 
 MULTI = "multi"
 
@@ -87,58 +98,129 @@ class Collection:
         return warning(fmt, message, path=path, field=field, item=item_id)
 
 
-class Exporter(Protocol):
-    """The one entry point of a format module."""
-
-    @property
-    def name(self) -> str: ...  # registry key and --format value
-
-    @property
-    def suffix(self) -> str: ...  # file suffix of its output: ".zip", ".xml", ".txt"
-
-    @property
-    def multi(self) -> bool: ...  # whether `lang="multi"` (all languages in one file) works
-
-    def export(self, collection: Collection, lang: str, out: BinaryIO | None = None
-               ) -> ExportResult: ...
-
-
-class ExportFunction(Protocol):
-    """A format module's `export(collection, lang, out=None)`."""
-
-    def __call__(self, collection: Collection, lang: str, out: BinaryIO | None = None
-                 ) -> ExportResult: ...
+#: What an item's fragment reads from the file besides the item, as the assembly says (plain
+#: values only: Moodle XML's languages of the item and whether its id is repeated).
+Context = tuple[str | bool | int | tuple[str, ...] | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class FormatModule:
+class Fragment:
+    """One item's part of a file: its bytes (empty: the item is not written) and its warnings.
+
+    `reusable` is False when the bytes read another file (an image the item embeds or packs,
+    which can change with no change to the item): such a fragment is built every time. `files`
+    are the package paths of the files it packed into the format's state (never stored: a
+    fragment that packs files is not reusable)."""
+
+    data: bytes
+    warnings: list[Diagnostic]
+    reusable: bool = True
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One file to write: the state of a format that needs nothing else (`start=Job`)."""
+
+    collection: Collection
+    lang: str
+    options: Mapping[str, str]
+
+
+class Fragments(Protocol):
+    """What a format's assembly asks for each item's fragment (from the runner's cache, or
+    built by the format's `fragment`)."""
+
+    def __call__(self, item: Item, context: Context = ()) -> Fragment: ...
+
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class Format(Generic[S]):
+    """An export format: what the registry lists for it.
+
+    `name` is its `--format` value; its files go to `exports/<folder>/<collection id>-<lang>
+    <suffix>`; `multi` says whether it writes every language in one file (`lang="multi"`);
+    `options` are its own options, each with its values (the first is the default).
+    `start(collection, lang, options)` makes one file's state; `fragment(state, item,
+    context)` builds one item's fragment; `assemble(state, fragments, out)` writes the file to
+    `out` and returns its warnings in order (see the module docstring)."""
+
     name: str
+    folder: str
     suffix: str
     multi: bool
-    export: ExportFunction
+    start: Callable[[Collection, str, Mapping[str, str]], S]
+    fragment: Callable[[S, Item, Context], Fragment]
+    assemble: Callable[[S, Fragments, BinaryIO], list[Diagnostic]]
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def file_name(self, collection: Collection, lang: str) -> str:
+        """The name of the file of `collection` in `lang`."""
+        return f"{collection.id}-{lang}{self.suffix}"
+
+    def settings(self, options: Mapping[str, str]) -> dict[str, str]:
+        """`options` with every option of the format (its default where not given), in the
+        format's order; UsageError for an unknown option or value."""
+        for name, value in options.items():
+            if name not in self.options:
+                raise UsageError(f"{self.name} has no option {name!r}"
+                                 + (f" (it has {', '.join(self.options)})" if self.options
+                                    else ""))
+            if value not in self.options[name]:
+                raise UsageError(f"{self.name}: {name} {value!r}: choose one of "
+                                 f"{', '.join(self.options[name])}")
+        return {name: options.get(name, values[0]) for name, values in self.options.items()}
+
+    def write(self, collection: Collection, lang: str, out: BinaryIO,
+              options: Mapping[str, str], fragments: Callable[[S], Fragments] | None = None
+              ) -> list[Diagnostic]:
+        """Write the file to `out` and return its warnings; `fragments(state)` gives the
+        fragments (default: each built, no cache)."""
+        check_lang(self.name, collection, lang, multi=self.multi)
+        state = self.start(collection, lang, self.settings(options))
+        if fragments is None:
+            build = self.fragment
+
+            def source(item: Item, context: Context = ()) -> Fragment:
+                return build(state, item, context)
+
+            return self.assemble(state, source, out)
+        return self.assemble(state, fragments(state), out)
+
+    def export(self, collection: Collection, lang: str, out: BinaryIO | None = None,
+               **options: str) -> ExportResult:
+        """The file of `collection` in `lang`, every fragment built: its bytes, or written to
+        `out` (then `data` is empty)."""
+        if out is None:
+            buf = io.BytesIO()
+            warnings = self.write(collection, lang, buf, options)
+            return ExportResult(buf.getvalue(), warnings)
+        return ExportResult(b"", self.write(collection, lang, out, options))
 
 
-#: format name -> module path. Modules are imported on first use (the CLI lists names only).
-_MODULES: dict[str, str] = {
-    "qti21": "dpassess.export.qti.qti21",
-    "moodle-xml": "dpassess.export.moodle.moodle_xml",
-    "gift": "dpassess.export.moodle.gift",
-    "canvas": "dpassess.export.canvas.qti12",
-}
+#: What the registry gives: a format whatever its state.
+Exporter = Format[Any]
 
 
 class _Registry(Mapping[str, Exporter]):
+    """`dpassess.export.formats.FORMATS`, each name's module imported on first use."""
+
     def __getitem__(self, name: str) -> Exporter:
-        if name not in _MODULES:
+        if name not in FORMATS:
             raise KeyError(name)
-        mod = importlib.import_module(_MODULES[name])
-        return FormatModule(name, mod.SUFFIX, mod.MULTI, mod.export)
+        fmt = importlib.import_module(FORMATS[name]).FORMAT
+        if not isinstance(fmt, Format) or fmt.name != name:
+            raise TypeError(f"{FORMATS[name]}.FORMAT is not the Format named {name!r}")
+        return fmt
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_MODULES)
+        return iter(FORMATS)
 
     def __len__(self) -> int:
-        return len(_MODULES)
+        return len(FORMATS)
 
 
 EXPORTERS: Mapping[str, Exporter] = _Registry()

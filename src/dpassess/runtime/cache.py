@@ -17,7 +17,7 @@ the caller's settings (lint's: the rules, their thresholds and the dpassess vers
 written for another salt is ignored and rewritten: the cache never changes a result and never
 crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
 
-A caller that keeps bytes of its own (the export fragments, `dpassess.export.memo`) stores
+A caller that keeps bytes of its own (the export fragments, `dpassess.export.runner`) stores
 them with `store_bytes`: the file holds the salt and a SHA-256 of the bytes, and `load_bytes`
 returns them only when both match (a damaged file is a miss).
 

@@ -15,7 +15,7 @@ re-import updates the same questions; the zip's bytes depend on the collection a
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import BinaryIO
 from urllib.parse import quote
 
@@ -25,22 +25,21 @@ from lxml.etree import SubElement
 from dpassess.diagnostics import Diagnostic
 from dpassess.export import (
     Collection,
-    ExportResult,
-    check_lang,
+    Context,
+    Format,
+    Fragment,
+    Fragments,
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.canvas.items import FORMAT, QTI12_NS, Q, question
+from dpassess.export.canvas.items import FORMAT as NAME
+from dpassess.export.canvas.items import QTI12_NS, Q, question
 from dpassess.export.canvas.richtext import FILES_FOLDER, rewrite_refs
-from dpassess.export.memo import Fragments
 from dpassess.export.qti.package import ZipStream
 from dpassess.export.xmlfast import ChildStream, nsmap
 from dpassess.markup.markdown import plain_title
 from dpassess.markup.media import locate_image, read_media
 from dpassess.model import Item
-
-SUFFIX = ".zip"
-MULTI = False
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 QTI_LOCATION = f"{QTI12_NS} http://www.imsglobal.org/xsd/ims_qtiasiv1p2p1.xsd"
@@ -59,79 +58,70 @@ def quiz_identifier(collection: Collection, lang: str) -> str:
     return f"{collection.id}-{lang}"
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
-           memo: Fragments | None = None) -> ExportResult:
-    """The Canvas package of `collection` in `lang`, and a warning for each thing Canvas cannot
-    carry: its bytes, or written to `out` (a seekable binary file; `data` is then empty). With
-    `memo`, a question that packs no file is taken from the last export's fragments."""
-    check_lang(FORMAT, collection, lang, multi=MULTI)
-    if out is None:
-        buf = io.BytesIO()
-        warnings = export(collection, lang, buf, memo=memo).warnings
-        return ExportResult(buf.getvalue(), warnings)
-    notes: list[Diagnostic] = []
-    quiz = quiz_identifier(collection, lang)
-    files: dict[str, bytes] = {}  # package path -> bytes
-    parts: list[bytes] = []
-    points = 0.0
-    _root, section = _assessment(collection, lang, quiz)  # _root keeps the tree alive
-    buf = io.BytesIO()
-    stream = ChildStream(buf, section, xml_declaration=True)
-    written = 0
-    for item in collection.items:
-        langs, missing = exported_languages(FORMAT, collection, item, lang)
-        notes.extend(missing)
-        if not langs:
-            continue
-        data, warnings, ok = _question(collection, item, lang, files, stream, memo)
-        notes.extend(warnings)
-        if ok:
-            parts.append(data)
-            points += item.points
-            written += 1
-    if written == 0:
-        raise nothing_to_export(collection, lang)
-    for data in parts:
-        stream.write_bytes(data)
-    stream.close()
+class _Quiz:
+    """One file being written: its questions' section (streamed to `buf`) and the files they
+    pack (package path -> bytes)."""
 
-    package = ZipStream(out)
-    entries = {
-        "imsmanifest.xml": _xml(_manifest(collection, lang, quiz, sorted(files))),
-        f"{quiz}/{quiz}.xml": buf.getvalue(),
-        f"{quiz}/assessment_meta.xml": _xml(_meta(collection, lang, quiz, points)),
-        **files,
-    }
-    for name in sorted(entries):
-        package.add(name, entries[name])
-    package.close()
-    return ExportResult(b"", notes)
+    def __init__(self, collection: Collection, lang: str, options: Mapping[str, str]) -> None:
+        self.collection, self.lang = collection, lang
+        self.quiz = quiz_identifier(collection, lang)
+        self.files: dict[str, bytes] = {}
+        self.root, section = _assessment(collection, lang, self.quiz)  # root keeps it alive
+        self.buf = io.BytesIO()
+        self.stream = ChildStream(self.buf, section, xml_declaration=True)
 
 
-def _question(collection: Collection, item: Item, lang: str, files: dict[str, bytes],
-              stream: ChildStream, memo: Fragments | None
-              ) -> tuple[bytes, list[Diagnostic], bool]:
-    """The item's `<item>` as bytes of the section, its warnings, whether it is written."""
-    key = memo.item_key(collection, item, FORMAT, lang) if memo is not None else None
-    if memo is not None and key is not None:
-        hit = memo.get(key)
-        if hit is not None:
-            return hit[0], hit[1], bool(hit[0])
+def _fragment(job: _Quiz, item: Item, context: Context) -> Fragment:
+    """The item's `<item>` as bytes of the section (empty: not written) and its warnings; a
+    question that packs files is not reusable."""
+    collection, lang = job.collection, job.lang
     stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
     path = collection.paths.get(item.id, "")
     q = question(item, lang, identifier=item_identifier(collection, item, lang), path=path,
                  stimulus=stimulus)
     warnings = list(q.warnings)
     if q.element is None:
-        if memo is not None and key is not None:
-            memo.put(key, b"", warnings)
-        return b"", warnings, False
+        return Fragment(b"", warnings)
     if q.files:
-        _pack(collection, item, lang, q.element, q.files, files, warnings)
-    data = stream.serialised(q.element)
-    if memo is not None and key is not None and not q.files:
-        memo.put(key, data, warnings)
-    return data, warnings, True
+        _pack(collection, item, lang, q.element, q.files, job.files, warnings)
+    return Fragment(job.stream.serialised(q.element), warnings, reusable=not q.files)
+
+
+def _assemble(job: _Quiz, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The Canvas package of the collection in `lang`, written to `out` (a seekable binary
+    file), and a warning for each thing Canvas cannot carry."""
+    collection, lang, quiz = job.collection, job.lang, job.quiz
+    notes: list[Diagnostic] = []
+    parts: list[bytes] = []
+    points = 0.0
+    for item in collection.items:
+        langs, missing = exported_languages(NAME, collection, item, lang)
+        notes.extend(missing)
+        if not langs:
+            continue
+        made = fragments(item)
+        notes.extend(made.warnings)
+        if made.data:
+            parts.append(made.data)
+            points += item.points
+    if not parts:
+        raise nothing_to_export(collection, lang)
+    stream = job.stream
+    for data in parts:
+        stream.write_bytes(data)
+    stream.close()
+
+    package = ZipStream(out)
+    entries = {
+        "imsmanifest.xml": _xml(_manifest(collection, lang, quiz, sorted(job.files))),
+        f"{quiz}/{quiz}.xml": job.buf.getvalue(),
+        f"{quiz}/assessment_meta.xml": _xml(_meta(collection, lang, quiz, points)),
+        **job.files,
+    }
+    for name in sorted(entries):
+        package.add(name, entries[name])
+    package.close()
+    return notes
 
 
 def _pack(collection: Collection, item: Item, lang: str, element: etree._Element,
@@ -142,7 +132,7 @@ def _pack(collection: Collection, item: Item, lang: str, element: etree._Element
     for ref in refs:
         located = locate_image(ref, collection.paths.get(item.id))
         if isinstance(located, str):
-            warnings.append(collection.warning(FORMAT, item.id, f"text.{lang}",
+            warnings.append(collection.warning(NAME, item.id, f"text.{lang}",
                                                f"file {ref!r} {located}; not in the package"))
             continue
         path, local = located
@@ -150,13 +140,13 @@ def _pack(collection: Collection, item: Item, lang: str, element: etree._Element
             data = read_media(local)
         except OSError as exc:
             warnings.append(collection.warning(
-                FORMAT, item.id, f"text.{lang}",
+                NAME, item.id, f"text.{lang}",
                 f"file {ref!r}: cannot read {local}: {exc.strerror or exc}; not in the package"))
             continue
         target = f"{FILES_FOLDER}/{path}"
         if files.get(target, data) != data:
             warnings.append(collection.warning(
-                FORMAT, item.id, f"text.{lang}",
+                NAME, item.id, f"text.{lang}",
                 f"file {ref!r}: another item's file is already packed as {target}; rename one "
                 "of them (not in the package)"))
             continue
@@ -228,3 +218,9 @@ def _manifest(collection: Collection, lang: str, quiz: str, files: Sequence[str]
 
 def _xml(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+#: The format: one Canvas quiz package (zip) per language.
+FORMAT = Format(NAME, folder="canvas", suffix=".zip", multi=False, start=_Quiz,
+                fragment=_fragment, assemble=_assemble)
+export = FORMAT.export

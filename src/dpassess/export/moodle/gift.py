@@ -15,7 +15,6 @@ question at a time (bounded memory) and returns the warnings with empty data.
 
 from __future__ import annotations
 
-import io
 import re
 from typing import BinaryIO, assert_never
 
@@ -23,12 +22,14 @@ from dpassess.diagnostics import Diagnostic
 from dpassess.export import MULTI as ALL_LANGUAGES
 from dpassess.export import (
     Collection,
-    ExportResult,
-    check_lang,
+    Context,
+    Format,
+    Fragment,
+    Fragments,
+    Job,
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.memo import Fragments
 from dpassess.export.moodle.cloze import gap_item
 from dpassess.export.moodle.images import local_files
 from dpassess.export.moodle.texts import (
@@ -60,9 +61,7 @@ from dpassess.model import (
     TrueFalse,
 )
 
-SUFFIX = ".txt"
-MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
-FORMAT = "gift"
+NAME = "gift"
 
 # qformat_gift::repchar, plus the backslash first: `\` `~` `=` `#` `{` `}` `:` and newlines.
 _ESCAPES = (
@@ -94,18 +93,21 @@ def rich(html: str, *, inherit: bool = True) -> str:
     return ("" if inherit and html[:1] not in ("[", "%") else "[html]") + escape(html)
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
-           memo: Fragments | None = None) -> ExportResult:
-    """The collection as one GIFT file in `lang` (or every language: `multi`): its bytes, or
-    written to `out` (then `data` is empty). With `memo`, a question's block is taken from the
-    fragments of the last export when its key is there (`dpassess.export.memo`); categories and
-    the warnings about the whole file are always written anew."""
-    check_lang(FORMAT, collection, lang, multi=MULTI)
-    if out is None:
-        buf = io.BytesIO()
-        warnings = export(collection, lang, buf, memo=memo).warnings
-        return ExportResult(buf.getvalue(), warnings)
-    chosen = [(item, *exported_languages(FORMAT, collection, item, lang))
+def _fragment(job: Job, item: Item, context: Context) -> Fragment:
+    """The item's block in languages `context[0]` (a GIFT question reads no other file: it
+    cannot embed one)."""
+    (langs,) = context
+    assert isinstance(langs, tuple)
+    t = ItemTexts(NAME, job.collection, item, job.lang, langs)
+    return Fragment("\n".join(_question(t, item)).encode("utf-8"), t.warnings)
+
+
+def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The collection as one GIFT file in `lang` (or every language: `multi`), written to
+    `out`; categories and the warnings about the whole file are written here, each question's
+    block is its fragment."""
+    collection, lang = job.collection, job.lang
+    chosen = [(item, *exported_languages(NAME, collection, item, lang))
               for item in collection.items]
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
@@ -114,10 +116,10 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
                if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
     if several:
         warnings.append(collection.warning(
-            FORMAT, None, "gaps",
+            NAME, None, "gaps",
             f"a GIFT file of several languages cannot place a gap in each: {_listed(several)} "
             "left out of it; export one file per language"))
-    warnings += multilang_maths(FORMAT, collection, lang)
+    warnings += multilang_maths(NAME, collection, lang)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes
@@ -128,21 +130,11 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
             _write_block(out, [f"$CATEGORY: {category_path(root, item.topic)}"],
                          first=topic is None)
             topic = item.topic
-        if memo is None:
-            t = ItemTexts(FORMAT, collection, item, lang, langs)
-            _write_block(out, _question(t, item), first=False)
-            warnings += t.warnings
-            continue
-        key = memo.item_key(collection, item, FORMAT, lang, langs)
-        hit = memo.get(key)
-        if hit is None:  # a GIFT question reads no other file (it cannot embed one)
-            t = ItemTexts(FORMAT, collection, item, lang, langs)
-            hit = "\n".join(_question(t, item)).encode("utf-8"), t.warnings
-            memo.put(key, *hit)
-        out.write(b"\n\n" + hit[0])
-        warnings += hit[1]
+        block = fragments(item, (langs,))
+        out.write(b"\n\n" + block.data)
+        warnings += block.warnings
     out.write(b"\n")
-    return ExportResult(b"", warnings)
+    return warnings
 
 
 def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]:
@@ -153,7 +145,7 @@ def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]
              and not i.shuffle]
     if fixed:
         out.append(collection.warning(
-            FORMAT, None, "shuffle",
+            NAME, None, "shuffle",
             "GIFT cannot say to keep the answers in the order this file gives them: Moodle "
             "shuffles them or not by its default question settings, so that order is not kept "
             f"for {_listed(fixed)}; use Moodle XML to keep it"))
@@ -161,19 +153,19 @@ def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]
                 and (i.lms.moodle.penalty is not None or i.lms.moodle.answer_numbering is not None)]
     if settings:
         out.append(collection.warning(
-            FORMAT, None, "lms.moodle",
+            NAME, None, "lms.moodle",
             f"GIFT cannot carry Moodle's penalty or answer numbering ({_listed(settings)}): "
             "Moodle uses its defaults; use Moodle XML to keep them"))
     cloze = [i.id for i in items if isinstance(i, Cloze) and len(i.gaps) > 1]
     if cloze:
         out.append(collection.warning(
-            FORMAT, None, "gaps",
+            NAME, None, "gaps",
             f"GIFT says a cloze question with one gap only: {_listed(cloze)} left out; use "
             "Moodle XML"))
     ordering = [i.id for i in items if isinstance(i, Ordering)]
     if ordering:
         out.append(collection.warning(
-            FORMAT, None, "type",
+            NAME, None, "type",
             f"GIFT has no ordering questions: {_listed(ordering)} left out; use Moodle XML "
             "(Moodle 4.4 or later)"))
     return out
@@ -298,7 +290,7 @@ def _missing_word(t: ItemTexts, item: Cloze) -> list[str]:
     except ValueError as exc:  # pydantic's ValidationError: e.g. a choice gap of one option
         t.warn(f"gaps.{gap.id}", f"GIFT cannot write this gap as a question: {exc}; left out")
         return []
-    gt = ItemTexts(FORMAT, t.collection, one, t.lang, t.langs)
+    gt = ItemTexts(NAME, t.collection, one, t.lang, t.langs)
     q = _Question(gt)
     match one:
         case SingleChoice():
@@ -430,3 +422,9 @@ def _essay(q: _Question, item: Essay) -> list[str]:
                         "editor of 15 lines, a response required, no word limits, no grader "
                         "information and no template; use Moodle XML")
     return [f"{q.head}{q.tail}}}"]
+
+
+#: The format: one GIFT text file per language, and one of every language (`multi`).
+FORMAT = Format(NAME, folder="gift", suffix=".txt", multi=True, start=Job, fragment=_fragment,
+                assemble=_assemble)
+export = FORMAT.export

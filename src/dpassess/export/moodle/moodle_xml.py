@@ -13,9 +13,8 @@ returns the warnings with empty data.
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import BinaryIO, assert_never
 
@@ -26,12 +25,13 @@ from dpassess.diagnostics import Diagnostic
 from dpassess.export import MULTI as ALL_LANGUAGES
 from dpassess.export import (
     Collection,
-    ExportResult,
-    check_lang,
+    Context,
+    Format,
+    Fragment,
+    Fragments,
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.memo import Fragments
 from dpassess.export.moodle import cloze
 from dpassess.export.moodle.images import Embedder
 from dpassess.export.moodle.texts import (
@@ -67,9 +67,7 @@ from dpassess.model import (
     TrueFalse,
 )
 
-SUFFIX = ".xml"
-MULTI = True  # supports lang="multi" (Moodle's multilang filter form)
-FORMAT = "moodle-xml"
+NAME = "moodle-xml"
 
 #: Moodle's defaults for a new question (qformat_default::defaultquestion; true/false and
 #: essay questions set their own).
@@ -81,30 +79,37 @@ NUMBERED = ("multichoice", "ordering")
 _MARKUP = re.compile("[&<>\"']")
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
-           memo: Fragments | None = None) -> ExportResult:
-    """The collection as one Moodle XML file in `lang` (or every language: `multi`): its bytes,
-    or written to `out` (then `data` is empty). With `memo`, a `<question>` is taken from the
-    fragments of the last export when its key is there (`dpassess.export.memo`); category
-    questions are always written anew."""
-    check_lang(FORMAT, collection, lang, multi=MULTI)
+def _start(collection: Collection, lang: str, options: Mapping[str, str]) -> _Writer:
+    return _Writer(collection, lang)
+
+
+def _fragment(writer: _Writer, item: Item, context: Context) -> Fragment:
+    """The item's `<question>` in languages `context[0]` (`context[1]`: its id was written
+    before in its category); not reusable when its text named a local file."""
+    langs, duplicate = context
+    assert isinstance(langs, tuple) and isinstance(duplicate, bool)
+    before, writer.images.touched = len(writer.warnings), False
+    data = writer.stream.serialised(writer.question(item, langs, duplicate=duplicate))
+    warnings = writer.warnings[before:]
+    del writer.warnings[before:]
+    return Fragment(data, warnings, reusable=not writer.images.touched)
+
+
+def _assemble(writer: _Writer, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The collection as one Moodle XML file in `lang` (or every language: `multi`), written
+    to `out`; category questions are written here, each `<question>` is its fragment."""
+    collection, lang = writer.collection, writer.lang
     if lang != ALL_LANGUAGES and not any(lang in item.text for item in collection.items):
         raise nothing_to_export(collection, lang)
-    if out is None:
-        buf = io.BytesIO()
-        warnings = export(collection, lang, buf, memo=memo).warnings
-        return ExportResult(buf.getvalue(), warnings)
-    writer = _Writer(collection, lang)
-    writer.warnings += multilang_maths(FORMAT, collection, lang)
-    writer.images = embedder = _Watched()
-    stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
+    writer.warnings += multilang_maths(NAME, collection, lang)
+    writer.stream = stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
     root = category_name(collection, lang)
     stream.write(writer.category(category_path(root), writer.bank_title()))
     seen: set[tuple[str, str]] = set()
     categories: dict[str, bytes] = {}  # category path -> its question, when it has no warning
     topic = None
     for item in collection.items:
-        langs, notes = exported_languages(FORMAT, collection, item, lang)
+        langs, notes = exported_languages(NAME, collection, item, lang)
         writer.warnings += notes
         if not langs:
             continue
@@ -113,22 +118,11 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
             stream.write_bytes(_category(stream, writer, category_path(root, topic), categories))
         duplicate = (item.topic, item.id) in seen
         seen.add((item.topic, item.id))
-        if memo is None:
-            stream.write(writer.question(item, langs, duplicate=duplicate))
-            continue
-        key = memo.item_key(collection, item, FORMAT, lang, langs, duplicate)
-        hit = memo.get(key)
-        if hit is None:
-            before, embedder.touched = len(writer.warnings), False
-            data = stream.serialised(writer.question(item, langs, duplicate=duplicate))
-            if not embedder.touched:  # its bytes read no other file
-                memo.put(key, data, writer.warnings[before:])
-        else:
-            data = hit[0]
-            writer.warnings += hit[1]
-        stream.write_bytes(data)
+        question = fragments(item, (langs, duplicate))
+        writer.warnings += question.warnings
+        stream.write_bytes(question.data)
     stream.close()
-    return ExportResult(b"", writer.warnings)
+    return writer.warnings
 
 
 def _category(stream: ChildStream, writer: _Writer, path: str, known: dict[str, bytes]
@@ -167,7 +161,8 @@ class _Writer:
     def __init__(self, collection: Collection, lang: str) -> None:
         self.collection, self.lang = collection, lang
         self.warnings: list[Diagnostic] = []
-        self.images = Embedder()
+        self.images = _Watched()
+        self.stream: ChildStream  # set by `_assemble`, before any question
 
     def category(self, path: str, info: str = "") -> etree._Element:
         question = etree.Element("question", type="category")
@@ -186,7 +181,7 @@ class _Writer:
     def question(self, item: Item, langs: tuple[str, ...], *, duplicate: bool) -> etree._Element:
         """The item's `<question>`; its warnings go to `warnings` (those about its texts, as
         ItemTexts renders them, after those about writing them)."""
-        t = ItemTexts(FORMAT, self.collection, item, self.lang, langs)
+        t = ItemTexts(NAME, self.collection, item, self.lang, langs)
         q = _Question(self, t)
         match item:
             case SingleChoice():
@@ -211,7 +206,7 @@ class _Writer:
                                    f"written in {langs[0]!r} only; export one file per language "
                                    "to give each its own")
                     notes = t.warnings
-                    t = ItemTexts(FORMAT, self.collection, item, self.lang, langs[:1])
+                    t = ItemTexts(NAME, self.collection, item, self.lang, langs[:1])
                     t.warnings[:0] = notes
                     q = _Question(self, t)
                 question = _cloze(q, item, langs[0], duplicate=duplicate)
@@ -233,7 +228,7 @@ class _Writer:
         """`value` without the characters XML cannot carry, and a warning naming them."""
         value, removed = xml_safe(value)
         self.warnings.append(self.collection.warning(
-            FORMAT, item_id, field, f"removed characters XML cannot carry: {removed}"))
+            NAME, item_id, field, f"removed characters XML cannot carry: {removed}"))
         return value
 
 
@@ -572,3 +567,9 @@ def _set_text(el: etree._Element, value: str) -> None:
         el.text = etree.CDATA(value)
     else:
         el.text = value
+
+
+#: The format: one Moodle XML file per language, and one of every language (`multi`).
+FORMAT = Format(NAME, folder="moodle", suffix=".xml", multi=True, start=_start,
+                fragment=_fragment, assemble=_assemble)
+export = FORMAT.export

@@ -4,7 +4,7 @@ one resource at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 from urllib.parse import quote
 
@@ -12,7 +12,6 @@ from lxml import etree
 from lxml.etree import SubElement
 
 from dpassess.export import Collection
-from dpassess.export.memo import Fragments
 from dpassess.export.qti.names import (
     CP,
     CP_LOCATION,
@@ -39,10 +38,28 @@ LOM_DIFFICULTY = {"easy": "easy", "medium": "medium", "hard": "difficult"}
 
 
 def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item],
-                   files: Mapping[str, Sequence[str]], *, memo: Fragments | None = None) -> None:
+                   files: Mapping[str, Sequence[str]], *,
+                   resource: Callable[[ChildStream, Item, tuple[str, ...]], bytes] | None = None
+                   ) -> None:
     """Write the manifest of the package holding `items` to `out`; `files` gives the package
-    paths of the images each item shows (by item id). With `memo`, an item's resource is
-    taken from the fragments of the last export when its key is there."""
+    paths of the images each item shows (by item id). `resource(stream, item, shown)` gives an
+    item's resource as the bytes `stream` writes: `stream.flushed()` after `item_resource(
+    stream.parent, ...)` (the default)."""
+    stream = _open(out, collection, lang, items)
+
+    def built(stream: ChildStream, item: Item, shown: tuple[str, ...]) -> bytes:
+        item_resource(stream.parent, collection, lang, item, shown)
+        return stream.flushed()
+
+    make = resource or built
+    for item in items:
+        stream.write_bytes(make(stream, item, tuple(files.get(item.id, ()))))
+    stream.close()
+
+
+def _open(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item]
+          ) -> ChildStream:
+    """The manifest up to the items' resources written to `out`; the stream that writes them."""
     base = f"{collection.id}-{lang}"
     root = etree.Element(CP + "manifest", nsmap=NSMAP)
     root.set(SCHEMA_LOCATION, CP_LOCATION)
@@ -62,22 +79,7 @@ def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Seq
     SubElement(test, CP + "file", href=href)
     for item in items:
         SubElement(test, CP + "dependency", identifierref=item_identifier(item, lang, collection.id))
-
-    stream = ChildStream(out, resources, xml_declaration=True)
-    for item in items:
-        shown = tuple(files.get(item.id, ()))
-        if memo is None:
-            item_resource(stream.parent, collection, lang, item, shown)
-            stream.flush()
-            continue
-        key = memo.key(item, "imsmanifest.xml", lang, collection.id, collection.category, shown)
-        hit = memo.get(key)
-        if hit is None:
-            item_resource(stream.parent, collection, lang, item, shown)
-            hit = stream.flushed(), []
-            memo.put(key, *hit)
-        stream.write_bytes(hit[0])
-    stream.close()
+    return ChildStream(out, resources, xml_declaration=True)
 
 
 def item_resource(resources: etree._Element, collection: Collection, lang: str, item: Item,

@@ -9,8 +9,8 @@ byte-identical zip.
 
 from __future__ import annotations
 
-import io
 import re
+from collections.abc import Mapping
 from typing import BinaryIO
 
 from lxml import etree
@@ -18,45 +18,72 @@ from lxml import etree
 from dpassess.diagnostics import Diagnostic
 from dpassess.export import (
     Collection,
-    ExportResult,
-    check_lang,
+    Context,
+    Format,
+    Fragment,
+    Fragments,
     exported_languages,
     nothing_to_export,
 )
-from dpassess.export.memo import Fragments, Key
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
-from dpassess.export.qti.manifest import write_manifest
-from dpassess.export.qti.names import FORMAT, Q, item_identifier, item_path, test_path
+from dpassess.export.qti.manifest import item_resource, write_manifest
+from dpassess.export.qti.names import FORMAT as NAME
+from dpassess.export.qti.names import Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
+from dpassess.export.xmlfast import ChildStream
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.maths import MathsMode
 from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import has_non_xml
 from dpassess.model import Content, Item
 
-SUFFIX = ".zip"
-MULTI = False
+
+class _Package:
+    """One package being written: its collection, language and maths, the files its items
+    pack (package path -> bytes) and, while the manifest is written, its stream."""
+
+    def __init__(self, collection: Collection, lang: str, options: Mapping[str, str]) -> None:
+        self.collection, self.lang = collection, lang
+        self.maths: MathsMode = "tex" if options.get("maths") == "tex" else "mathml"
+        self.images: dict[str, bytes] = {}
+        self.manifest: ChildStream | None = None
 
 
-def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
-           maths: MathsMode = "mathml", memo: Fragments | None = None) -> ExportResult:
-    """The package for `collection` in `lang`, and a warning for anything it does not carry:
-    its bytes, or written to `out` (a seekable binary file; `data` is then empty). Formulas are
-    MathML (the TeX kept as its annotation), or with `maths="tex"` TeX between `\\(` `\\)`
-    and `\\[` `\\]`, for players that run MathJax. With `memo`, an item's file is taken
-    from the fragments of the last export when its key is there (`dpassess.export.memo`)."""
-    check_lang(FORMAT, collection, lang, multi=MULTI)
-    if out is None:
-        buf = io.BytesIO()
-        warnings = export(collection, lang, buf, maths=maths, memo=memo).warnings
-        return ExportResult(buf.getvalue(), warnings)
+#: The context of an item's resource in the manifest (then the package paths of its files).
+RESOURCE = "resource"
+
+
+def _fragment(job: _Package, item: Item, context: Context) -> Fragment:
+    """The item's file (context `()`), or its resource in the manifest (context `(RESOURCE,
+    shown)`, `shown` the paths of the files it names). An item file that names a local file
+    packs it into `job.images` and is not reusable."""
+    collection, lang = job.collection, job.lang
+    if context:
+        kind, shown = context
+        assert kind == RESOURCE and isinstance(shown, tuple) and job.manifest is not None
+        item_resource(job.manifest.parent, collection, lang, item, shown)
+        return Fragment(job.manifest.flushed(), [])
+    root, notes = _item(collection, item, lang, job.maths)
+    data = _xml(root)
+    if not _names_local_files(root):
+        return Fragment(data, notes)
+    shown_files = _pack_files(collection, item, lang, root, job.images, notes)
+    return Fragment(data, notes, reusable=False, files=tuple(shown_files))
+
+
+def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The package for the collection in `lang` written to `out` (a seekable binary file), and
+    a warning for anything it does not carry. Formulas are MathML (the TeX kept as its
+    annotation), or with `maths="tex"` TeX between `\\(` `\\)` and `\\[` `\\]`, for players
+    that run MathJax."""
+    collection, lang = job.collection, job.lang
     items = collection.items
     notes: dict[int, list[Diagnostic]] = {}  # item index -> its warnings, once known
     exported: list[Item] = []
     by_path: dict[str, int] = {}  # item file -> index of the item written there (the last one)
     for i, item in enumerate(items):
-        langs, missing = exported_languages(FORMAT, collection, item, lang)
+        langs, missing = exported_languages(NAME, collection, item, lang)
         if not langs:
             notes[i] = missing
             continue
@@ -70,64 +97,36 @@ def export(collection: Collection, lang: str, out: BinaryIO | None = None, *,
     # item order, to find them (the files are kept to be packed); so are items read with a
     # stimulus (it may name files too) and items whose file a later item replaces (same id),
     # for their warnings. Every other item is built once, when written.
-    # With a memo, an item whose assessmentItem names no local file comes from it (such an
-    # item packs nothing, so its fragment is all it gives); the others are built every time.
-    images: dict[str, bytes] = {}  # package path -> the file's bytes
     shown: dict[str, list[str]] = {}  # item id -> package paths of the files it names
-    keys: dict[int, Key] = {}  # item index -> its fragment's key
+    early: dict[int, Fragment] = {}  # item index -> its file, built to find its files
     for i, item in enumerate(items):
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
                 or _may_name_files(item, lang)):
-            hit = memo.get(keys.setdefault(i, _key(memo, collection, item, lang, maths))
-                           ) if memo is not None else None
-            if hit is not None:
-                notes[i], shown[item.id] = hit[1], []
-                continue
-            root, notes[i] = _item(collection, item, lang, maths)
-            if memo is not None and not _names_local_files(root):
-                memo.put(keys[i], _xml(root), notes[i])
-            shown[item.id] = _pack_files(collection, item, lang, root, images, notes[i])
+            early[i] = made = fragments(item)
+            notes[i], shown[item.id] = made.warnings, list(made.files)
         else:
             shown.pop(item.id, None)  # as the last item of an id says: none
 
+    def resource(stream: ChildStream, item: Item, files: tuple[str, ...]) -> bytes:
+        job.manifest = stream
+        return fragments(item, (RESOURCE, files)).data
+
     with ZipStream(out) as package:  # an error abandons the zip (no noise when collected)
         with package.open("imsmanifest.xml") as fh:
-            write_manifest(fh, collection, lang, exported, shown, memo=memo)
-        for path in sorted([*by_path, *images]):
-            if path in images:
-                package.add(path, images[path])
+            write_manifest(fh, collection, lang, exported, shown, resource=resource)
+        job.manifest = None
+        for path in sorted([*by_path, *job.images]):
+            if path in job.images:
+                package.add(path, job.images[path])
                 continue
             i = by_path[path]
-            package.add(path, _item_file(collection, items[i], lang, maths, memo, keys, i,
-                                         notes))
+            made = early.get(i) or fragments(items[i])
+            notes.setdefault(i, made.warnings)
+            package.add(path, made.data)
         package.add(test_path(collection), _xml(assessment_test(collection, lang, exported)))
-    return ExportResult(b"", [w for i in sorted(notes) for w in notes[i]])
-
-
-def _item_file(collection: Collection, item: Item, lang: str, maths: MathsMode,
-               memo: Fragments | None, keys: dict[int, Key], i: int,
-               notes: dict[int, list[Diagnostic]]) -> bytes:
-    """The bytes of item `i`'s file, from `memo` when it has them; its warnings go to `notes`
-    unless they are there already."""
-    key = (keys.get(i) or _key(memo, collection, item, lang, maths)) if memo is not None else ()
-    hit = memo.get(key) if memo is not None else None
-    if hit is not None:
-        notes.setdefault(i, hit[1])
-        return hit[0]
-    root, item_notes = _item(collection, item, lang, maths)
-    data = _xml(root)
-    notes.setdefault(i, item_notes)
-    if memo is not None and not _names_local_files(root):
-        memo.put(key, data, item_notes)
-    return data
-
-
-def _key(memo: Fragments, collection: Collection, item: Item, lang: str, maths: MathsMode
-         ) -> Key:
-    """The key of the item's file: what `_item` reads besides the item."""
-    return memo.item_key(collection, item, FORMAT, lang, maths)
+    return [w for i in sorted(notes) for w in notes[i]]
 
 
 def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
@@ -178,7 +177,7 @@ def _pack_files(collection: Collection, item: Item, lang: str, root: etree._Elem
     `<a href>` targets, objects) into `files`, beside the item file as the reference says,
     and return their package paths; warn about those that cannot be packed."""
     def warn(message: str) -> None:
-        warnings.append(collection.warning(FORMAT, item.id, f"text.{lang}", message))
+        warnings.append(collection.warning(NAME, item.id, f"text.{lang}", message))
 
     found: list[str] = []
     for el in root.iter(*(tag for tag, _, _ in _FILE_ATTRIBUTES)):
@@ -215,3 +214,9 @@ def _pack_files(collection: Collection, item: Item, lang: str, root: etree._Elem
 def _xml(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
+
+
+#: The format: one QTI 2.1 package (zip) per language; formulas as MathML or TeX.
+FORMAT = Format(NAME, folder="qti21", suffix=".zip", multi=False, start=_Package,
+                fragment=_fragment, assemble=_assemble, options={"maths": ("mathml", "tex")})
+export = FORMAT.export
