@@ -390,3 +390,14 @@ def test_a_cloze_of_typed_gaps_or_of_drop_downs_is_canvas_s_blanks_question(qti1
     typed_q = questions[1]
     assert grades_blank(typed_q, "a", "hash table") and not grades_blank(typed_q, "a", "dict")
     assert not grades_blank(typed_q, "b2", "hash table")
+
+
+def test_a_matching_right_side_with_markup_characters_shows_as_written():
+    """Canvas reads a right side as HTML whatever its texttype: `i<n` must not become `i`."""
+    item = parse_item({"id": "mm", "type": "matching", "topic": "t", "pairs": ["a", "b"],
+                       "text": {"en": {"stem": "Match.", "premises": {"a": "up", "b": "down"},
+                                       "responses": {"a": "i<n", "b": "i>0 & x"}}}})
+    collection = Collection(id="c", title={"en": "C"}, languages=("en",), items=[item],
+                            category="c", default_language="en")
+    (q,) = read_package(export(collection, "en").data)
+    assert q.matches == [(1, "i<n"), (2, "i>0 & x")]

@@ -376,7 +376,10 @@ def _pairs(b: _Build, presentation: etree._Element, processing: etree._Element,
         render = SubElement(lid_el, Q + "render_choice")
         for rid, rtext in rights:
             label = SubElement(render, Q + "response_label", ident=rid)
-            SubElement(SubElement(label, Q + "material"), Q + "mattext").text = rtext
+            # Canvas reads a right side as HTML (`AssociateInteraction`), whatever its texttype:
+            # escaped, `i<n` shows as written rather than as `i`
+            SubElement(SubElement(label, Q + "material"), Q + "mattext",
+                       texttype="text/html").text = escapeHtml(rtext)
         answer_ids.append(lid)
     for lid, _ in lefts:
         cond, var = _condition(processing, last=False)
