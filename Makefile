@@ -27,12 +27,13 @@ $(NODE_STAMP): tests/js/package.json tests/js/package-lock.json
 run: $(STAMP)
 	$(BIN)/dpassess build
 
-## test: set up, then ruff, mypy --strict on src/, the import contract and the test suite
+## test: set up, then ruff, mypy --strict on src/, the import contract and the test suite (on every
+##       core; PYTEST_WORKERS=0 runs it in this one process)
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto}
 	$(MAKE) --no-print-directory fuzz-slice
 
 ## fuzz: the fuzzing harness (tests/fuzz; not in make test): FUZZ_EXAMPLES inputs per target
@@ -52,14 +53,14 @@ fuzz: $(STAMP)
 fuzz-slice: $(STAMP)
 	DPASSESS_FUZZ=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
 		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-10} \
-		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz/test_fuzz_importers.py
+		$(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto} -p no:cacheprovider tests/fuzz/test_fuzz_importers.py
 
 ## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
 ##               from the package index) and run init/check/lint/export/build outside the repo;
 ##               then run every install command the README and docs show (pip, pipx, pre-commit)
 ##               on a tag-less copy of this repository (many minutes; CI runs it after `make test`)
 test-install: $(STAMP)
-	DPASSESS_INSTALL_TEST=1 $(BIN)/python -m pytest tests/test_install.py
+	DPASSESS_INSTALL_TEST=1 $(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto} tests/test_install.py
 
 ## typecheck: mypy --strict on src/ and the import contract alone (config in pyproject.toml)
 typecheck: $(STAMP)
