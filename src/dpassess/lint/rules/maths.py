@@ -119,16 +119,16 @@ def maths_prints_as_tex(ctx: ItemContext[Item]) -> Iterator[Hit]:
 
     ## Why is this bad?
     The printed form shows that formula as its TeX source, in a typewriter font: students read
-    `	extcolor{darkgreen}{x}` instead of the formula. The LMS exports are not affected.
+    `\textcolor{darkgreen}{x}` instead of the formula. The LMS exports are not affected.
 
     ## Example
     ```yaml
-    stem: Which term of $	extcolor{darkgreen}{a} + b$ is constant?
+    stem: Which term of $\textcolor{darkgreen}{a} + b$ is constant?
     ```
 
     ## Use instead
     ```yaml
-    stem: Which term of $	extcolor{green}{a} + b$ is constant?
+    stem: Which term of $\textcolor{green}{a} + b$ is constant?
     ```
     """
     for loc, text in ctx.all_fields():
