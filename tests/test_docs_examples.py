@@ -68,13 +68,3 @@ def test_user_pages_carry_no_project_history(page: Path):
     hits = [m.group(0) for m in HISTORY.finditer(text)]
     assert not hits, f"{page.name}: {hits[:5]}"
 
-
-@pytest.mark.parametrize("page", sorted((ROOT / "docs" / "rules").glob("*.md")),
-                         ids=lambda p: p.name)
-def test_rule_pages_hold_no_control_characters(page: Path):
-    """A rule's page is its docstring: a `\\t` or `\\b` meant as TeX in a docstring that is not
-    raw becomes a tab or a backspace, and the example shows `extcolor` for `\\textcolor`."""
-    text = page.read_text(encoding="utf-8")
-    bad = [(n, repr(line)) for n, line in enumerate(text.splitlines(), 1)
-           if re.search(r"[\x00-\x08\x0b-\x1f\x7f]|\t", line)]
-    assert not bad, bad[:3]

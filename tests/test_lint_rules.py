@@ -209,6 +209,20 @@ def test_registration_refuses_a_rule_that_can_change_the_key_below_error() -> No
     assert "WR099" not in RULES
 
 
+def test_registration_refuses_a_docstring_with_a_tab() -> None:
+    """`\\textcolor` in a docstring that is not raw is a tab and `extcolor` on the rule's page."""
+    from dpassess.lint.registry import rule
+
+    def check(ctx):
+        return ()
+
+    check.__doc__ = ("## What it does\nx\n## Why is this bad?\nx\n## Example\n$\textcolor{red}{x}$"
+                     "\n## Use instead\nx")
+    with pytest.raises(ValueError, match="tab or control character"):
+        rule("WR099", "made-up-rule", "warning", key_risk="No: it does not.", fix="f")(check)
+    assert "WR099" not in RULES
+
+
 def test_a_retired_rule_is_one_line_never_runs_and_keeps_its_code(tmp_path, monkeypatch) -> None:
     """`retire(code, name, why)`: registered as removed, its page says so, selecting or
     suppressing it is accepted and does nothing, and the code cannot be taken again."""

@@ -143,6 +143,10 @@ def _register(code: str, name: str, severity: Severity | str, fix: str, scope: S
         missing = [h for h in HEADINGS if h not in doc]
         if missing:
             raise ValueError(f"{code}: docstring lacks {', '.join(missing)}")
+        if re.search(r"[\x00-\x09\x0b-\x1f\x7f]", fn.__doc__ or ""):
+            # `\t` of `\textcolor` in a docstring that is not raw: the page would show a tab
+            raise ValueError(f"{code}: docstring holds a tab or control character; write TeX in "
+                             "a raw docstring (r\"\"\"...)")
         RULES[code] = Rule(code, name, level, scope, fix, fn, doc, target, items=items,
                            key_risk=key_risk)
         return fn
