@@ -20,13 +20,13 @@ from typing import Any
 
 from dpassess.assemble.forms import Form, letter
 from dpassess.assemble.keys import answer
-from dpassess.assemble.paper import Paper, compile_pdf, paper_html
+from dpassess.assemble.paper import Paper
 from dpassess.assemble.problem import SCALE, Problem
 from dpassess.assemble.sheet import choice, key_hash
 from dpassess.assemble.sheet import layout as sheet_layout
 from dpassess.assemble.solve import Selection
 from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
-from dpassess.export import EXPORTERS, MULTI, Collection
+from dpassess.export import EXPORTERS, MULTI, PAPER_WRITERS, Collection
 from dpassess.export.runner import FORMAT_DIRS, ExportFile, file_name, write_exports
 from dpassess.runtime.extras import install_hint, installed
 
@@ -356,7 +356,9 @@ def papers(pr: Problem, form: Form, coll: Collection, d: Path,
            warnings: list[Diagnostic], khash: str = "00000000", *,
            pdf: bool = True) -> list[tuple[Path, bytes]]:
     """The printable papers of one form: per language the student form (`<id>-<lang>`) and,
-    in files of their own, the answer key (`<id>-key-<lang>`), each as HTML and (`pdf`) PDF."""
+    in files of their own, the answer key (`<id>-key-<lang>`), each written by the paper
+    writers (`PAPER_WRITERS`): HTML and (`pdf`) PDF."""
+    writers = [w for name, w in PAPER_WRITERS.items() if pdf or name != "paper-pdf"]
     out = []
     for lang in pr.bank.languages:
         for key in (False, True):
@@ -364,10 +366,12 @@ def papers(pr: Problem, form: Form, coll: Collection, d: Path,
                           duration=pr.blueprint.duration_minutes,
                           digits=pr.blueprint.student_number_digits, key_hash=khash)
             stem = f"{form.id}-key-{lang}" if key else f"{form.id}-{lang}"
-            out.append((d / f"{stem}.html", paper_html(paper)))
-            if pdf:
-                out.append((d / f"{stem}.pdf", compile_pdf(paper)))
-            warnings += [w.at(str(d)) if not w.path else w for w in paper.warnings]
+            found: list[Diagnostic] = []
+            for writer in writers:
+                buf = io.BytesIO()
+                found += writer.write_state(paper, buf)
+                out.append((d / f"{stem}{writer.suffix}", buf.getvalue()))
+            warnings += [w.at(str(d)) if not w.path else w for w in found]
     return out
 
 

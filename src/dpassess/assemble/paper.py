@@ -7,18 +7,29 @@ into the HTML as they are and turned into Typst markup for the PDF (every text a
 literal, so nothing in an item is read as Typst code); maths comes from the Markdown parser as
 MathML and is written as Typst maths by `dpassess.markup.typst_maths`. The PDF has no date and
 uses only the fonts that ship with Typst: the same form gives the same bytes on any machine.
+
+The HTML and the PDF are two writers on the exports' contract (`dpassess.export.Format`, listed
+in `dpassess.export.formats.PAPERS`): `HTML` and `PDF`, whose state is the `Paper`. Each has a
+per-item builder (one numbered item of the form, with its stimulus: HTML `<li>` or Typst
+markup) and an assembly (header, instructions, the items in form order, the answer sheet,
+footer; the key's grid and answer list; the PDF's assembly compiles the Typst). Their fragments
+are not cached: a paper's item reads the form (its position, its options' order, the stimulus
+note naming the other items) and a PDF is compiled whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import posixpath
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any, BinaryIO, TypeVar, assert_never
 
 import lxml.html
 from lxml.html import HtmlElement
@@ -27,7 +38,8 @@ from lxml.html import builder as E
 from dpassess.assemble import sheet as sh
 from dpassess.assemble.forms import Form, FormItem, letter
 from dpassess.assemble.keys import Answer, answer, number
-from dpassess.diagnostics import Diagnostic, Severity
+from dpassess.diagnostics import Diagnostic, Severity, UsageError
+from dpassess.export import Collection, Context, Format, Fragment, Fragments
 from dpassess.markup.htmlnodes import html_nodes
 from dpassess.markup.markdown import to_html
 from dpassess.markup.maths import TEX_ENCODING, MathsMode, find_maths, tex_problem
@@ -187,6 +199,17 @@ class Paper:
     digits: int = 10  # of the student number on the answer sheet
     key_hash: str = "00000000"  # of the form's key file, in the sheet's QR code
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: the images the PDF's markup names, by their name in Typst's root folder (the PDF
+    #: writer's item builder puts them here; its assembly starts with none)
+    images: dict[str, bytes] = field(default_factory=dict)
+
+    @cached_property
+    def _by_id(self) -> dict[str, FormItem]:
+        return {fi.item.id: fi for fi in self.form.items}
+
+    def form_item(self, item: Item) -> FormItem:
+        """The place of `item` on the form."""
+        return self._by_id[item.id]
 
     @property
     def w(self) -> dict[str, str]:
@@ -315,7 +338,60 @@ def gap_choices(it: Cloze, lang: str) -> list[tuple[int, list[str]]]:
 # --- HTML ---------------------------------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+
+def _caught(p: Paper, build: Callable[[], T]) -> tuple[T, list[Diagnostic]]:
+    """What `build()` returns, and the warnings it added to `p.warnings` (taken out of it)."""
+    n = len(p.warnings)
+    out = build()
+    caught = p.warnings[n:]
+    del p.warnings[n:]
+    return out, caught
+
+
+def _no_collection(collection: Collection, lang: str, options: object) -> Paper:
+    raise UsageError("a printed paper is written from an assembled form (`dpassess assemble`), "
+                     "not from a collection")
+
+
 def paper_html(p: Paper) -> bytes:
+    """The paper as HTML (its warnings added to `p.warnings`)."""
+    buf = io.BytesIO()
+    p.warnings += HTML.write_state(p, buf)
+    return buf.getvalue()
+
+
+#: The student form's list of items, as the skeleton is written (the items are put in it).
+_ITEMS_HTML = b'<ol class="items"></ol>'
+
+
+def _html_fragment(p: Paper, item: Item, context: Context) -> Fragment:
+    """One item of the form (with its stimulus) as the HTML `<li>` the paper holds."""
+    li, warnings = _caught(p, lambda: _item_html(p, p.form_item(item)))
+    data: bytes = lxml.html.tostring(li, encoding="utf-8", pretty_print=True)
+    return Fragment(data.removesuffix(b"\n"), warnings)
+
+
+def _html_assemble(p: Paper, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The paper's HTML: the skeleton (head, header, the key's grid and list or the form's
+    empty list of items and its answer sheet) with the items' fragments put in the list as
+    lxml writes a list of them (a line break between items, and around them for more than
+    one)."""
+    items = [] if p.key else [fragments(fi.item) for fi in p.form.items]
+    skeleton, warnings = _caught(p, lambda: _html_skeleton(p))
+    if not p.key:
+        inner = b"\n".join(f.data for f in items)
+        if len(items) > 1:
+            inner = b"\n" + inner + b"\n"
+        head, sep, tail = skeleton.partition(_ITEMS_HTML)
+        assert sep, "the student form's skeleton has its list of items"
+        skeleton = head + _ITEMS_HTML[:-5] + inner + _ITEMS_HTML[-5:] + tail
+    out.write(skeleton)
+    return [*(w for f in items for w in f.warnings), *warnings]
+
+
+def _html_skeleton(p: Paper) -> bytes:
     w = p.w
     title, _ = xml_safe(p.title)
     body: list[Any] = [E.HEADER(
@@ -329,7 +405,7 @@ def paper_html(p: Paper) -> bytes:
             body.append(_sheet_html(p, filled=True))
         body.append(_key_list_html(p))
     else:
-        body.append(E.OL(*(_item_html(p, fi) for fi in p.form.items), E.CLASS("items")))
+        body.append(E.OL(E.CLASS("items")))  # the items go here (`_html_assemble`)
         if p.sheet:
             body.append(_sheet_html(p, filled=False))
     page = PAGE_CSS.format(footer=_css_string(p.footer), page=_css_string(w["page"]),
@@ -498,11 +574,36 @@ PREAMBLE = """#set document(title: {title}, author: (), date: none)
 def paper_typst(p: Paper, *, plain: bool = False, files: dict[str, bytes] | None = None
                 ) -> str:
     """The paper as Typst markup; the images it shows are put in `files` (name -> bytes),
-    which the markup names as files of Typst's root folder (`/img-<hash>.png`)."""
+    which the markup names as files of Typst's root folder (`/img-<hash>.png`). Its warnings
+    are added to `p.warnings`."""
+    p.images = {} if files is None else files
+
+    def build(item: Item, context: Context = ()) -> Fragment:
+        return _typst_fragment(p, item, context)
+
+    source, warnings = _typst_source(p, build, plain=plain)
+    p.warnings += warnings
+    return source
+
+
+def _typst_fragment(p: Paper, item: Item, context: Context) -> Fragment:
+    """One item of the form (with its stimulus) as Typst markup; `context` is `(plain,)`
+    (maths as TeX, images as their description). The images it shows go to `p.images`."""
+    plain = bool(context[0]) if context else False
+    known = set(p.images)
+    conv = _Typst(p, plain, p.images)
+    data = _item_typst(p, p.form_item(item), conv).encode("utf-8")
+    return Fragment(data, conv.warnings, files=tuple(n for n in p.images if n not in known))
+
+
+def _typst_source(p: Paper, fragments: Fragments, *, plain: bool
+                  ) -> tuple[str, list[Diagnostic]]:
+    """The paper as Typst markup, the items' markup from `fragments`, and its warnings."""
     w = p.w
     out = [PREAMBLE.format(title=s(p.title), footer=s(p.footer), page=s(w["page"]),
                            of=s(w["of"]), lang=s(p.lang))]
-    conv = _Typst(p, plain, {} if files is None else files)
+    conv = _Typst(p, plain, p.images)
+    warnings: list[Diagnostic] = []
     heading = (f"#text(16pt, weight: \"bold\")[{t(p.title)}]\n\n"
                f"{t(p.summary())}\n\n")
     if p.key:
@@ -524,12 +625,13 @@ def paper_typst(p: Paper, *, plain: bool = False, files: dict[str, bytes] | None
         out.append(_fields_typst(w))
         out.append("#line(length: 100%)\n\n")
         for fi in p.form.items:
-            out.append(_item_typst(p, fi, conv))
+            fragment = fragments(fi.item, (plain,))
+            out.append(fragment.data.decode("utf-8"))
+            warnings += fragment.warnings
         if p.sheet:
             out.append("#pagebreak()\n")
             out.append(_sheet_typst(p, filled=False))
-    p.warnings += conv.warnings
-    return "".join(out)
+    return "".join(out), warnings + conv.warnings
 
 
 def _fields_typst(w: dict[str, str]) -> str:
@@ -793,16 +895,25 @@ class _Typst:
 
 
 def compile_pdf(p: Paper) -> bytes:
-    """The paper as PDF bytes. When Typst refuses the converted maths or an image, the maths
-    is printed as its TeX source and images as their description instead (with a warning);
-    other errors are bugs and raise. The images are files in a temporary root folder that
-    Typst reads (the markup names them by a hash of their bytes: the PDF does not depend on
-    the folder), and nothing outside it. One Typst compiler serves every paper of the process
-    (`_typst`): its fonts are read once, not once a paper (the PDFs are the same bytes)."""
+    """The paper as PDF bytes (its warnings added to `p.warnings`; see `_pdf_assemble`)."""
+    buf = io.BytesIO()
+    p.warnings += PDF.write_state(p, buf)
+    return buf.getvalue()
+
+
+def _pdf_assemble(p: Paper, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]:
+    """The paper as PDF: its Typst markup (`_typst_source`) compiled. When Typst refuses the
+    converted maths or an image, the maths is printed as its TeX source and images as their
+    description instead (with a warning); other errors are bugs and raise. The images are
+    files in a temporary root folder that Typst reads (the markup names them by a hash of
+    their bytes: the PDF does not depend on the folder), and nothing outside it. One Typst
+    compiler serves every paper of the process (`_typst`): its fonts are read once, not once
+    a paper (the PDFs are the same bytes)."""
     import typst
 
-    files: dict[str, bytes] = {}
-    source = paper_typst(p, files=files)
+    p.images = {}
+    source, warnings = _typst_source(p, fragments, plain=False)
+    files = p.images
     compiler = _typst()
     with tempfile.TemporaryDirectory(prefix="dpassess-typst-") as root:
         for name, content in files.items():
@@ -810,13 +921,27 @@ def compile_pdf(p: Paper) -> bytes:
         try:
             data = compiler.compile(input=source.encode("utf-8"), root=root)
         except typst.TypstError:
-            p.warnings.append(Diagnostic(
+            warnings.append(Diagnostic(
                 "", 0, 0, "", f"form {p.form.id} ({p.lang}): the PDF prints the maths as TeX "
                 "source and images as their description (Typst could not typeset them)",
                 severity=Severity.warning))
-            data = compiler.compile(input=paper_typst(p, plain=True).encode("utf-8"), root=root)
+            p.images = {}
+            plain, more = _typst_source(p, fragments, plain=True)
+            warnings += more
+            data = compiler.compile(input=plain.encode("utf-8"), root=root)
     assert isinstance(data, bytes), "a PDF compiled to no file is one document's bytes"
-    return data
+    out.write(data)
+    return warnings
+
+
+#: The printed paper as HTML: a writer on the exports' contract, whose state is the `Paper`.
+HTML: Format[Paper] = Format(name="paper-html", folder="", suffix=".html", multi=False,
+                             start=_no_collection, fragment=_html_fragment,
+                             assemble=_html_assemble)
+#: The printed paper as PDF (Typst): its context is `(plain,)` (see `_typst_fragment`).
+PDF: Format[Paper] = Format(name="paper-pdf", folder="", suffix=".pdf", multi=False,
+                            start=_no_collection, fragment=_typst_fragment,
+                            assemble=_pdf_assemble)
 
 
 #: This process's Typst compiler and the process it was made in (a forked child makes its own).

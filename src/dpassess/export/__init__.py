@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
 
 from dpassess.diagnostics import Diagnostic, UsageError, warning
-from dpassess.export.formats import FORMATS
+from dpassess.export.formats import FORMATS, PAPERS
 
 if TYPE_CHECKING:  # the model is imported by the formats, not by the names (`--help`)
     from dpassess.model import Bank, Item, Stimulus
@@ -181,6 +181,13 @@ class Format(Generic[S]):
         fragments (default: each built, no cache)."""
         check_lang(self.name, collection, lang, multi=self.multi)
         state = self.start(collection, lang, self.settings(options))
+        return self.write_state(state, out, None if fragments is None else fragments(state))
+
+    def write_state(self, state: S, out: BinaryIO, fragments: Fragments | None = None
+                    ) -> list[Diagnostic]:
+        """Write the file of `state` (made by `start`, or by the caller of a writer whose state
+        is not made from a collection: the papers) to `out` and return its warnings;
+        `fragments` gives the fragments (default: each built, no cache)."""
         if fragments is None:
             build = self.fragment
 
@@ -188,7 +195,7 @@ class Format(Generic[S]):
                 return build(state, item, context)
 
             return self.assemble(state, source, out)
-        return self.assemble(state, fragments(state), out)
+        return self.assemble(state, fragments, out)
 
     def export(self, collection: Collection, lang: str, out: BinaryIO | None = None,
                **options: str) -> ExportResult:
@@ -206,24 +213,32 @@ Exporter = Format[Any]
 
 
 class _Registry(Mapping[str, Exporter]):
-    """`dpassess.export.formats.FORMATS`, each name's module imported on first use."""
+    """A map of names to modules (`dpassess.export.formats`), each name's module imported on
+    first use; its value is the module's `FORMAT`, or the one `module:VALUE` names."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self._names = names
 
     def __getitem__(self, name: str) -> Exporter:
-        if name not in FORMATS:
+        if name not in self._names:
             raise KeyError(name)
-        fmt = importlib.import_module(FORMATS[name]).FORMAT
+        module, _, value = self._names[name].partition(":")
+        fmt = getattr(importlib.import_module(module), value or "FORMAT")
         if not isinstance(fmt, Format) or fmt.name != name:
-            raise TypeError(f"{FORMATS[name]}.FORMAT is not the Format named {name!r}")
+            raise TypeError(f"{self._names[name]} is not the Format named {name!r}")
         return fmt
 
     def __iter__(self) -> Iterator[str]:
-        return iter(FORMATS)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(FORMATS)
+        return len(self._names)
 
 
-EXPORTERS: Mapping[str, Exporter] = _Registry()
+EXPORTERS: Mapping[str, Exporter] = _Registry(FORMATS)
+#: The printable papers' writers (`formats.PAPERS`): their state is a paper of an assembled
+#: form, which `dpassess assemble` builds (`Format.write_state`); they are not exports.
+PAPER_WRITERS: Mapping[str, Exporter] = _Registry(PAPERS)
 
 
 def check_lang(fmt: str, collection: Collection, lang: str, *, multi: bool) -> None:

@@ -16,3 +16,12 @@ FORMATS: dict[str, str] = {
     "gift": "dpassess.export.moodle.gift",
     "canvas": "dpassess.export.canvas.qti12",
 }
+
+#: The printable papers of an assembled form, writers on the same contract (`Format`): writer
+#: name -> `module:VALUE`. They are no `--format` choices: a paper prints what only an assembled
+#: form has (positions, the answer sheet, the key's hash), so `dpassess assemble` writes them,
+#: each with the `Paper` it builds (`dpassess.export.PAPER_WRITERS`).
+PAPERS: dict[str, str] = {
+    "paper-html": "dpassess.assemble.paper:HTML",
+    "paper-pdf": "dpassess.assemble.paper:PDF",
+}
