@@ -17,7 +17,7 @@ from lxml import etree
 
 from canvas_qti12 import Question, grades, grades_blank, read_package
 from conftest import SEED_BANK
-from dpassess import load_bank
+from dpassess import UsageError, load_bank
 from dpassess.export import EXPORTERS, Collection
 from dpassess.export.canvas.qti12 import export
 from dpassess.lms import canvas
@@ -401,3 +401,15 @@ def test_a_matching_right_side_with_markup_characters_shows_as_written():
                             category="c", default_language="en")
     (q,) = read_package(export(collection, "en").data)
     assert q.matches == [(1, "i<n"), (2, "i>0 & x")]
+
+
+def test_a_file_of_items_canvas_cannot_take_says_why_not_that_they_lack_text():
+    bank = load_bank(BANKS / "kitchen-sink")
+    cloze = next(it for it in bank.items if it.id == "ks-cloze-hash")  # mixed gap kinds
+    collection = Collection(id="c", title={"en": "C"}, languages=("en",), items=[cloze],
+                            category="c", default_language="en")
+    with pytest.raises(UsageError) as caught:
+        export(collection, "en")
+    message = str(caught.value)
+    assert "Canvas can take none of the items" in message and "ks-cloze-hash" in message
+    assert "text" not in message.split("(")[0]  # not "no item has 'en' text"

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from lxml import etree
 from lxml.etree import SubElement
 
-from dpassess.diagnostics import Diagnostic
+from dpassess.diagnostics import Diagnostic, UsageError
 from dpassess.export import (
     Collection,
     Context,
@@ -94,18 +94,28 @@ def _assemble(job: _Quiz, fragments: Fragments, out: BinaryIO) -> list[Diagnosti
     notes: list[Diagnostic] = []
     parts: list[bytes] = []
     points = 0.0
+    dropped: list[Diagnostic] = []  # what was said of the items Canvas cannot take
+    offered = False
     for item in collection.items:
         langs, missing = exported_languages(NAME, collection, item, lang)
         notes.extend(missing)
         if not langs:
             continue
+        offered = True
         made = fragments(item)
         notes.extend(made.warnings)
         if made.data:
             parts.append(made.data)
             points += item.points
+        else:
+            dropped.extend(made.warnings)
     if not parts:
-        raise nothing_to_export(collection, lang)
+        if not offered:
+            raise nothing_to_export(collection, lang)
+        # every item has text in `lang`, and Canvas can take none of them: say why
+        why = "; ".join(dict.fromkeys(f"{w.item}: {w.message}" for w in dropped))
+        raise UsageError(f"{collection.id}: Canvas can take none of the items in {lang!r}, so "
+                         f"there is nothing to export ({why})")
     stream = job.stream
     for data in parts:
         stream.write_bytes(data)
