@@ -18,10 +18,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, Severity
 from dpassess.runtime.cache import Cache
+
+if TYPE_CHECKING:
+    from dpassess.model import Bank
+    from dpassess.preview.pages import PageStore
 
 
 @dataclass
@@ -73,7 +77,9 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
                 warnings.append(Diagnostic(str(bp_path), 0, 0, "", f"preview: its forms are "
                                            f"not shown: {exc}", code="preview",
                                            severity=Severity.warning))
-    files, more = render_site(views, assemblies)
+    store = _load_pages(cache, banks)
+    files, more = render_site(views, assemblies, store)
+    _store_pages(cache, banks, store)
     n_items = sum(len(b) for b in banks)
     return files, [*warnings, *more], n_items, len(findings)
 
@@ -103,6 +109,54 @@ def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
                 folder.rmdir()  # only when empty (OSError ends the walk up)
     return PreviewReport(out, [p for p, _ in targets], [p for p, _ in changed], warnings,
                          n_items, n_findings)
+
+
+#: The cache's kind for the item pages of a preview, and the layout of what it holds.
+PAGES = "preview-pages"
+_PAGES_LAYOUT = 1
+
+
+def _pages_at(banks: Sequence[Bank]) -> tuple[str, bytes]:
+    """Where the item pages of a preview of these banks are kept, and their salt."""
+    from dpassess.runtime.cache import salt
+
+    where = os.pathsep.join(sorted(str(Path(b.root).resolve()) for b in banks))
+    return where, salt(b"", (PAGES, _PAGES_LAYOUT))
+
+
+def _load_pages(cache: Cache | None, banks: Sequence[Bank]) -> PageStore | None:
+    """The item pages an earlier preview of these banks kept (none when that value is not
+    of the expected shape), or None without a cache."""
+    from dpassess.preview.pages import PageStore
+    from dpassess.runtime.records import findings
+
+    if cache is None or not banks:
+        return None
+    where, key = _pages_at(banks)
+    stored = cache.load_plain(where, PAGES, key)
+    store = PageStore()
+    if isinstance(stored, dict):
+        for k, v in stored.items():
+            if not (isinstance(k, bytes) and isinstance(v, tuple) and len(v) == 2
+                    and isinstance(v[0], bytes)):
+                return PageStore()
+            warned = findings(v[1])
+            if warned is None:
+                return PageStore()
+            store.earlier[k] = (v[0], tuple(warned))
+    return store
+
+
+def _store_pages(cache: Cache | None, banks: Sequence[Bank], store: PageStore | None) -> None:
+    """Keep this run's item pages (plain data: bytes and the warnings as rows) for the next."""
+    from dpassess.runtime.records import finding_row
+
+    if cache is None or store is None or store.now.keys() == store.earlier.keys():
+        return
+    where, key = _pages_at(banks)
+    cache.store_plain(where, PAGES, key, {
+        k: (data, tuple(finding_row(d) for d in warned))
+        for k, (data, warned) in store.now.items()})
 
 
 #: The list of the site's files (one relative path a line), so that the next run removes the
