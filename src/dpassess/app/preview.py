@@ -117,11 +117,23 @@ _PAGES_LAYOUT = 1
 
 
 def _pages_at(banks: Sequence[Bank]) -> tuple[str, bytes]:
-    """Where the item pages of a preview of these banks are kept, and their salt."""
+    """Where the item pages of a preview of these banks are kept, and their salt: dpassess
+    (in every salt) and the libraries that make a page's bytes (lxml and libxml2 write it;
+    Markdown and TeX are read by the others), so that an upgrade of one renders them again."""
+    from importlib import metadata
+
+    from lxml import etree
+
     from dpassess.runtime.cache import salt
 
+    versions: list[object] = [etree.LXML_VERSION, etree.LIBXML_VERSION]
+    for name in ("markdown-it-py", "mdit-py-plugins", "latex2mathml"):
+        try:
+            versions.append(metadata.version(name))
+        except metadata.PackageNotFoundError:
+            versions.append(None)
     where = os.pathsep.join(sorted(str(Path(b.root).resolve()) for b in banks))
-    return where, salt(b"", (PAGES, _PAGES_LAYOUT))
+    return where, salt(b"", (PAGES, _PAGES_LAYOUT, versions))
 
 
 def _load_pages(cache: Cache | None, banks: Sequence[Bank]) -> PageStore | None:
