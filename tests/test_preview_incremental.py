@@ -107,3 +107,36 @@ def test_a_rebuild_renders_only_the_pages_that_change_and_gives_the_cold_bytes(
     site, again = rebuild()
     assert site == now
     assert again == images | changed(before, now) | {"items/kitchen-sink/ks-fifo-name.html"}
+
+
+def test_build_hands_the_bank_it_linted_to_the_preview(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit `dpassess build` loads and lints the one bank once (not again for the
+    preview), and its preview is the one a build without a cache writes."""
+    import dpassess.lint.incremental as incremental
+    from dpassess.app.build import build
+
+    items = tmp_path / "items"
+    shutil.copytree(KS, items / "kitchen-sink")
+    (tmp_path / "blueprints").mkdir()
+    cache = tmp_path / "cache"
+    assert build(items, tmp_path / "out", tmp_path / "blueprints", cache_dir=cache).exit_code == 0
+    fifo = items / "kitchen-sink" / "08-fifo-name.yaml"
+    fifo.write_text(fifo.read_text("utf-8").replace("(FIFO)?", "(FIFO), edited?"),
+                    encoding="utf-8")
+    calls: list[object] = []
+    real = incremental.load_and_lint
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(incremental, "load_and_lint", counting)
+    assert build(items, tmp_path / "out", tmp_path / "blueprints", cache_dir=cache).exit_code == 0
+    assert len(calls) == 1
+    monkeypatch.undo()
+    assert build(items, tmp_path / "cold", tmp_path / "blueprints",
+                 use_cache=False).exit_code == 0
+    edited = files(tmp_path / "out" / "preview")
+    assert b"(FIFO), edited?" in edited["items/kitchen-sink/ks-fifo-name.html"]
+    assert edited == files(tmp_path / "cold" / "preview")

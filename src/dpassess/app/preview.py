@@ -24,6 +24,7 @@ from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, Sever
 from dpassess.runtime.cache import Cache
 
 if TYPE_CHECKING:
+    from dpassess.lint import LintConfig
     from dpassess.model import Bank
     from dpassess.preview.pages import PageStore
 
@@ -43,11 +44,14 @@ class PreviewReport:
 
 def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache | None = None,
          export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
+         loaded: Loaded | None = None,
          ) -> tuple[dict[str, bytes], list[Diagnostic], int, int]:
     """The files of the preview of the banks at or below `paths` (and of the forms of each
     blueprint in `blueprints` whose bank is one of them), the warnings, the number of items
     and of lint findings. `export_warnings`: each bank's export warnings by its folder, when
-    the caller has them (else the preview exports each bank to learn them). Raises
+    the caller has them (else the preview exports each bank to learn them). `loaded`: the
+    bank of the one path, as the caller loaded and linted it, and with which settings (used
+    when they lint as the settings at the path do, else the bank is loaded again). Raises
     BankLoadError when a bank does not load."""
     from dpassess.assemble import assemble_problem, load_blueprint, load_problem
     from dpassess.assemble.problem import bank_path
@@ -58,7 +62,10 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
     if not paths:
         paths = [Path("items")]
     config = load_config(Path(paths[0]))
-    banks, findings = load_and_lint(list(paths), config, cache)
+    if loaded is not None and len(paths) == 1 and _lints_as(loaded[0], config):
+        banks, findings = [loaded[1]], list(loaded[2])
+    else:
+        banks, findings = load_and_lint(list(paths), config, cache)
     known = {Path(r).resolve(): w for r, w in (export_warnings or {}).items()}
     views = [gather(bank, findings, known.get(Path(bank.root).resolve())
                     if export_warnings is not None else None) for bank in banks]
@@ -84,16 +91,30 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
     return files, [*warnings, *more], n_items, len(findings)
 
 
+#: A bank as its caller loaded and linted it: the lint settings, the bank, its findings.
+Loaded = tuple["LintConfig", "Bank", Sequence[Diagnostic]]
+
+
+def _lints_as(one: LintConfig, other: LintConfig) -> bool:
+    """Whether two lint settings give the same findings (they may differ in when lint fails
+    and in the name of the file they were read from)."""
+    from dataclasses import replace
+
+    return (replace(one, fail_on=Severity.error, source=None)
+            == replace(other, fail_on=Severity.error, source=None))
+
+
 def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
             cache: Cache | None = None,
-            export_warnings: Mapping[Path, list[Diagnostic]] | None = None) -> PreviewReport:
+            export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
+            loaded: Loaded | None = None) -> PreviewReport:
     """Write the preview site into `out` (every changed file or none; see `site`): a file that
     already holds the bytes is left alone, so a rebuild after one edit rewrites only the pages
     it changed. Raises BankLoadError, or UsageError naming a path that cannot be written."""
     from dpassess.runtime.files import write_all
 
     files, warnings, n_items, n_findings = site(paths, blueprints, cache=cache,
-                                                export_warnings=export_warnings)
+                                                export_warnings=export_warnings, loaded=loaded)
     earlier = _listed(out)
     files[MANIFEST] = "".join(f"{name}\n" for name in files).encode("utf-8")
     targets = [(out / name, data) for name, data in files.items()]
