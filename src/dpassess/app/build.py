@@ -24,12 +24,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.files import Stamp, refuse_inside, stamp, sweep, unchanged
+
+if TYPE_CHECKING:
+    from dpassess.app.preview import Loaded
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -195,7 +198,11 @@ def build(
         new_store["preview"] = entry
     else:
         say("writing the preview")
-        outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported)
+        # the one bank, when this run loaded it: the preview does not load it again
+        reuse = ((config, by_root[roots[0]], own[roots[0]][1])
+                 if len(roots) == 1 and roots[0] in by_root else None)
+        outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported,
+                                 reuse)
         if preview_key is not None:
             outputs.key = preview_key
             new_store["preview"] = outputs
@@ -310,12 +317,14 @@ def _preview_key(keys: dict[Path, bytes | None], bp_dir: Path, index: dict[str, 
 
 
 def _write_preview(roots: list[Path], out: Path, bp_dir: Path, cache: Cache | None,
-                   report: BuildReport, exported: dict[Path, list[Diagnostic]]) -> _Outputs:
+                   report: BuildReport, exported: dict[Path, list[Diagnostic]],
+                   loaded: Loaded | None = None) -> _Outputs:
     """The preview site of every bank (and of the forms of every blueprint) in `out`, with
-    the warnings of the bank's exports (`exported`, by bank folder)."""
+    the warnings of the bank's exports (`exported`, by bank folder); `loaded`: the one bank
+    as this run loaded and linted it (`dpassess.app.preview.site`)."""
     from dpassess.app.preview import preview
 
-    done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported)
+    done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported, loaded=loaded)
     report.warnings += done.warnings
     # rebuilt, all of it (files already holding their bytes are not touched on disk); one line
     # for them all, the lines above list the rest

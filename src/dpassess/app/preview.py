@@ -18,10 +18,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, Severity
 from dpassess.runtime.cache import Cache
+
+if TYPE_CHECKING:
+    from dpassess.lint import LintConfig
+    from dpassess.model import Bank
+    from dpassess.preview.pages import PageStore
 
 
 @dataclass
@@ -39,11 +44,14 @@ class PreviewReport:
 
 def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache | None = None,
          export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
+         loaded: Loaded | None = None,
          ) -> tuple[dict[str, bytes], list[Diagnostic], int, int]:
     """The files of the preview of the banks at or below `paths` (and of the forms of each
     blueprint in `blueprints` whose bank is one of them), the warnings, the number of items
     and of lint findings. `export_warnings`: each bank's export warnings by its folder, when
-    the caller has them (else the preview exports each bank to learn them). Raises
+    the caller has them (else the preview exports each bank to learn them). `loaded`: the
+    bank of the one path, as the caller loaded and linted it, and with which settings (used
+    when they lint as the settings at the path do, else the bank is loaded again). Raises
     BankLoadError when a bank does not load."""
     from dpassess.assemble import assemble_problem, load_blueprint, load_problem
     from dpassess.assemble.problem import bank_path
@@ -54,7 +62,10 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
     if not paths:
         paths = [Path("items")]
     config = load_config(Path(paths[0]))
-    banks, findings = load_and_lint(list(paths), config, cache)
+    if loaded is not None and len(paths) == 1 and _lints_as(loaded[0], config):
+        banks, findings = [loaded[1]], list(loaded[2])
+    else:
+        banks, findings = load_and_lint(list(paths), config, cache)
     known = {Path(r).resolve(): w for r, w in (export_warnings or {}).items()}
     views = [gather(bank, findings, known.get(Path(bank.root).resolve())
                     if export_warnings is not None else None) for bank in banks]
@@ -73,21 +84,37 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
                 warnings.append(Diagnostic(str(bp_path), 0, 0, "", f"preview: its forms are "
                                            f"not shown: {exc}", code="preview",
                                            severity=Severity.warning))
-    files, more = render_site(views, assemblies)
+    store = _load_pages(cache, banks)
+    files, more = render_site(views, assemblies, store)
+    _store_pages(cache, banks, store)
     n_items = sum(len(b) for b in banks)
     return files, [*warnings, *more], n_items, len(findings)
 
 
+#: A bank as its caller loaded and linted it: the lint settings, the bank, its findings.
+Loaded = tuple["LintConfig", "Bank", Sequence[Diagnostic]]
+
+
+def _lints_as(one: LintConfig, other: LintConfig) -> bool:
+    """Whether two lint settings give the same findings (they may differ in when lint fails
+    and in the name of the file they were read from)."""
+    from dataclasses import replace
+
+    return (replace(one, fail_on=Severity.error, source=None)
+            == replace(other, fail_on=Severity.error, source=None))
+
+
 def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
             cache: Cache | None = None,
-            export_warnings: Mapping[Path, list[Diagnostic]] | None = None) -> PreviewReport:
+            export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
+            loaded: Loaded | None = None) -> PreviewReport:
     """Write the preview site into `out` (every changed file or none; see `site`): a file that
     already holds the bytes is left alone, so a rebuild after one edit rewrites only the pages
     it changed. Raises BankLoadError, or UsageError naming a path that cannot be written."""
     from dpassess.runtime.files import write_all
 
     files, warnings, n_items, n_findings = site(paths, blueprints, cache=cache,
-                                                export_warnings=export_warnings)
+                                                export_warnings=export_warnings, loaded=loaded)
     earlier = _listed(out)
     files[MANIFEST] = "".join(f"{name}\n" for name in files).encode("utf-8")
     targets = [(out / name, data) for name, data in files.items()]
@@ -103,6 +130,66 @@ def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
                 folder.rmdir()  # only when empty (OSError ends the walk up)
     return PreviewReport(out, [p for p, _ in targets], [p for p, _ in changed], warnings,
                          n_items, n_findings)
+
+
+#: The cache's kind for the item pages of a preview, and the layout of what it holds.
+PAGES = "preview-pages"
+_PAGES_LAYOUT = 1
+
+
+def _pages_at(banks: Sequence[Bank]) -> tuple[str, bytes]:
+    """Where the item pages of a preview of these banks are kept, and their salt: dpassess
+    (in every salt) and the libraries that make a page's bytes (lxml and libxml2 write it;
+    Markdown and TeX are read by the others), so that an upgrade of one renders them again."""
+    from importlib import metadata
+
+    from lxml import etree
+
+    from dpassess.runtime.cache import salt
+
+    versions: list[object] = [etree.LXML_VERSION, etree.LIBXML_VERSION]
+    for name in ("markdown-it-py", "mdit-py-plugins", "latex2mathml"):
+        try:
+            versions.append(metadata.version(name))
+        except metadata.PackageNotFoundError:
+            versions.append(None)
+    where = os.pathsep.join(sorted(str(Path(b.root).resolve()) for b in banks))
+    return where, salt(b"", (PAGES, _PAGES_LAYOUT, versions))
+
+
+def _load_pages(cache: Cache | None, banks: Sequence[Bank]) -> PageStore | None:
+    """The item pages an earlier preview of these banks kept (none when that value is not
+    of the expected shape), or None without a cache."""
+    from dpassess.preview.pages import PageStore
+    from dpassess.runtime.records import findings
+
+    if cache is None or not banks:
+        return None
+    where, key = _pages_at(banks)
+    stored = cache.load_plain(where, PAGES, key)
+    store = PageStore()
+    if isinstance(stored, dict):
+        for k, v in stored.items():
+            if not (isinstance(k, bytes) and isinstance(v, tuple) and len(v) == 2
+                    and isinstance(v[0], bytes)):
+                return PageStore()
+            warned = findings(v[1])
+            if warned is None:
+                return PageStore()
+            store.earlier[k] = (v[0], tuple(warned))
+    return store
+
+
+def _store_pages(cache: Cache | None, banks: Sequence[Bank], store: PageStore | None) -> None:
+    """Keep this run's item pages (plain data: bytes and the warnings as rows) for the next."""
+    from dpassess.runtime.records import finding_row
+
+    if cache is None or store is None or store.now.keys() == store.earlier.keys():
+        return
+    where, key = _pages_at(banks)
+    cache.store_plain(where, PAGES, key, {
+        k: (data, tuple(finding_row(d) for d in warned))
+        for k, (data, warned) in store.now.items()})
 
 
 #: The list of the site's files (one relative path a line), so that the next run removes the

@@ -157,12 +157,71 @@ class _Site:
 
     files: dict[str, bytes] = field(default_factory=dict)
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: how many images the pages met so far (a page that shows one is not kept for reuse: its
+    #: bytes read a file outside the item)
+    images: int = 0
 
 
-def render_site(views: Sequence[BankView], assemblies: Sequence[Assembly] = ()
-                ) -> tuple[dict[str, bytes], list[Diagnostic]]:
+#: An item page kept for reuse: its bytes and the warnings rendering it gave.
+Page = tuple[bytes, tuple[Diagnostic, ...]]
+
+
+@dataclass
+class PageStore:
+    """Item pages of an earlier run by key (`page_key`: the hash of everything the page's bytes
+    read), for `render_site` to take instead of rendering them again, and the pages of this
+    run (`now`: those taken and those rendered, but not those that show an image)."""
+
+    earlier: dict[bytes, Page] = field(default_factory=dict)
+    now: dict[bytes, Page] = field(default_factory=dict)
+    #: the item pages this run rendered (not taken from `earlier`), by path
+    rendered: list[str] = field(default_factory=list)
+
+
+#: One use of an item on an assembled form: the blueprint, the form's label, the position and
+#: whether it is numbered.
+_Use = tuple[str, str, int, bool]
+
+
+def _uses(assemblies: Sequence[Assembly]) -> dict[str, list[_Use]]:
+    """Each item's uses on the assembled forms, by item id, in the order the page lists them."""
+    out: dict[str, list[_Use]] = {}
+    for a in sorted(assemblies, key=lambda a: a.problem.blueprint.id):
+        for form in a.forms:
+            for fi in form.items:
+                if fi.source.id == fi.item.id:
+                    out.setdefault(fi.item.id, []).append(
+                        (a.problem.blueprint.id, form.label, fi.position, fi.numbered))
+    return out
+
+
+def _model_hash(model: Any) -> bytes:
+    """The hash of a model's type and content (as the export fragments key an item)."""
+    return hashlib.sha256(
+        f"{type(model).__qualname__}\0{model.model_dump_json()}".encode()).digest()[:16]
+
+
+def page_key(view: BankView, item: Item, uses: Sequence[_Use], bank_part: str) -> bytes:
+    """The hash of everything the item's page reads: the item's model and source path, its
+    stimulus (model and path), the bank's settings (`bank_part`), the item's findings,
+    statistics history and export warnings, and its uses on the assembled forms. The rest
+    (this module, the rules' names) is dpassess itself, in the cache's salt."""
+    stimulus = None
+    if item.stimulus is not None:
+        st = next((s for s in view.bank.stimuli if s.stimulus.id == item.stimulus), None)
+        stimulus = None if st is None else (st.path, _model_hash(st.stimulus))
+    parts = (bank_part, _model_hash(item), view.bank.path_of(item.id), item.stimulus, stimulus,
+             view.findings.get(item.id, []), view.history.get(item.id, []),
+             view.losses.get(item.id, []), list(uses))
+    return hashlib.sha256(repr(parts).encode("utf-8")).digest()[:16]
+
+
+def render_site(views: Sequence[BankView], assemblies: Sequence[Assembly] = (),
+                store: PageStore | None = None) -> tuple[dict[str, bytes], list[Diagnostic]]:
     """Every file of the site (relative POSIX path -> bytes) for the banks' views and the
-    assembled forms, and the warnings (maths left as TeX, images that cannot be shown)."""
+    assembled forms, and the warnings (maths left as TeX, images that cannot be shown).
+    With `store`, an item page whose key is in `store.earlier` is taken from it (the same
+    bytes and warnings as rendering it again), and `store.now` gets this run's pages."""
     site = _Site()
     site.files["assets/site.css"] = CSS.encode()
     site.files["assets/site.js"] = JS.encode()
@@ -171,10 +230,28 @@ def render_site(views: Sequence[BankView], assemblies: Sequence[Assembly] = ()
         site.files[f"rules/{'index' if code == 'README' else code}.html"] = _rule_page(
             code, text)
     ordered = sorted(views, key=lambda v: v.bank.id)
+    uses = _uses(assemblies)
     for view in ordered:
+        bank_part = repr((view.bank.id, view.bank.languages, view.bank.config))
         for item in view.bank:
             path = item_path(view.bank, item.id)
-            site.files[path] = _item_page(site, view, item, path, assemblies)
+            if store is None:
+                site.files[path] = _item_page(site, view, item, path, uses.get(item.id, []))
+                continue
+            key = page_key(view, item, uses.get(item.id, []), bank_part)
+            page = store.earlier.get(key)
+            if page is None:
+                mark, images = len(site.warnings), site.images
+                data = _item_page(site, view, item, path, uses.get(item.id, []))
+                store.rendered.append(path)
+                page = (data, tuple(site.warnings[mark:]))
+                if site.images != images:
+                    site.files[path] = data
+                    continue
+            else:
+                site.warnings += page[1]
+            site.files[path] = page[0]
+            store.now[key] = page
     for a in sorted(assemblies, key=lambda a: a.problem.blueprint.id):
         path = f"forms/{a.problem.blueprint.id}.html"
         site.files[path] = _forms_page(a, path, ordered)
@@ -253,6 +330,7 @@ def _md(site: _Site, here: str, view: BankView, item_id: str, source: str, fld: 
 
 def _image(site: _Site, here: str, img: HtmlElement, source: str, item_id: str, fld: str
            ) -> None:
+    site.images += 1
     src = img.get("src", "")
     if img.get("alt") is None:
         img.set("alt", "")
@@ -345,7 +423,7 @@ def _stem_excerpt(item: Item, lang: str) -> list[Any]:
 
 
 def _item_page(site: _Site, view: BankView, item: Item, here: str,
-               assemblies: Sequence[Assembly]) -> bytes:
+               uses: Sequence[_Use]) -> bytes:
     bank = view.bank
     findings = view.findings.get(item.id, [])
     first = bank.config.default_language or bank.languages[0]
@@ -377,7 +455,7 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
             E.DIV(*blocks, E.CLASS("langs")),
             *_stats_section(item, records),
             *_losses_section(view.losses.get(item.id, []), here),
-            *_forms_using(item, assemblies, here),
+            *_forms_using(uses, here),
             id="content",
         ),
     ]
@@ -562,16 +640,11 @@ def _losses_section(losses: Sequence[Loss], here: str) -> list[Any]:
     return out
 
 
-def _forms_using(item: Item, assemblies: Sequence[Assembly], here: str) -> list[Any]:
-    uses = []
-    for a in sorted(assemblies, key=lambda a: a.problem.blueprint.id):
-        for form in a.forms:
-            for fi in form.items:
-                if fi.source.id == item.id and fi.item.id == item.id:
-                    uses.append(E.LI(E.A(f"form {form.label} of {a.problem.blueprint.id}",
-                                         href=_rel(here, f"forms/{a.problem.blueprint.id}.html")),
-                                     f", position {fi.position}" if fi.numbered else ""))
-    return [E.H2("On assembled forms"), E.UL(*uses)] if uses else []
+def _forms_using(uses: Sequence[_Use], here: str) -> list[Any]:
+    rows = [E.LI(E.A(f"form {label} of {bp}", href=_rel(here, f"forms/{bp}.html")),
+                 f", position {position}" if numbered else "")
+            for bp, label, position, numbered in uses]
+    return [E.H2("On assembled forms"), E.UL(*rows)] if rows else []
 
 
 # --- forms ------------------------------------------------------------------------------------
