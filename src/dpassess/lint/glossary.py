@@ -193,16 +193,33 @@ class Glossary:
             end += len(t) + 1
             ends.append(end)
         found: list[set[int]] = [set() for _ in todo]
+        seen: list[Counter[int]] = [Counter() for _ in todo]  # every match, for `repeated`
         nouns = self._nouns if lang == self.language else {}
         joined = "\0".join(lows)
         for m in pat.finditer(joined):
-            if m.lastgroup and not (nouns and _verb_use(joined, m, nouns)):
-                found[bisect_right(ends, m.start())].add(int(m.lastgroup[1:]))
-        if len(memo) + len(todo) > MEMO_MAX:
+            if m.lastgroup:
+                k, i = bisect_right(ends, m.start()), int(m.lastgroup[1:])
+                seen[k][i] += 1
+                if not (nouns and _verb_use(joined, m, nouns)):
+                    found[k].add(i)
+        if len(memo) + 2 * len(todo) > MEMO_MAX:
             memo.clear()
-        for k, f in zip(todo, found, strict=True):
+        for k, f, c in zip(todo, found, seen, strict=True):
             out[k] = memo["a", lang, texts[k]] = frozenset(f)
+            memo["r", lang, texts[k]] = _twice(c)
         return out
+
+    def repeated(self, text: str, lang: str) -> frozenset[int]:
+        """Indices of the terms whose accepted forms (in the glossary language: the term's
+        forms) `text` holds twice or more, verb uses included: every term `counts` finds more
+        than once is one of them. Known for the texts `accepted_fields` scanned, at no cost."""
+        pat = self._accepted.get(lang)
+        if pat is None:
+            return frozenset()
+        return self._cached(
+            "r", lang, text,
+            lambda: _twice(Counter(int(m.lastgroup[1:]) for m in pat.finditer(text.lower())
+                                   if m.lastgroup)))
 
     def counts(self, text: str, lang: str) -> Counter[int]:
         """How many times `text` (in `lang`) uses each term in an accepted form (in the
@@ -282,6 +299,10 @@ def _blank(pat: _Terms, text: str) -> str:
         last = b
     out.append(text[last:])
     return "".join(out)
+
+
+def _twice(seen: Counter[int]) -> frozenset[int]:
+    return frozenset(i for i, n in seen.items() if n > 1)
 
 
 #: "bucket by bucket", "layer after layer": one use of the term (Indonesian: per bucket).
