@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 from dpassess.bank.load import load_banks
-from dpassess.lint import lint_banks
+from dpassess.lint import glossary, lint_banks
 from dpassess.lint.config import LintConfig
 from dpassess.lint.context import BankContext, text_fields
 from dpassess.lint.glossary import (
@@ -26,7 +26,7 @@ from dpassess.lint.glossary import (
     _verb_use,
     inflections,
 )
-from dpassess.model import Bank
+from dpassess.model import Bank, GlossaryTerm
 
 BANKS = sorted(
     [p.parent for p in (ROOT / "items").glob("*/bank.yaml")]
@@ -111,8 +111,19 @@ def _bank(path: Path) -> Bank:
     return load_banks([path])[0]
 
 
+@pytest.fixture(params=["automaton", "regex"])
+def matcher(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways the matcher finds where a form may start: the Aho-Corasick automaton, and
+    the regex gate used where ahocorasick-rs is not installed."""
+    if request.param == "regex":
+        monkeypatch.setattr(glossary, "AhoCorasick", None)
+    else:
+        assert glossary.AhoCorasick is not None, "ahocorasick-rs is a dependency"
+    return str(request.param)
+
+
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
-def test_matcher_equals_per_term_scan(path: Path) -> None:
+def test_matcher_equals_per_term_scan(path: Path, matcher: str) -> None:
     bank = _bank(path)
     g = BankContext(bank, LintConfig()).glossary
     oracle = Oracle(g)
@@ -136,7 +147,7 @@ def test_matcher_equals_per_term_scan(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
-def test_findings_equal_with_the_per_term_oracle(path: Path,
+def test_findings_equal_with_the_per_term_oracle(path: Path, matcher: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Every finding, byte for byte, is the one lint reports with the oracle's answers."""
     fast = [repr(d) for d in lint_banks([_bank(path)], jobs=1)]
@@ -158,18 +169,20 @@ def test_findings_equal_with_the_per_term_oracle(path: Path,
 
 
 #: Texts the banks lack: verb uses of a translated term (`to shard`, `it shards the`), at a
-#: text's start and end, terms twice and side by side, clitics, wrong renderings.
+#: text's start and end, terms twice and side by side, clitics, wrong renderings, characters
+#: beyond ASCII before a match (the automaton's offsets are characters, as the regex's).
 HAND = {
     "en": ["Each rank has to shard the optimizer state.", "It shards the state, shard by shard",
            "A shard", "to shard", "Shard", "The latency and the latency; latency.",
            "gradient accumulation with gradient  accumulation", "All-reduce, all-reduce"],
     "id": ["Setiap rank men-shard state optimizer-nya.", "shard-shard", "latensinya latensi",
-           "semua pengurangan dan siarannya", "akumulasi gradien akumulasi-gradien", "hasil"],
+           "semua pengurangan dan siarannya", "akumulasi gradien akumulasi-gradien", "hasil",
+           "Latensi — latensi… «shard» dan GPU-nya: ééé all-reduce, ﬁ latensi"],
 }
 
 
 @pytest.mark.parametrize("lang", sorted(HAND))
-def test_matcher_equals_per_term_scan_by_hand(lang: str) -> None:
+def test_matcher_equals_per_term_scan_by_hand(lang: str, matcher: str) -> None:
     config = _bank(ROOT / "items" / "data-parallelism").config
     g = Glossary(config)
     oracle = Oracle(g)
@@ -179,3 +192,18 @@ def test_matcher_equals_per_term_scan_by_hand(lang: str) -> None:
         assert g.repeated(t, lang) == oracle.repeated(t, lang), t
         assert g.counts(t, lang) == oracle.counts(t, lang), t
         assert g.wrong(t, lang) == oracle.wrong(t, lang), t
+
+
+def test_a_form_inside_another_forms_first_word(matcher: str) -> None:
+    """`two` starts inside `one-two-three` and ends first: the match is the one that starts
+    first (the automaton reports a form where it ends, so its starts must be put in order)."""
+    config = _bank(ROOT / "items" / "data-parallelism").config.model_copy(update={"glossary": (
+        GlossaryTerm(term="one-two-three", keep=True), GlossaryTerm(term="two", keep=True))})
+    g = Glossary(config)
+    oracle = Oracle(g)
+    texts = ["one-two-three", "two one-two-three two-three", "x-two-y"]
+    for lang in ("en", "id"):
+        assert g.accepted_fields(texts, lang) == [oracle.accepted(t, lang) for t in texts]
+        for t in texts:
+            assert g.counts(t, lang) == oracle.counts(t, lang), t
+    assert g.counts("one-two-three", "en") == {0: 1}

@@ -11,13 +11,19 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from dpassess.lint.stem import same_word
 from dpassess.lint.text import gated_finditer, needles, words
 from dpassess.model import BankConfig, GlossaryTerm
 
+try:  # a compiled multi-pattern matcher (wheels for every platform CPython has)
+    from ahocorasick_rs import AhoCorasick, MatchKind
+except ImportError:  # pragma: no cover - the regex gate finds the same matches, slower
+    AhoCorasick = None  # type: ignore[assignment,misc]
+
 T = TypeVar("T")
+_Automaton = Any  # ahocorasick_rs.AhoCorasick when installed
 
 #: Clitics and particles an Indonesian word takes after a rendering: rata-ratanya, mediannya,
 #: bukankah, itulah (reduplication, sampel-sampel, needs nothing: a hyphen ends a word).
@@ -48,22 +54,42 @@ class _Terms:
     """Whole-word matches of glossary forms, each match tagged with its term's index.
 
     `full` is the exact pattern (named group `t<index>` per term, whole words, optional
-    suffix). A pattern starting with a lookbehind is tried at every position of the text;
-    `lead`, the bare alternation of the forms, starts with a literal, so the regex engine
-    skips in C to the few positions where a form starts, and `full` is only tried there.
-    Every match of `full` starts with a match of `lead`, so the matches are exactly
-    `full.finditer`'s.
+    suffix). A pattern starting with a lookbehind is tried at every position of the text, so
+    `full` is only tried where a form can start: every match of `full` starts with the first
+    word of one of the forms, as written (lower case). An Aho-Corasick automaton of those
+    first words (ahocorasick-rs) finds every such position in one pass in compiled code, each
+    text once whatever the number of terms; `full` decides the match there, in order, so the
+    matches are exactly `full.finditer`'s. Without the automaton (or for a form without a
+    word) `lead`, the bare alternation of the forms, finds the positions instead: the regex
+    engine tries each alternative at each position where one may start.
     """
 
-    __slots__ = ("full", "lead", "needles")
+    __slots__ = ("auto", "full", "lead", "needles")
 
     def __init__(self, full: re.Pattern[str], lead: re.Pattern[str], forms: list[str]) -> None:
         self.full = full
         self.lead = lead
         self.needles = needles(forms)  # a text without any of them holds no form
+        firsts = {w[0] for w in map(str.split, forms) if w}
+        self.auto = (
+            AhoCorasick(sorted(firsts), matchkind=MatchKind.Standard)
+            if AhoCorasick is not None and all(f.split() for f in forms) else None
+        )
 
     def finditer(self, low: str) -> Iterator[re.Match[str]]:
-        return gated_finditer(self.lead, self.full, low)
+        if self.auto is None:
+            return gated_finditer(self.lead, self.full, low)
+        return self._starts(self.auto, low)
+
+    def _starts(self, auto: _Automaton, low: str) -> Iterator[re.Match[str]]:
+        """`full`'s matches, tried at the starts of the first words in `low`, left to right."""
+        match, pos = self.full.match, 0
+        for s in sorted({s for _, s, _ in auto.find_matches_as_indexes(low, overlapping=True)}):
+            if s >= pos:
+                m = match(low, s)
+                if m is not None:
+                    yield m
+                    pos = m.end()
 
     def search(self, low: str) -> re.Match[str] | None:
         if not any(n in low for n in self.needles):
