@@ -26,6 +26,8 @@ from dpassess.lint.glossary import (
     _verb_use,
     inflections,
 )
+from dpassess.lint.stem import same_word
+from dpassess.lint.text import words
 from dpassess.model import Bank, GlossaryTerm
 
 BANKS = sorted(
@@ -207,3 +209,57 @@ def test_a_form_inside_another_forms_first_word(matcher: str) -> None:
         for t in texts:
             assert g.counts(t, lang) == oracle.counts(t, lang), t
     assert g.counts("one-two-three", "en") == {0: 1}
+
+
+def _inflected_per_term(g: Glossary, text: str, lang: str, index: int) -> int:
+    """The per-term algorithm: each rendering of the term tried at each word of the text."""
+    if lang.split("-")[0] != "id":
+        return 0
+    ws = words(text.lower())
+    best = 0
+    for form in g.terms[index].accepted(lang):
+        fw = form.lower().split()
+        n = len(fw)
+        k = found = 0
+        while k <= len(ws) - n:
+            if all(same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+                found += 1
+                k += n
+            else:
+                k += 1
+        best = max(best, found)
+    return best
+
+
+#: Inflected and affixed renderings the banks may lack (roots, reduplication, two words).
+INFLECTED = ["Parameter di-shard dan men-shard-nya; shard-shard itu", "paralelisme datanya",
+             "akumulasi gradiennya diakumulasikan; antarnode dan node", "latensinya, berlatensi"]
+
+
+@pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
+def test_inflected_counts_equal_the_per_term_algorithm(path: Path) -> None:
+    bank = _bank(path)
+    g = Glossary(bank.config)
+    texts = [t for e in bank.entries for lang in e.item.text if lang.startswith("id")
+             for _, t in text_fields(e.item, lang)] + INFLECTED
+    found = 0
+    for text in texts:
+        for i in range(len(g.terms)):
+            want = _inflected_per_term(g, text, "id", i)
+            assert g.inflected_count(text, "id", i) == want, (text, g.terms[i].term)
+            found += want
+    assert found or not g.terms
+
+
+def test_inflected_renderings_by_hand() -> None:
+    """Matches that overlap count once (left to right), and an affixed form is found by its
+    root though neither word is the other's root (`dibakukan`, `membakukan`: `baku`)."""
+    config = _bank(ROOT / "items" / "data-parallelism").config.model_copy(update={"glossary": (
+        GlossaryTerm(term="mean", render={"id": ("rata rata",)}),
+        GlossaryTerm(term="standardize", render={"id": ("membakukan",)}))})
+    g = Glossary(config)
+    cases = {"rata rata rata": (1, 0), "rata rata rata rata": (2, 0),
+             "Skor dibakukan lalu dibakukan lagi": (0, 2)}
+    for text, want in cases.items():
+        got = tuple(g.inflected_count(text, "id", i) for i in range(2))
+        assert got == want == tuple(_inflected_per_term(g, text, "id", i) for i in range(2))

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
-from dpassess.lint.stem import same_word
+from dpassess.lint.stem import roots, same_word
 from dpassess.lint.text import gated_finditer, needles, words
 from dpassess.model import BankConfig, GlossaryTerm
 
@@ -149,6 +149,7 @@ class Glossary:
                 _suffix(lang, self.language),
             )
         self._memo: dict[tuple[str, str, str], object] = {}
+        self._by_root: dict[str, dict[str, list[tuple[int, int, list[str]]]]] = {}
         #: Terms a verb in the glossary language is not (English only): the renderable ones.
         #: "What does it mean?" does not use the statistic `mean`; a kept term (all-reduce,
         #: broadcast) is the same word as a verb, so its verb uses count.
@@ -268,19 +269,42 @@ class Glossary:
         other languages."""
         if lang.split("-")[0] != "id":
             return 0
+        return self._cached("i", lang, text, lambda: self._inflected(text, lang)).get(index, 0)
+
+    def _inflected(self, text: str, lang: str) -> dict[int, int]:
+        """`inflected_count` of every term at once, the stemmer applied to the text's words.
+
+        Each word is looked up, by itself and by its roots, in an index of the renderings' first
+        words (and their roots): two words are forms of one word when they are equal or share a
+        root, so every rendering that may start at the word is found, and checked word by word.
+        A rendering counts where it matches, left to right without overlap (the most of the
+        term's renderings)."""
+        by_root = self._by_root.get(lang)
+        if by_root is None:
+            by_root = self._by_root[lang] = _renderings_by_root(self.terms, lang)
         ws = words(text.lower())
-        best = 0
-        for form in self.terms[index].accepted(lang):
-            fw = form.lower().split()
-            n = len(fw)
-            k = found = 0
-            while k <= len(ws) - n:
-                if all(same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+        where: dict[tuple[int, int], list[int]] = {}
+        size: dict[tuple[int, int], int] = {}
+        for k, w in enumerate(ws):
+            tried: set[tuple[int, int]] = set()
+            for key in (w, *roots(w)):
+                for i, j, fw in by_root.get(key, ()):
+                    if (i, j) in tried:
+                        continue
+                    tried.add((i, j))
+                    n = len(fw)
+                    if k + n <= len(ws) and all(
+                            same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+                        where.setdefault((i, j), []).append(k)
+                        size[i, j] = n
+        best: dict[int, int] = {}
+        for (i, j), starts in where.items():
+            n, found, free = size[i, j], 0, 0
+            for k in starts:
+                if k >= free:
                     found += 1
-                    k += n
-                else:
-                    k += 1
-            best = max(best, found)
+                    free = k + n
+            best[i] = max(best.get(i, 0), found)
         return best
 
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
@@ -309,6 +333,20 @@ class Glossary:
         if pat is None:
             return text
         return self._cached("m", lang, text, lambda: _blank(pat, text))
+
+
+def _renderings_by_root(terms: tuple[GlossaryTerm, ...], lang: str
+                        ) -> dict[str, list[tuple[int, int, list[str]]]]:
+    """(term, rendering, its words) of every rendering in `lang`, under its first word and
+    each root of that word."""
+    out: dict[str, list[tuple[int, int, list[str]]]] = {}
+    for i, term in enumerate(terms):
+        for j, form in enumerate(term.accepted(lang)):
+            fw = form.lower().split()
+            if fw:
+                for key in {fw[0], *roots(fw[0])}:
+                    out.setdefault(key, []).append((i, j, fw))
+    return out
 
 
 def _blank(pat: _Terms, text: str) -> str:
