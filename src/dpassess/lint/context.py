@@ -17,7 +17,7 @@ from dpassess.diagnostics import FieldPath
 from dpassess.lint.config import LintConfig
 from dpassess.lint.glossary import Glossary
 from dpassess.lint.langid import LanguageGuesser
-from dpassess.lint.text import Phrases, plain, words
+from dpassess.lint.text import Phrases, has_digit, plain, words
 from dpassess.model import (
     Bank,
     ChoiceItem,
@@ -261,6 +261,11 @@ class ItemContext(Generic[ItemT]):
     def joined(self) -> str:
         """Every text field of every language, one per line: one scan tells if a rule can skip."""
         return "\n".join([text for lang in self.item.text for _, text in self.fields(lang)])
+
+    @cached_property
+    def digits(self) -> bool:
+        """Whether a text field of the item has a digit (the number rules skip it when not)."""
+        return has_digit(self.joined)
 
 
 def text_fields(item: Item, lang: str) -> list[tuple[FieldPath, str]]:

@@ -11,13 +11,19 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
-from dpassess.lint.stem import same_word
+from dpassess.lint.stem import roots, same_word
 from dpassess.lint.text import gated_finditer, needles, words
 from dpassess.model import BankConfig, GlossaryTerm
 
+try:  # a compiled multi-pattern matcher (wheels for every platform CPython has)
+    from ahocorasick_rs import AhoCorasick, MatchKind
+except ImportError:  # pragma: no cover - the regex gate finds the same matches, slower
+    AhoCorasick = None  # type: ignore[assignment,misc]
+
 T = TypeVar("T")
+_Automaton = Any  # ahocorasick_rs.AhoCorasick when installed
 
 #: Clitics and particles an Indonesian word takes after a rendering: rata-ratanya, mediannya,
 #: bukankah, itulah (reduplication, sampel-sampel, needs nothing: a hyphen ends a word).
@@ -48,22 +54,42 @@ class _Terms:
     """Whole-word matches of glossary forms, each match tagged with its term's index.
 
     `full` is the exact pattern (named group `t<index>` per term, whole words, optional
-    suffix). A pattern starting with a lookbehind is tried at every position of the text;
-    `lead`, the bare alternation of the forms, starts with a literal, so the regex engine
-    skips in C to the few positions where a form starts, and `full` is only tried there.
-    Every match of `full` starts with a match of `lead`, so the matches are exactly
-    `full.finditer`'s.
+    suffix). A pattern starting with a lookbehind is tried at every position of the text, so
+    `full` is only tried where a form can start: every match of `full` starts with the first
+    word of one of the forms, as written (lower case). An Aho-Corasick automaton of those
+    first words (ahocorasick-rs) finds every such position in one pass in compiled code, each
+    text once whatever the number of terms; `full` decides the match there, in order, so the
+    matches are exactly `full.finditer`'s. Without the automaton (or for a form without a
+    word) `lead`, the bare alternation of the forms, finds the positions instead: the regex
+    engine tries each alternative at each position where one may start.
     """
 
-    __slots__ = ("full", "lead", "needles")
+    __slots__ = ("auto", "full", "lead", "needles")
 
     def __init__(self, full: re.Pattern[str], lead: re.Pattern[str], forms: list[str]) -> None:
         self.full = full
         self.lead = lead
         self.needles = needles(forms)  # a text without any of them holds no form
+        firsts = {w[0] for w in map(str.split, forms) if w}
+        self.auto = (
+            AhoCorasick(sorted(firsts), matchkind=MatchKind.Standard)
+            if AhoCorasick is not None and all(f.split() for f in forms) else None
+        )
 
     def finditer(self, low: str) -> Iterator[re.Match[str]]:
-        return gated_finditer(self.lead, self.full, low)
+        if self.auto is None:
+            return gated_finditer(self.lead, self.full, low)
+        return self._starts(self.auto, low)
+
+    def _starts(self, auto: _Automaton, low: str) -> Iterator[re.Match[str]]:
+        """`full`'s matches, tried at the starts of the first words in `low`, left to right."""
+        match, pos = self.full.match, 0
+        for s in sorted({s for _, s, _ in auto.find_matches_as_indexes(low, overlapping=True)}):
+            if s >= pos:
+                m = match(low, s)
+                if m is not None:
+                    yield m
+                    pos = m.end()
 
     def search(self, low: str) -> re.Match[str] | None:
         if not any(n in low for n in self.needles):
@@ -123,6 +149,7 @@ class Glossary:
                 _suffix(lang, self.language),
             )
         self._memo: dict[tuple[str, str, str], object] = {}
+        self._by_root: dict[str, dict[str, list[tuple[int, int, list[str]]]]] = {}
         #: Terms a verb in the glossary language is not (English only): the renderable ones.
         #: "What does it mean?" does not use the statistic `mean`; a kept term (all-reduce,
         #: broadcast) is the same word as a verb, so its verb uses count.
@@ -193,16 +220,33 @@ class Glossary:
             end += len(t) + 1
             ends.append(end)
         found: list[set[int]] = [set() for _ in todo]
+        seen: list[Counter[int]] = [Counter() for _ in todo]  # every match, for `repeated`
         nouns = self._nouns if lang == self.language else {}
         joined = "\0".join(lows)
         for m in pat.finditer(joined):
-            if m.lastgroup and not (nouns and _verb_use(joined, m, nouns)):
-                found[bisect_right(ends, m.start())].add(int(m.lastgroup[1:]))
-        if len(memo) + len(todo) > MEMO_MAX:
+            if m.lastgroup:
+                k, i = bisect_right(ends, m.start()), int(m.lastgroup[1:])
+                seen[k][i] += 1
+                if not (nouns and _verb_use(joined, m, nouns)):
+                    found[k].add(i)
+        if len(memo) + 2 * len(todo) > MEMO_MAX:
             memo.clear()
-        for k, f in zip(todo, found, strict=True):
+        for k, f, c in zip(todo, found, seen, strict=True):
             out[k] = memo["a", lang, texts[k]] = frozenset(f)
+            memo["r", lang, texts[k]] = _twice(c)
         return out
+
+    def repeated(self, text: str, lang: str) -> frozenset[int]:
+        """Indices of the terms whose accepted forms (in the glossary language: the term's
+        forms) `text` holds twice or more, verb uses included: every term `counts` finds more
+        than once is one of them. Known for the texts `accepted_fields` scanned, at no cost."""
+        pat = self._accepted.get(lang)
+        if pat is None:
+            return frozenset()
+        return self._cached(
+            "r", lang, text,
+            lambda: _twice(Counter(int(m.lastgroup[1:]) for m in pat.finditer(text.lower())
+                                   if m.lastgroup)))
 
     def counts(self, text: str, lang: str) -> Counter[int]:
         """How many times `text` (in `lang`) uses each term in an accepted form (in the
@@ -225,19 +269,42 @@ class Glossary:
         other languages."""
         if lang.split("-")[0] != "id":
             return 0
+        return self._cached("i", lang, text, lambda: self._inflected(text, lang)).get(index, 0)
+
+    def _inflected(self, text: str, lang: str) -> dict[int, int]:
+        """`inflected_count` of every term at once, the stemmer applied to the text's words.
+
+        Each word is looked up, by itself and by its roots, in an index of the renderings' first
+        words (and their roots): two words are forms of one word when they are equal or share a
+        root, so every rendering that may start at the word is found, and checked word by word.
+        A rendering counts where it matches, left to right without overlap (the most of the
+        term's renderings)."""
+        by_root = self._by_root.get(lang)
+        if by_root is None:
+            by_root = self._by_root[lang] = _renderings_by_root(self.terms, lang)
         ws = words(text.lower())
-        best = 0
-        for form in self.terms[index].accepted(lang):
-            fw = form.lower().split()
-            n = len(fw)
-            k = found = 0
-            while k <= len(ws) - n:
-                if all(same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+        where: dict[tuple[int, int], list[int]] = {}
+        size: dict[tuple[int, int], int] = {}
+        for k, w in enumerate(ws):
+            tried: set[tuple[int, int]] = set()
+            for key in (w, *roots(w)):
+                for i, j, fw in by_root.get(key, ()):
+                    if (i, j) in tried:
+                        continue
+                    tried.add((i, j))
+                    n = len(fw)
+                    if k + n <= len(ws) and all(
+                            same_word(a, b) for a, b in zip(fw, ws[k:k + n], strict=True)):
+                        where.setdefault((i, j), []).append(k)
+                        size[i, j] = n
+        best: dict[int, int] = {}
+        for (i, j), starts in where.items():
+            n, found, free = size[i, j], 0, 0
+            for k in starts:
+                if k >= free:
                     found += 1
-                    k += n
-                else:
-                    k += 1
-            best = max(best, found)
+                    free = k + n
+            best[i] = max(best.get(i, 0), found)
         return best
 
     def wrong(self, text: str, lang: str) -> list[tuple[int, str]]:
@@ -268,6 +335,20 @@ class Glossary:
         return self._cached("m", lang, text, lambda: _blank(pat, text))
 
 
+def _renderings_by_root(terms: tuple[GlossaryTerm, ...], lang: str
+                        ) -> dict[str, list[tuple[int, int, list[str]]]]:
+    """(term, rendering, its words) of every rendering in `lang`, under its first word and
+    each root of that word."""
+    out: dict[str, list[tuple[int, int, list[str]]]] = {}
+    for i, term in enumerate(terms):
+        for j, form in enumerate(term.accepted(lang)):
+            fw = form.lower().split()
+            if fw:
+                for key in {fw[0], *roots(fw[0])}:
+                    out.setdefault(key, []).append((i, j, fw))
+    return out
+
+
 def _blank(pat: _Terms, text: str) -> str:
     low = text.lower()
     if len(low) != len(text):  # a character whose lower case is longer: keep offsets simple
@@ -282,6 +363,10 @@ def _blank(pat: _Terms, text: str) -> str:
         last = b
     out.append(text[last:])
     return "".join(out)
+
+
+def _twice(seen: Counter[int]) -> frozenset[int]:
+    return frozenset(i for i, n in seen.items() if n > 1)
 
 
 #: "bucket by bucket", "layer after layer": one use of the term (Indonesian: per bucket).

@@ -156,13 +156,15 @@ def has_digit(text: str) -> bool:
     return _DIGITS.search(text) is not None
 
 
+@lru_cache(maxsize=CACHE_MAX)
 def numbers(text: str) -> frozenset[str]:
-    """The runs of digits in `text`."""
+    """The runs of digits in `text` (memoised: the rules that compare numbers read a field
+    once per language pair and rule)."""
     return frozenset(_DIGITS.findall(text)) if has_digit(text) else _NO_NUMBERS
 
 
 def clear_memos() -> None:
-    for f in (words, norm):
+    for f in (words, norm, numbers):
         f.cache_clear()
     clear_text_cache()
 

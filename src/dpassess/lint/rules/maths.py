@@ -58,6 +58,8 @@ def tex_error(ctx: ItemContext[Item]) -> Iterator[Hit]:
     stem: What is $\frac{1}{n}$ when n = 4?
     ```
     """
+    if not _may_hold_maths(ctx.joined):
+        return  # no field holds maths
     for loc, text in ctx.all_fields():
         if not _may_hold_maths(text) or loc[2] == "answers":
             continue
@@ -95,6 +97,8 @@ def unbalanced_maths_rule(ctx: ItemContext[Item]) -> Iterator[Hit]:
     stem: The standard error is \(\sigma/\sqrt{n}\). What is it for n = 4?
     ```
     """
+    if not _may_hold_maths(ctx.joined):
+        return  # no field holds maths
     for loc, text in ctx.all_fields():
         if not _may_hold_maths(text) or loc[2] == "answers":
             continue
@@ -131,6 +135,8 @@ def maths_prints_as_tex(ctx: ItemContext[Item]) -> Iterator[Hit]:
     stem: Which term of $\textcolor{green}{a} + b$ is constant?
     ```
     """
+    if not _may_hold_maths(ctx.joined):
+        return  # no field holds maths
     for loc, text in ctx.all_fields():
         if not _may_hold_maths(text) or loc[2] == "answers":
             continue
@@ -249,6 +255,8 @@ def tex_link_or_style(ctx: ItemContext[Item]) -> Iterator[Hit]:
     stem: The gradient is $\nabla L$ ([definition](https://example.org)) and $\color{orange}{g}$.
     ```
     """
+    if not _may_hold_maths(ctx.joined):
+        return  # no field holds maths
     for loc, text in ctx.all_fields():
         if "\\" not in text or not _may_hold_maths(text):
             continue

@@ -110,7 +110,7 @@ def numbers_differ(ctx: ItemContext[Item]) -> Iterator[Hit]:
     id: {stem: Dengan 8 GPU dan batch 32 ...}
     ```
     """
-    if not has_digit(ctx.joined):
+    if not ctx.digits:
         return
     for ref, lang, sub, a, b in _pairs(ctx):
         if a == b:
@@ -313,10 +313,17 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     f"(expected {' or '.join(repr(f) for f in forms)})",
                     term=term.term,
                 )
-            twice = [i for i in sorted(used & (have | inflected))
-                     if g.counts(source, g.language)[i] > 1]
-            for i in twice:
-                n, m = g.counts(source, g.language)[i], g.counts(text, lang)[i]
+            # `repeated` (a by-product of the scan of `ctx.terms`) bounds `counts` from above:
+            # the exact count is only needed for a term found twice or more.
+            again = used & (have | inflected) & g.repeated(source, g.language)
+            if not again:
+                continue
+            counts = g.counts(source, g.language)
+            for i in sorted(again):
+                n = counts[i]
+                if n <= 1:
+                    continue
+                m = g.counts(text, lang)[i]
                 if m < n:  # inflected renderings count too (`antarnode`, `dibakukan`)
                     m = max(m, g.inflected_count(text, lang, i))
                 if m < n:
@@ -563,7 +570,7 @@ def decimal_separator(ctx: ItemContext[Item]) -> Iterator[Hit]:
     id: {stem: Faktor beban tabel itu 0,75. Berapa slot yang terisi?}
     ```
     """
-    if not has_digit(ctx.joined):
+    if not ctx.digits:
         return
     for lang in ctx.item.text:
         if lang.split("-")[0] not in DECIMAL_COMMA:
