@@ -204,8 +204,8 @@ def agrees(q: Question, item: Item) -> None:
                 w.lower() for ws in c.answers.values() for w in ws}
         case Matching():
             assert q.question_type == "matching_question"
-            # Canvas reads a right side's text as HTML (`<A` shows nothing), as it reads its own
-            shown = lambda md: " ".join(lxml_text(plain(md)).split())  # noqa: E731
+            # Canvas reads a right side's text as HTML: the export escapes it, so `i<n` shows
+            shown = lambda md: " ".join(plain(md).split())  # noqa: E731
             assert [(html_text(a.html), a.right) for a in q.answers] == [
                 (canvas_text(c.premises[p]), shown(c.responses[p])) for p in item.pairs]
             used = {a.match_id for a in q.answers}
