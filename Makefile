@@ -33,7 +33,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto}
+	$(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto} --dist worksteal
 	$(MAKE) --no-print-directory fuzz-slice
 
 ## fuzz: the fuzzing harness (tests/fuzz; not in make test): FUZZ_EXAMPLES inputs per target
@@ -46,13 +46,13 @@ fuzz: $(STAMP)
 		$(BIN)/python -m pytest -p no:cacheprovider tests/fuzz
 
 ## fuzz-slice: (part of make test) the four importers' fuzz tests for about a minute: each of
-##             the eight reads inputs for FUZZ_TEST_SECONDS (default 10), at most FUZZ_EXAMPLES
+##             the eight reads inputs for FUZZ_TEST_SECONDS (default 7.5: a minute in all), at most FUZZ_EXAMPLES
 ##             (default 300); the seed comes from the commit (HYPOTHESIS_PROFILE=ci, as in CI), so
 ##             each commit tries new inputs, and the replay line is printed
 .PHONY: fuzz-slice
 fuzz-slice: $(STAMP)
 	DPASSESS_FUZZ=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
-		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-10} \
+		FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_TEST_SECONDS=$${FUZZ_TEST_SECONDS:-7.5} \
 		$(BIN)/python -m pytest -n $${PYTEST_WORKERS:-auto} -p no:cacheprovider tests/fuzz/test_fuzz_importers.py
 
 ## test-install: build the wheel (python -m build), install it into a fresh venv (dependencies
