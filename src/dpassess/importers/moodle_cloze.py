@@ -74,6 +74,14 @@ class Gap:
 
 
 _DIGITS = frozenset("0123456789")  # PCRE's [0-9]: ASCII digits only
+
+
+def _digits_end(text: str, i: int, end: int) -> int:
+    """Where the run of ASCII digits at `i` ends (`i` when there is none), before `end`."""
+    while i < end and text[i] in _DIGITS:
+        i += 1
+    return i
+
 #: Never a position of the text (the ends' tables hold it where no end follows).
 _NONE = -1
 
@@ -111,8 +119,7 @@ def _start(text: str, start: int) -> tuple[Gap, int] | None:
     alternatives begin; None if `start` holds no `{n:TYPE:`."""
     i = start + 1
     j = i
-    while j < len(text) and text[j] in _DIGITS:
-        j += 1
+    j = _digits_end(text, j, len(text))
     if j >= len(text) or text[j] != ":":
         return None
     norm = text[i:j]
@@ -139,14 +146,12 @@ def _fraction(text: str, p: int, end: int) -> tuple[int, str] | None:
     if q < end and text[q] == "-":
         q += 1
     digits = q
-    while q < end and text[q] in _DIGITS:
-        q += 1
+    q = _digits_end(text, q, end)
     if q == digits:
         return None
     if q < end and text[q] in ".,":
         q += 1
-        while q < end and text[q] in _DIGITS:
-            q += 1
+        q = _digits_end(text, q, end)
     if q < end and text[q] == "%":
         return q + 1, text[p + 1:q]
     return None
@@ -314,20 +319,17 @@ def _is_number(text: str) -> bool:
     """`-?(([0-9]+[.,]?[0-9]*|[.,][0-9]+)([eE][-+]?[0-9]+)?)`, the whole of `text`."""
     i, n = (1 if text.startswith("-") else 0), len(text)
     j = i
-    while j < n and text[j] in _DIGITS:
-        j += 1
+    j = _digits_end(text, j, n)
     if j > i:
         if j < n and text[j] in ".,":
             j += 1
-            while j < n and text[j] in _DIGITS:
-                j += 1
+            j = _digits_end(text, j, n)
     else:
         if j >= n or text[j] not in ".,":
             return False
         j += 1
         k = j
-        while j < n and text[j] in _DIGITS:
-            j += 1
+        j = _digits_end(text, j, n)
         if j == k:
             return False
     if j < n and text[j] in "eE":
@@ -335,8 +337,7 @@ def _is_number(text: str) -> bool:
         if j < n and text[j] in "+-":
             j += 1
         k = j
-        while j < n and text[j] in _DIGITS:
-            j += 1
+        j = _digits_end(text, j, n)
         if j == k:
             return False
     return j == n
