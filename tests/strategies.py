@@ -287,9 +287,18 @@ def any_items(langs: tuple[str, ...] = LANGS) -> st.SearchStrategy[Item]:
     return st.one_of(items(langs), *(make(langs) for make in OTHER_TYPES.values()))
 
 
+#: A short plain word: texts for tests that never read them (assembly), a fifth of the cost of
+#: drawing hostile text.
+plain_text = st.text(string.ascii_lowercase, min_size=1, max_size=10)
+
+
 @st.composite
-def items(draw, langs: tuple[str, ...] = LANGS, types=CHOICE_TYPES) -> Item:
-    """Choice items (single choice, multiple response, true/false)."""
+def items(draw, langs: tuple[str, ...] = LANGS, types=CHOICE_TYPES, *, plain: bool = False
+          ) -> Item:
+    """Choice items (single choice, multiple response, true/false); `plain` draws every text as
+    one short word, for tests that never read the texts."""
+    line = (lambda **_: plain_text) if plain else line_text
+    block = (lambda **_: plain_text) if plain else block_text
     kind = draw(st.sampled_from(types))
     if kind is ItemType.true_false:
         option_ids = ["true", "false"]
@@ -303,14 +312,14 @@ def items(draw, langs: tuple[str, ...] = LANGS, types=CHOICE_TYPES) -> Item:
     locked = draw(st.sets(st.sampled_from(option_ids), max_size=1))
     text = {}
     for lang in langs:
-        opts = {oid: draw(line_text()) for oid in option_ids}
-        fb = {oid: draw(block_text()) for oid in draw(st.sets(st.sampled_from(option_ids)))}
+        opts = {oid: draw(line()) for oid in option_ids}
+        fb = {oid: draw(block()) for oid in draw(st.sets(st.sampled_from(option_ids)))}
         text[lang] = Content(
-            title=draw(st.none() | line_text(max_words=4)),
-            stem=draw(block_text(max_words=12)),
+            title=draw(st.none() | line(max_words=4)),
+            stem=draw(block(max_words=12)),
             options=opts,
             feedback=fb,
-            explanation=draw(st.none() | block_text()),
+            explanation=draw(st.none() | block()),
         )
     return parse_item(dict(
         id=draw(item_slug),
