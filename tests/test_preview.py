@@ -231,3 +231,21 @@ def test_pages_need_no_network(tmp_path, rel):
                 assert "://" not in value or (name == "href" and el.tag == "a"), value
                 if "://" not in value:
                     assert (out / Path(rel).parent / value.split("#")[0]).resolve().is_file()
+
+
+def test_a_finding_at_a_cloze_gap_option_is_shown_at_that_option_only(tmp_path):
+    bank_dir = tmp_path / "bank"
+    shutil.copytree(KS, bank_dir)
+    item = bank_dir / "15-cloze-hash.yaml"
+    item.write_text(item.read_text().replace(
+        'chain: "chaining {separate}"', 'chain: "chaining <script>x</script>"', 1))
+    out = tmp_path / "site"
+    preview([bank_dir], out)
+    doc = page(out, "items/kitchen-sink/ks-cloze-hash.html")
+    [en] = doc.xpath("//section[@lang='en']")
+    hits = [li for li in en.xpath(".//li[not(contains(@class, 'finding'))]")
+            if "LM004" in li.text_content()]
+    assert len(hits) == 1
+    assert "chaining" in hits[0].text_content()
+    [id_] = doc.xpath("//section[@lang='id']")
+    assert "LM004" not in id_.text_content()

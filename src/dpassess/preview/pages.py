@@ -27,7 +27,7 @@ from dpassess.assemble import Assembly
 from dpassess.assemble.forms import FormItem, letter
 from dpassess.assemble.keys import answer
 from dpassess.assemble.output import summary_data
-from dpassess.assemble.paper import gap_choices, stem_of
+from dpassess.assemble.paper import stem_of
 from dpassess.diagnostics import Diagnostic, Severity, dedupe
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import RULES
@@ -37,12 +37,15 @@ from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
+    ChoiceGap,
     Cloze,
     Description,
     Essay,
+    GapContent,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
@@ -541,9 +544,13 @@ def _language_block(site: _Site, view: BankView, item: Item, lang: str, here: st
                 key.append(E.DIV(E.P(E.STRONG("For the grader")),
                                  *md(ec.grader_info, f"{base}.grader_info")))
         case Cloze():
-            for n, texts in gap_choices(item, lang):
-                parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
-                    *(E.LI(*md(text, f"{base}.gaps")) for text in texts), E.CLASS("options"))))
+            for n, gap in enumerate(item.gaps, 1):
+                if isinstance(gap, ChoiceGap | MultipleResponseGap):
+                    gc = item.text[lang].gaps.get(gap.id, GapContent())
+                    parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
+                        *(E.LI(*md(gc.options.get(oid, ""), f"{base}.gaps.{gap.id}.options.{oid}"),
+                               **{"data-option": oid}) for oid in gap.options),
+                        E.CLASS("options")), **{"data-gap": gap.id}))
             key.append(E.P(E.STRONG("Key: "), _text(answer(fi, [lang]).words[lang])))
             for gid, gc in item.text[lang].gaps.items():
                 for fid, fb in gc.feedback.items():
