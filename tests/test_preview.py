@@ -249,3 +249,26 @@ def test_a_finding_at_a_cloze_gap_option_is_shown_at_that_option_only(tmp_path):
     assert "chaining" in hits[0].text_content()
     [id_] = doc.xpath("//section[@lang='id']")
     assert "LM004" not in id_.text_content()
+
+
+def test_an_item_a_format_leaves_out_says_so_on_its_page_and_in_the_index(tmp_path):
+    # the oracle: the items Moodle's GIFT reader (ported) finds in the GIFT file of each language
+    from test_export_moodle_oracle import read_gift
+
+    out = tmp_path / "site"
+    preview([KS], out)
+    bank = load_bank(KS)
+    left_out: set[str] = set()
+    for lang in bank.languages:
+        data = EXPORTERS["gift"].export(Collection.from_bank(bank), lang).data.decode()
+        written = {q.idnumber for q in read_gift(data) if q.qtype != "category"}
+        left_out |= {it.id for it in bank if it.id not in written}
+    assert left_out >= {"ks-growth-ordering", "ks-cloze-hash"}
+    index = page(out, "index.html")
+    for item_id in sorted(left_out):
+        doc = page(out, f"items/kitchen-sink/{item_id}.html")
+        [losses] = doc.xpath("//h2[.='What each export loses']/following-sibling::h3[.='gift']"
+                             "/following-sibling::ul[1]")
+        assert "left out" in losses.text_content(), item_id
+        [row] = index.xpath(f"//table[@id='items']/tbody/tr[td[1]/a[.='{item_id}']]")
+        assert "gift" in row.xpath("string(td[last()])"), item_id
