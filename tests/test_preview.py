@@ -122,6 +122,14 @@ def test_the_statistics_history_is_charted_and_tabled(tmp_path):
     polylines = svg.xpath(".//polyline")
     assert len(polylines) >= 1
     assert len(polylines[0].get("points").split()) == 2  # p at both administrations
+    # the chart draws each option's share too (against the analyses' own figures)
+    for oid in [o.option for o in first.item("q-sun").options]:
+        [line] = svg.xpath(f".//polyline[@data-series='share {oid}']")
+        assert len(line.get("points").split()) == 2, oid
+    label = svg.get("aria-label")
+    for a in (first, second):
+        for o in a.item("q-sun").options:
+            assert f"{o.option} {o.share:.2f}" in label, (o.option, label)
     rows = doc.xpath("//table[caption]/tr[td]")
     assert [r.xpath("string(td[1])") for r in rows] == ["2026-01-10", "2026-02-10"]
     for r, a in zip(rows, (first, second), strict=True):

@@ -588,22 +588,25 @@ def _stats_section(item: Item, records: Sequence[ItemRecord]) -> list[Any]:
 
 
 def _chart(records: Sequence[ItemRecord]) -> HtmlElement:
-    """p and D per administration as lines (y from -0.5 to 1), in inline SVG."""
-    w, h, pad = 360, 160, 28
+    """p and D per administration as lines (y from -0.5 to 1), and each option's share as a
+    thinner dashed line, each labelled at its right end, in inline SVG."""
+    w, h, pad, left, right = 440, 160, 28, 36, 96
     n = len(records)
 
     def x(i: int) -> float:
-        return pad + (w - 2 * pad) * (i / (n - 1) if n > 1 else 0.5)
+        return left + (w - left - right) * (i / (n - 1) if n > 1 else 0.5)
 
     def y(v: float) -> float:
         return pad / 2 + (h - pad) * (1 - (max(-0.5, min(1.0, v)) + 0.5) / 1.5)
 
     parts: list[Any] = []
     for v in (0.0, 0.5, 1.0):
-        parts.append(E.E.line(x1=str(pad), x2=str(w - pad), y1=f"{y(v):.1f}", y2=f"{y(v):.1f}",
-                              stroke="#b8b8b8"))
+        parts.append(E.E.line(x1=str(left), x2=str(w - right), y1=f"{y(v):.1f}",
+                              y2=f"{y(v):.1f}", stroke="#b8b8b8"))
         parts.append(E.E.text(f"{v:g}", x="2", y=f"{y(v) + 4:.1f}", fill="#4f4f4f",
                               **{"font-size": "11"}))
+    #: the label at each line's right end: (y, text, its attributes)
+    ends: list[tuple[float, str, dict[str, str]]] = []
     for name, colour, values in (
         ("p", "#0b57a4", [r.p for r in records]),
         ("D", "#8a5300", [r.d for r in records]),
@@ -612,19 +615,34 @@ def _chart(records: Sequence[ItemRecord]) -> HtmlElement:
         if not pts:
             continue
         parts.append(E.E.polyline(points=" ".join(f"{a:.1f},{b:.1f}" for a, b in pts),
-                                  fill="none", stroke=colour, **{"stroke-width": "2"}))
+                                  fill="none", stroke=colour,
+                                  **{"stroke-width": "2", "data-series": name}))
         for a, b in pts:
             parts.append(E.E.circle(cx=f"{a:.1f}", cy=f"{b:.1f}", r="3", fill=colour))
-        a, b = pts[-1]
-        parts.append(E.E.text(name, x=f"{min(a + 6, w - 10):.1f}", y=f"{b + 4:.1f}", fill=colour,
-                              **{"font-size": "12", "font-weight": "bold"}))
+        ends.append((pts[-1][1], name, {"fill": colour, "font-size": "12",
+                                        "font-weight": "bold"}))
+    options = sorted({o for r in records for o in r.options})
+    for k, oid in enumerate(options):
+        pts = [(x(i), y(r.options[oid])) for i, r in enumerate(records) if oid in r.options]
+        parts.append(E.E.polyline(points=" ".join(f"{a:.1f},{b:.1f}" for a, b in pts),
+                                  fill="none", stroke="#4f4f4f",
+                                  **{"stroke-width": "1", "data-series": f"share {oid}",
+                                     "stroke-dasharray": ("5 3", "2 2", "8 3 2 3")[k % 3]}))
+        ends.append((pts[-1][1], f"share {oid}", {"fill": "#4f4f4f", "font-size": "10"}))
+    below = 0.0
+    for b, text, attrs in sorted(ends, key=lambda e: e[0]):
+        below = max(b + 4, below + 12)  # labels one under another, never on each other
+        parts.append(E.E.text(text, x=str(w - right + 8), y=f"{below:.1f}", **attrs))
     for i, r in enumerate(records):
         parts.append(E.E.text(r.date, x=f"{x(i):.1f}", y=str(h - 2), fill="#4f4f4f",
                               **{"font-size": "10", "text-anchor": "middle"}))
-    label = "p and D by administration: " + "; ".join(
-        f"{r.date} p {r.p:.2f}" + ("" if r.d is None else f" D {r.d:.2f}") for r in records)
-    return E.E.svg(E.E.title(label), *parts, width=str(w), height=str(h),
-                   viewBox=f"0 0 {w} {h}", role="img", **{"aria-label": label, "class": "chart"})
+    label = "p, D and option shares by administration: " + "; ".join(
+        f"{r.date} p {r.p:.2f}" + ("" if r.d is None else f" D {r.d:.2f}")
+        + "".join(f", {o} {r.options[o]:.2f}" for o in options if o in r.options)
+        for r in records)
+    return E.E.svg(E.E.title(label), *parts, width=str(w), height=str(h + 8 * len(options)),
+                   viewBox=f"0 0 {w} {h + 8 * len(options)}", role="img",
+                   **{"aria-label": label, "class": "chart"})
 
 
 # --- what the exports lose ---------------------------------------------------------------------
