@@ -280,3 +280,18 @@ def test_an_item_a_format_leaves_out_says_so_on_its_page_and_in_the_index(tmp_pa
         assert "left out" in losses.text_content(), item_id
         [row] = index.xpath(f"//table[@id='items']/tbody/tr[td[1]/a[.='{item_id}']]")
         assert "gift" in row.xpath("string(td[last()])"), item_id
+
+
+def test_a_description_has_no_points_and_nothing_to_hide(tmp_path):
+    out = tmp_path / "site"
+    preview([KS], out)
+    bank = load_bank(KS)
+    for item in bank:
+        doc = page(out, f"items/kitchen-sink/{item.id}.html")
+        [points] = doc.xpath("//dl/dt[.='Points']/following-sibling::dd[1]")
+        if item.type.value == "description":
+            assert points.text_content().startswith("none")
+            assert doc.xpath("//*[@id='hide-key'] | //*[contains(@class, 'key')]") == []
+        else:
+            assert points.text_content() == f"{item.points:g}"
+            assert doc.xpath("//input[@id='hide-key']") and doc.xpath("//div[@class='key']")

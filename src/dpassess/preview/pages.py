@@ -111,7 +111,8 @@ code { background: #f2f2f2; padding: 0 0.2rem; }
 math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math",
   "DejaVu Math TeX Gyre", math; }
 math[display="block"] { margin: 0.5rem 0; }
-ol.options > li > p:first-of-type { display: inline; }
+ol.options > li > p:first-of-type, .langs td > p:first-of-type,
+.langs ul > li > p:first-of-type { display: inline; }
 ol.options > li { margin-bottom: 0.4rem; }
 """
 
@@ -434,7 +435,8 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
     records = view.history.get(item.id, [])
     meta = [("Bank", bank.id), ("Type", item.type.value), ("Topic", item.topic),
             ("Status", item.status.value), ("Difficulty (declared)", _difficulty(item)),
-            ("Difficulty (observed)", _observed(records)), ("Points", f"{item.points:g}")]
+            ("Difficulty (observed)", _observed(records)),
+            ("Points", f"{item.points:g}" if item.scored else "none (text only, never scored)")]
     if item.tags:
         meta.append(("Tags", ", ".join(item.tags)))
     if item.stimulus:
@@ -451,9 +453,10 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
             E.H2("Lint findings"),
             E.UL(*(_finding(d, here) for d in findings), E.CLASS("findings")) if findings
             else E.P("No lint findings.", E.CLASS("muted")),
-            E.DIV(E.INPUT(type="checkbox", id="hide-key"),
-                  E.LABEL(" Hide the key, the feedback and the explanation", **{"for": "hide-key"}),
-                  E.CLASS("toggle")),
+            *([E.DIV(E.INPUT(type="checkbox", id="hide-key"),
+                     E.LABEL(" Hide the key, the feedback and the explanation",
+                             **{"for": "hide-key"}), E.CLASS("toggle"))]
+              if any(b.find_class("key") for b in blocks) else []),
             E.H2("As the students see it"),
             E.DIV(*blocks, E.CLASS("langs")),
             *_stats_section(item, records),
