@@ -295,3 +295,19 @@ def test_a_description_has_no_points_and_nothing_to_hide(tmp_path):
         else:
             assert points.text_content() == f"{item.points:g}"
             assert doc.xpath("//input[@id='hide-key']") and doc.xpath("//div[@class='key']")
+
+
+def test_an_item_page_heading_marks_the_language_of_its_title(tmp_path):
+    out = tmp_path / "site"
+    preview([MATHS], out)
+    bank = load_bank(MATHS)
+    first = bank.config.default_language or bank.languages[0]
+    for item in bank:
+        doc = page(out, f"items/maths/{item.id}.html")
+        assert doc.get("lang") == "en"
+        [h1] = doc.xpath("//h1")
+        title = item.text[first].title
+        if title:
+            [span] = h1.xpath(f".//*[@lang='{first}']")
+            assert span.text_content() == title
+            assert " ".join(h1.text_content().split()) == f"{item.id}: {title}"

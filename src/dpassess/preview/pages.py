@@ -432,6 +432,7 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
     findings = view.findings.get(item.id, [])
     first = bank.config.default_language or bank.languages[0]
     title = f"{item.id}: {_item_title(item, first)}" if _item_title(item, first) else item.id
+    title_lang = first if first in item.text else next(iter(item.text))
     records = view.history.get(item.id, [])
     meta = [("Bank", bank.id), ("Type", item.type.value), ("Topic", item.topic),
             ("Status", item.status.value), ("Difficulty (declared)", _difficulty(item)),
@@ -448,7 +449,8 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
     body: list[Any] = [
         _crumbs(here, " · ", E.SPAN(bank.id)),
         E.MAIN(
-            E.H1(_text(title)),
+            E.H1(item.id, *([": ", E.SPAN(_text(_item_title(item, first)), lang=title_lang)]
+                            if _item_title(item, first) else [])),
             dl,
             E.H2("Lint findings"),
             E.UL(*(_finding(d, here) for d in findings), E.CLASS("findings")) if findings
