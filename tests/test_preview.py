@@ -311,3 +311,19 @@ def test_an_item_page_heading_marks_the_language_of_its_title(tmp_path):
             [span] = h1.xpath(f".//*[@lang='{first}']")
             assert span.text_content() == title
             assert " ".join(h1.text_content().split()) == f"{item.id}: {title}"
+
+
+def test_a_warning_says_preview_once(tmp_path):
+    bank_dir = tmp_path / "bank"
+    shutil.copytree(KS, bank_dir)
+    (bank_dir / "01-hash-lookup.yaml").write_text(
+        (KS / "01-hash-lookup.yaml").read_text().replace("img/hash-table.png", "img/gone.png"))
+    bps = tmp_path / "bps"
+    bps.mkdir()
+    (bps / "big.yaml").write_text(
+        f'{{"schema": 1, "id": "big", "bank": "{bank_dir.as_posix()}", "forms": 1, '
+        '"items": 99, "statuses": ["draft", "reviewed"], "seed": 1}', encoding="utf-8")
+    report = preview([bank_dir], tmp_path / "site", bps)
+    said = [str(d) for d in report.warnings if d.code == "preview"]
+    assert any("gone.png" in s for s in said) and any("big.yaml" in s for s in said), said
+    assert all(s.count("preview:") == 1 for s in said), said

@@ -323,7 +323,7 @@ def _md(site: _Site, here: str, view: BankView, item_id: str, source: str, fld: 
     """Markdown as nodes for the page `here`: maths as MathML, images copied into the site."""
     nodes, problems = html_nodes(source)
     where = path if path is not None else view.bank.path_of(item_id)
-    site.warnings += [Diagnostic(where, 0, 0, fld, f"preview: {p}", code="preview",
+    site.warnings += [Diagnostic(where, 0, 0, fld, p, code="preview",
                                  severity=Severity.warning, item=item_id) for p in problems]
     for node in nodes:
         if isinstance(node, HtmlElement):
@@ -354,7 +354,7 @@ def _image(site: _Site, here: str, img: HtmlElement, source: str, item_id: str, 
                 site.files[name] = data
                 img.set("src", _rel(here, name))
                 return
-    site.warnings.append(Diagnostic(source, 0, 0, fld, f"preview: image {src!r} {why}",
+    site.warnings.append(Diagnostic(source, 0, 0, fld, f"image {src!r} {why}",
                                     code="preview", severity=Severity.warning, item=item_id))
     del img.attrib["src"]
 
