@@ -122,6 +122,14 @@ def test_the_statistics_history_is_charted_and_tabled(tmp_path):
     polylines = svg.xpath(".//polyline")
     assert len(polylines) >= 1
     assert len(polylines[0].get("points").split()) == 2  # p at both administrations
+    # the chart draws each option's share too (against the analyses' own figures)
+    for oid in [o.option for o in first.item("q-sun").options]:
+        [line] = svg.xpath(f".//polyline[@data-series='share {oid}']")
+        assert len(line.get("points").split()) == 2, oid
+    label = svg.get("aria-label")
+    for a in (first, second):
+        for o in a.item("q-sun").options:
+            assert f"{o.option} {o.share:.2f}" in label, (o.option, label)
     rows = doc.xpath("//table[caption]/tr[td]")
     assert [r.xpath("string(td[1])") for r in rows] == ["2026-01-10", "2026-02-10"]
     for r, a in zip(rows, (first, second), strict=True):
@@ -231,3 +239,91 @@ def test_pages_need_no_network(tmp_path, rel):
                 assert "://" not in value or (name == "href" and el.tag == "a"), value
                 if "://" not in value:
                     assert (out / Path(rel).parent / value.split("#")[0]).resolve().is_file()
+
+
+def test_a_finding_at_a_cloze_gap_option_is_shown_at_that_option_only(tmp_path):
+    bank_dir = tmp_path / "bank"
+    shutil.copytree(KS, bank_dir)
+    item = bank_dir / "15-cloze-hash.yaml"
+    item.write_text(item.read_text().replace(
+        'chain: "chaining {separate}"', 'chain: "chaining <script>x</script>"', 1))
+    out = tmp_path / "site"
+    preview([bank_dir], out)
+    doc = page(out, "items/kitchen-sink/ks-cloze-hash.html")
+    [en] = doc.xpath("//section[@lang='en']")
+    hits = [li for li in en.xpath(".//li[not(contains(@class, 'finding'))]")
+            if "LM004" in li.text_content()]
+    assert len(hits) == 1
+    assert "chaining" in hits[0].text_content()
+    [id_] = doc.xpath("//section[@lang='id']")
+    assert "LM004" not in id_.text_content()
+
+
+def test_an_item_a_format_leaves_out_says_so_on_its_page_and_in_the_index(tmp_path):
+    # the oracle: the items Moodle's GIFT reader (ported) finds in the GIFT file of each language
+    from test_export_moodle_oracle import read_gift
+
+    out = tmp_path / "site"
+    preview([KS], out)
+    bank = load_bank(KS)
+    left_out: set[str] = set()
+    for lang in bank.languages:
+        data = EXPORTERS["gift"].export(Collection.from_bank(bank), lang).data.decode()
+        written = {q.idnumber for q in read_gift(data) if q.qtype != "category"}
+        left_out |= {it.id for it in bank if it.id not in written}
+    assert left_out >= {"ks-growth-ordering", "ks-cloze-hash"}
+    index = page(out, "index.html")
+    for item_id in sorted(left_out):
+        doc = page(out, f"items/kitchen-sink/{item_id}.html")
+        [losses] = doc.xpath("//h2[.='What each export loses']/following-sibling::h3[.='gift']"
+                             "/following-sibling::ul[1]")
+        assert "left out" in losses.text_content(), item_id
+        [row] = index.xpath(f"//table[@id='items']/tbody/tr[td[1]/a[.='{item_id}']]")
+        assert "gift" in row.xpath("string(td[last()])"), item_id
+
+
+def test_a_description_has_no_points_and_nothing_to_hide(tmp_path):
+    out = tmp_path / "site"
+    preview([KS], out)
+    bank = load_bank(KS)
+    for item in bank:
+        doc = page(out, f"items/kitchen-sink/{item.id}.html")
+        [points] = doc.xpath("//dl/dt[.='Points']/following-sibling::dd[1]")
+        if item.type.value == "description":
+            assert points.text_content().startswith("none")
+            assert doc.xpath("//*[@id='hide-key'] | //*[contains(@class, 'key')]") == []
+        else:
+            assert points.text_content() == f"{item.points:g}"
+            assert doc.xpath("//input[@id='hide-key']") and doc.xpath("//div[@class='key']")
+
+
+def test_an_item_page_heading_marks_the_language_of_its_title(tmp_path):
+    out = tmp_path / "site"
+    preview([MATHS], out)
+    bank = load_bank(MATHS)
+    first = bank.config.default_language or bank.languages[0]
+    for item in bank:
+        doc = page(out, f"items/maths/{item.id}.html")
+        assert doc.get("lang") == "en"
+        [h1] = doc.xpath("//h1")
+        title = item.text[first].title
+        if title:
+            [span] = h1.xpath(f".//*[@lang='{first}']")
+            assert span.text_content() == title
+            assert " ".join(h1.text_content().split()) == f"{item.id}: {title}"
+
+
+def test_a_warning_says_preview_once(tmp_path):
+    bank_dir = tmp_path / "bank"
+    shutil.copytree(KS, bank_dir)
+    (bank_dir / "01-hash-lookup.yaml").write_text(
+        (KS / "01-hash-lookup.yaml").read_text().replace("img/hash-table.png", "img/gone.png"))
+    bps = tmp_path / "bps"
+    bps.mkdir()
+    (bps / "big.yaml").write_text(
+        f'{{"schema": 1, "id": "big", "bank": "{bank_dir.as_posix()}", "forms": 1, '
+        '"items": 99, "statuses": ["draft", "reviewed"], "seed": 1}', encoding="utf-8")
+    report = preview([bank_dir], tmp_path / "site", bps)
+    said = [str(d) for d in report.warnings if d.code == "preview"]
+    assert any("gone.png" in s for s in said) and any("big.yaml" in s for s in said), said
+    assert all(s.count("preview:") == 1 for s in said), said

@@ -279,12 +279,15 @@ def test_the_pages_read_without_javascript(chromium, site):
 
 
 @pytest.mark.parametrize("rel", ["index.html", "items/maths/m-confidence.html",
-                                 "items/kitchen-sink/ks-probe-table.html",
-                                 "items/kitchen-sink/ks-traversal-match.html", "forms/ks.html",
+                                 "items/kitchen-sink/ks-probe-count.html",
+                                 "items/kitchen-sink/ks-hash-lookup.html",
+                                 "items/kitchen-sink/ks-traversal-match.html",
+                                 "items/kitchen-sink/ks-cloze-hash.html",
+                                 "items/kitchen-sink/ks-intro-hashing.html",
+                                 "items/kitchen-sink/ks-growth-ordering.html", "forms/ks.html",
                                  "rules/WR009.html"])
 def test_axe_finds_no_serious_violation(visit, site, rel):
-    if not (site / rel).is_file():
-        rel = item_pages(site)[0]
+    assert (site / rel).is_file(), rel
     v = visit(rel)
     assert v.errors == []
     v.page.add_script_tag(path=str(AXE))
@@ -330,3 +333,39 @@ def test_the_committed_preview_of_the_bundled_bank_opens_offline(browser):
                 assert langs == list(bank.languages)
         finally:
             v.close()
+
+
+# --- the printed forms' HTML (student form and key) draw maths too -------------------------------
+
+
+def test_the_html_forms_draw_every_formula_and_show_no_tex(browser, tmp_path):
+    from dpassess.assemble import assemble_problem
+    from dpassess.assemble.paper import Paper, paper_html
+    from dpassess.assemble.problem import resolve
+    from dpassess.model.blueprint import Blueprint
+
+    bank = load_bank(MATHS)
+    data = {"id": "mx", "bank": ".", "forms": 1, "items": len(bank),
+            "statuses": ["draft", "reviewed"], "seed": 1}
+    [form] = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank)).forms
+    drawn = 0
+    for lang in bank.languages:
+        for key in (False, True):
+            path = tmp_path / f"form-{lang}-{'key' if key else 'student'}.html"
+            path.write_bytes(paper_html(Paper(form, lang, "t", key, bank)))
+            v = Visit(browser, tmp_path, path.name)
+            try:
+                assert v.errors == [], (path.name, v.errors)
+                assert [u for u in v.requests if not u.startswith(tmp_path.as_uri())] == []
+                boxes = v.page.eval_on_selector_all(
+                    "math", "els => els.map(e => e.getBoundingClientRect().width)")
+                assert all(w > 0 for w in boxes), path.name
+                shown = v.page.inner_text("body")
+                for tex in ("\\(", "\\)", "\\[", "\\]", "$$", "\\frac"):
+                    assert tex not in shown, (path.name, tex)
+                if not key:
+                    assert len(boxes) > 10, path.name
+                drawn += len(boxes)
+            finally:
+                v.close()
+    assert drawn > 20

@@ -81,7 +81,7 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
                     continue
                 assemblies.append(assemble_problem(load_problem(bp_path, bank, blueprint=bp)))
             except DpassessError as exc:
-                warnings.append(Diagnostic(str(bp_path), 0, 0, "", f"preview: its forms are "
+                warnings.append(Diagnostic(str(bp_path), 0, 0, "", f"its forms are "
                                            f"not shown: {exc}", code="preview",
                                            severity=Severity.warning))
     store = _load_pages(cache, banks)

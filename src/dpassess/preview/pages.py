@@ -27,7 +27,7 @@ from dpassess.assemble import Assembly
 from dpassess.assemble.forms import FormItem, letter
 from dpassess.assemble.keys import answer
 from dpassess.assemble.output import summary_data
-from dpassess.assemble.paper import gap_choices, stem_of
+from dpassess.assemble.paper import stem_of
 from dpassess.diagnostics import Diagnostic, Severity, dedupe
 from dpassess.lint.docs import render_docs
 from dpassess.lint.registry import RULES
@@ -37,12 +37,15 @@ from dpassess.markup.media import is_local_image, locate_image, read_media
 from dpassess.markup.xmlchars import xml_safe
 from dpassess.model import (
     Bank,
+    ChoiceGap,
     Cloze,
     Description,
     Essay,
+    GapContent,
     Item,
     Matching,
     MultipleResponse,
+    MultipleResponseGap,
     Numerical,
     Ordering,
     ShortAnswer,
@@ -108,7 +111,8 @@ code { background: #f2f2f2; padding: 0 0.2rem; }
 math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math",
   "DejaVu Math TeX Gyre", math; }
 math[display="block"] { margin: 0.5rem 0; }
-ol.options > li > p:first-of-type { display: inline; }
+ol.options > li > p:first-of-type, .langs td > p:first-of-type,
+.langs ul > li > p:first-of-type { display: inline; }
 ol.options > li { margin-bottom: 0.4rem; }
 """
 
@@ -319,7 +323,7 @@ def _md(site: _Site, here: str, view: BankView, item_id: str, source: str, fld: 
     """Markdown as nodes for the page `here`: maths as MathML, images copied into the site."""
     nodes, problems = html_nodes(source)
     where = path if path is not None else view.bank.path_of(item_id)
-    site.warnings += [Diagnostic(where, 0, 0, fld, f"preview: {p}", code="preview",
+    site.warnings += [Diagnostic(where, 0, 0, fld, p, code="preview",
                                  severity=Severity.warning, item=item_id) for p in problems]
     for node in nodes:
         if isinstance(node, HtmlElement):
@@ -350,7 +354,7 @@ def _image(site: _Site, here: str, img: HtmlElement, source: str, item_id: str, 
                 site.files[name] = data
                 img.set("src", _rel(here, name))
                 return
-    site.warnings.append(Diagnostic(source, 0, 0, fld, f"preview: image {src!r} {why}",
+    site.warnings.append(Diagnostic(source, 0, 0, fld, f"image {src!r} {why}",
                                     code="preview", severity=Severity.warning, item=item_id))
     del img.attrib["src"]
 
@@ -428,10 +432,12 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
     findings = view.findings.get(item.id, [])
     first = bank.config.default_language or bank.languages[0]
     title = f"{item.id}: {_item_title(item, first)}" if _item_title(item, first) else item.id
+    title_lang = first if first in item.text else next(iter(item.text))
     records = view.history.get(item.id, [])
     meta = [("Bank", bank.id), ("Type", item.type.value), ("Topic", item.topic),
             ("Status", item.status.value), ("Difficulty (declared)", _difficulty(item)),
-            ("Difficulty (observed)", _observed(records)), ("Points", f"{item.points:g}")]
+            ("Difficulty (observed)", _observed(records)),
+            ("Points", f"{item.points:g}" if item.scored else "none (text only, never scored)")]
     if item.tags:
         meta.append(("Tags", ", ".join(item.tags)))
     if item.stimulus:
@@ -443,14 +449,16 @@ def _item_page(site: _Site, view: BankView, item: Item, here: str,
     body: list[Any] = [
         _crumbs(here, " · ", E.SPAN(bank.id)),
         E.MAIN(
-            E.H1(_text(title)),
+            E.H1(item.id, *([": ", E.SPAN(_text(_item_title(item, first)), lang=title_lang)]
+                            if _item_title(item, first) else [])),
             dl,
             E.H2("Lint findings"),
             E.UL(*(_finding(d, here) for d in findings), E.CLASS("findings")) if findings
             else E.P("No lint findings.", E.CLASS("muted")),
-            E.DIV(E.INPUT(type="checkbox", id="hide-key"),
-                  E.LABEL(" Hide the key, the feedback and the explanation", **{"for": "hide-key"}),
-                  E.CLASS("toggle")),
+            *([E.DIV(E.INPUT(type="checkbox", id="hide-key"),
+                     E.LABEL(" Hide the key, the feedback and the explanation",
+                             **{"for": "hide-key"}), E.CLASS("toggle"))]
+              if any(b.find_class("key") for b in blocks) else []),
             E.H2("As the students see it"),
             E.DIV(*blocks, E.CLASS("langs")),
             *_stats_section(item, records),
@@ -541,9 +549,13 @@ def _language_block(site: _Site, view: BankView, item: Item, lang: str, here: st
                 key.append(E.DIV(E.P(E.STRONG("For the grader")),
                                  *md(ec.grader_info, f"{base}.grader_info")))
         case Cloze():
-            for n, texts in gap_choices(item, lang):
-                parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
-                    *(E.LI(*md(text, f"{base}.gaps")) for text in texts), E.CLASS("options"))))
+            for n, gap in enumerate(item.gaps, 1):
+                if isinstance(gap, ChoiceGap | MultipleResponseGap):
+                    gc = item.text[lang].gaps.get(gap.id, GapContent())
+                    parts.append(E.DIV(E.STRONG(f"({n})"), E.OL(
+                        *(E.LI(*md(gc.options.get(oid, ""), f"{base}.gaps.{gap.id}.options.{oid}"),
+                               **{"data-option": oid}) for oid in gap.options),
+                        E.CLASS("options")), **{"data-gap": gap.id}))
             key.append(E.P(E.STRONG("Key: "), _text(answer(fi, [lang]).words[lang])))
             for gid, gc in item.text[lang].gaps.items():
                 for fid, fb in gc.feedback.items():
@@ -581,22 +593,25 @@ def _stats_section(item: Item, records: Sequence[ItemRecord]) -> list[Any]:
 
 
 def _chart(records: Sequence[ItemRecord]) -> HtmlElement:
-    """p and D per administration as lines (y from -0.5 to 1), in inline SVG."""
-    w, h, pad = 360, 160, 28
+    """p and D per administration as lines (y from -0.5 to 1), and each option's share as a
+    thinner dashed line, each labelled at its right end, in inline SVG."""
+    w, h, pad, left, right = 440, 160, 28, 36, 96
     n = len(records)
 
     def x(i: int) -> float:
-        return pad + (w - 2 * pad) * (i / (n - 1) if n > 1 else 0.5)
+        return left + (w - left - right) * (i / (n - 1) if n > 1 else 0.5)
 
     def y(v: float) -> float:
         return pad / 2 + (h - pad) * (1 - (max(-0.5, min(1.0, v)) + 0.5) / 1.5)
 
     parts: list[Any] = []
     for v in (0.0, 0.5, 1.0):
-        parts.append(E.E.line(x1=str(pad), x2=str(w - pad), y1=f"{y(v):.1f}", y2=f"{y(v):.1f}",
-                              stroke="#b8b8b8"))
+        parts.append(E.E.line(x1=str(left), x2=str(w - right), y1=f"{y(v):.1f}",
+                              y2=f"{y(v):.1f}", stroke="#b8b8b8"))
         parts.append(E.E.text(f"{v:g}", x="2", y=f"{y(v) + 4:.1f}", fill="#4f4f4f",
                               **{"font-size": "11"}))
+    #: the label at each line's right end: (y, text, its attributes)
+    ends: list[tuple[float, str, dict[str, str]]] = []
     for name, colour, values in (
         ("p", "#0b57a4", [r.p for r in records]),
         ("D", "#8a5300", [r.d for r in records]),
@@ -605,19 +620,34 @@ def _chart(records: Sequence[ItemRecord]) -> HtmlElement:
         if not pts:
             continue
         parts.append(E.E.polyline(points=" ".join(f"{a:.1f},{b:.1f}" for a, b in pts),
-                                  fill="none", stroke=colour, **{"stroke-width": "2"}))
+                                  fill="none", stroke=colour,
+                                  **{"stroke-width": "2", "data-series": name}))
         for a, b in pts:
             parts.append(E.E.circle(cx=f"{a:.1f}", cy=f"{b:.1f}", r="3", fill=colour))
-        a, b = pts[-1]
-        parts.append(E.E.text(name, x=f"{min(a + 6, w - 10):.1f}", y=f"{b + 4:.1f}", fill=colour,
-                              **{"font-size": "12", "font-weight": "bold"}))
+        ends.append((pts[-1][1], name, {"fill": colour, "font-size": "12",
+                                        "font-weight": "bold"}))
+    options = sorted({o for r in records for o in r.options})
+    for k, oid in enumerate(options):
+        pts = [(x(i), y(r.options[oid])) for i, r in enumerate(records) if oid in r.options]
+        parts.append(E.E.polyline(points=" ".join(f"{a:.1f},{b:.1f}" for a, b in pts),
+                                  fill="none", stroke="#4f4f4f",
+                                  **{"stroke-width": "1", "data-series": f"share {oid}",
+                                     "stroke-dasharray": ("5 3", "2 2", "8 3 2 3")[k % 3]}))
+        ends.append((pts[-1][1], f"share {oid}", {"fill": "#4f4f4f", "font-size": "10"}))
+    below = 0.0
+    for b, text, attrs in sorted(ends, key=lambda e: e[0]):
+        below = max(b + 4, below + 12)  # labels one under another, never on each other
+        parts.append(E.E.text(text, x=str(w - right + 8), y=f"{below:.1f}", **attrs))
     for i, r in enumerate(records):
         parts.append(E.E.text(r.date, x=f"{x(i):.1f}", y=str(h - 2), fill="#4f4f4f",
                               **{"font-size": "10", "text-anchor": "middle"}))
-    label = "p and D by administration: " + "; ".join(
-        f"{r.date} p {r.p:.2f}" + ("" if r.d is None else f" D {r.d:.2f}") for r in records)
-    return E.E.svg(E.E.title(label), *parts, width=str(w), height=str(h),
-                   viewBox=f"0 0 {w} {h}", role="img", **{"aria-label": label, "class": "chart"})
+    label = "p, D and option shares by administration: " + "; ".join(
+        f"{r.date} p {r.p:.2f}" + ("" if r.d is None else f" D {r.d:.2f}")
+        + "".join(f", {o} {r.options[o]:.2f}" for o in options if o in r.options)
+        for r in records)
+    return E.E.svg(E.E.title(label), *parts, width=str(w), height=str(h + 8 * len(options)),
+                   viewBox=f"0 0 {w} {h + 8 * len(options)}", role="img",
+                   **{"aria-label": label, "class": "chart"})
 
 
 # --- what the exports lose ---------------------------------------------------------------------

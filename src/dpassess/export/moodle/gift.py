@@ -112,13 +112,11 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
-    several = [item.id for item, langs, _ in chosen
-               if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
-    if several:
-        warnings.append(collection.warning(
-            NAME, None, "gaps",
-            f"a GIFT file of several languages cannot place a gap in each: {_listed(several)} "
-            "left out of it; export one file per language"))
+    warnings += [collection.warning(
+        NAME, item.id, "gaps", "a GIFT file of several languages cannot place a gap in each: "
+        "left out of it; export one file per language")
+        for item, langs, _ in chosen
+        if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
     warnings += multilang_maths(NAME, collection, lang)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
@@ -138,8 +136,9 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
 
 
 def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]:
-    """The warnings about the whole file, each once: the settings GIFT has no syntax for
-    (shuffling kept off, Moodle's penalty and numbering) and the ordering items left out."""
+    """The settings GIFT has no syntax for, said once for the file (shuffling kept off, Moodle's
+    penalty and numbering), then each item left out (ordering questions, cloze questions of
+    several gaps), at the item."""
     out = []
     fixed = [i.id for i in items if isinstance(i, SingleChoice | MultipleResponse | Matching)
              and not i.shuffle]
@@ -156,18 +155,16 @@ def _run_warnings(collection: Collection, items: list[Item]) -> list[Diagnostic]
             NAME, None, "lms.moodle",
             f"GIFT cannot carry Moodle's penalty or answer numbering ({_listed(settings)}): "
             "Moodle uses its defaults; use Moodle XML to keep them"))
-    cloze = [i.id for i in items if isinstance(i, Cloze) and len(i.gaps) > 1]
-    if cloze:
-        out.append(collection.warning(
-            NAME, None, "gaps",
-            f"GIFT says a cloze question with one gap only: {_listed(cloze)} left out; use "
-            "Moodle XML"))
-    ordering = [i.id for i in items if isinstance(i, Ordering)]
-    if ordering:
-        out.append(collection.warning(
-            NAME, None, "type",
-            f"GIFT has no ordering questions: {_listed(ordering)} left out; use Moodle XML "
-            "(Moodle 4.4 or later)"))
+    for i in items:
+        if isinstance(i, Cloze) and len(i.gaps) > 1:
+            out.append(collection.warning(
+                NAME, i.id, "gaps",
+                f"GIFT says a cloze question with one gap only: this one ({len(i.gaps)} gaps) is "
+                "left out; use Moodle XML"))
+        elif isinstance(i, Ordering):
+            out.append(collection.warning(
+                NAME, i.id, "type",
+                "GIFT has no ordering questions: left out; use Moodle XML (Moodle 4.4 or later)"))
     return out
 
 
