@@ -28,6 +28,16 @@ def test_version_through_the_installed_entry_point():
     assert run("--version").stdout == r.stdout
 
 
+def test_the_help_names_every_export_format():
+    from dpassess.export.formats import FORMATS
+
+    shown = {"qti21": "QTI 2.1", "moodle-xml": "Moodle XML", "gift": "GIFT", "canvas": "Canvas"}
+    assert set(FORMATS) == set(shown)
+    first = " ".join(run("--help").stdout.split("\n\n")[1].split())
+    for name in FORMATS:
+        assert shown[name] in first, (name, first)
+
+
 def test_version():
     # run from this checkout: the version, and the commit git says the checkout is at
     r = run("--version")

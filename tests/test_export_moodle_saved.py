@@ -391,3 +391,30 @@ def test_single_choice_partial_credit_survives_qti():
     [back] = result.items
     assert isinstance(back, SingleChoice)
     assert (back.key, back.weights) == (("a",), {"b": 0.5})
+
+
+def test_an_any_other_answer_survives_qti():
+    """The QTI export makes `any_other` the scoring rule's `responseElse` (0 points, its
+    feedback); the QTI import reads that branch back as the answer, with its feedback, and
+    grades alike (tests/qti_engine.py runs the exported rules)."""
+    from lxml import etree
+
+    from dpassess.export.qti.items import assessment_item
+    from dpassess.importers.qti21 import read as read_qti
+
+    item = parse_item(ANY_OTHER)
+    root, _ = assessment_item(item, "en")
+    result = read_qti(etree.tostring(root), "q.xml", "en")
+    [back] = result.items
+    assert not result.warnings, [w.message for w in result.warnings]
+    assert isinstance(back, Numerical)
+    assert [(a.value, a.fraction, a.any_other) for a in back.answers] == [
+        (2, 1, False), (3, 0, False), (None, 0, True)]
+    assert back.text["en"].feedback == {"b": "Too many.", "c": "Count again."}
+    for typed in ("2", "3", "7"):
+        assert score(back, Response(typed=typed)) == score(item, Response(typed=typed))
+    # without feedback, a response else that scores 0 says nothing: no answer is added
+    bare = parse_item({**ANY_OTHER, "text": {"en": {"stem": "1 + 1?"}}})
+    [plain] = read_qti(etree.tostring(assessment_item(bare, "en")[0]), "q.xml", "en").items
+    assert isinstance(plain, Numerical)
+    assert [a.any_other for a in plain.answers] == [False, False]

@@ -271,6 +271,16 @@ def test_cli_refuses_a_file_of_another_format(tmp_path):
         result = dpassess("import", str(package), "--from", fmt, "--bank", str(tmp_path / fmt),
                           "--lang", "en")
         assert result.returncode == 2 and "looks like qti21, not " + fmt in result.stderr
+    # and a GIFT file read as an XML format: the XML error, and the option that reads it
+    gift = tmp_path / "quiz.gift"
+    gift.write_text("::Q::2 + 2 = {=4 ~5}\n", encoding="utf-8")
+    for fmt in ("moodle-xml", "qti21", "canvas"):
+        result = dpassess("import", str(gift), "--from", fmt, "--bank", str(tmp_path / fmt),
+                          "--lang", "en")
+        assert result.returncode == 2, result.stderr
+        assert (f"invalid XML: Start tag expected, '<' not found (the file looks like gift, "
+                f"not {fmt}: read it with --from gift)") in result.stderr
+        assert not (tmp_path / fmt).exists()
 
 
 def test_cli_true_false_words_for_other_languages(tmp_path):

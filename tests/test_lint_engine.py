@@ -184,11 +184,12 @@ def test_a_rule_runs_only_on_the_item_classes_it_names() -> None:
 @given(st.one_of(essay_items(), matching_items(), ordering_items()))
 def test_the_new_item_types_get_their_rules_and_no_choice_rule(item: Item) -> None:
     """An essay gets the rules of every item and ST012, no option rule; a matching or ordering
-    item gets ST005 (its premises, responses or options must differ), an ordering item LM008
-    (Canvas writes it as a matching question)."""
+    item gets ST005 (its premises, responses or options must differ), a matching item LM010
+    (Moodle's menu of responses), an ordering item LM008 (Canvas writes it as a matching
+    question)."""
     rules = engine.ItemRules(RULES.values())
     every = {c for c, r in RULES.items() if r.scope == "item" and r.items == EVERY_ITEM}
-    only = {"essay": {"ST012"}, "matching": {"ST005"}, "ordering": {"ST005", "LM008"}}[
+    only = {"essay": {"ST012"}, "matching": {"ST005", "LM010"}, "ordering": {"ST005", "LM008"}}[
         item.type.value]
     assert {r.code for r in rules.of(item)} == every | only
 

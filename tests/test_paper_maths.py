@@ -6,6 +6,7 @@ the same TeX: what the formula shows may be there, TeX syntax may not."""
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from pathlib import Path
 
@@ -250,3 +251,71 @@ def test_any_tex_the_maths_lint_accepts_prints_or_is_named(pieces):
         assert typst_problem(tex)
         return
     typst.compile(f"${maths}$ $ {maths} $".encode(), ignore_system_fonts=True)
+
+
+#: A stem with a tall formula on each of its two lines, and options that are tall formulas,
+#: every part in letters of its own (math italic in the PDF): `\\` is a hard line break.
+TALL = r"""schema: 1
+id: tall
+type: single_choice
+topic: t
+options: [a, b, c, d]
+key: a
+shuffle: false
+text:
+  en:
+    stem: "$\\dfrac{p}{q}$ is on the first line of the stem,\\\n$\\dfrac{r}{s}$ is on the second."
+    options:
+      a: $\dfrac{a}{\sqrt{b}}$
+      b: $\dfrac{c}{d}$
+      c: $\sqrt{\dfrac{e}{f}}$
+      d: $\dfrac{g}{k}$
+"""
+
+
+def _glyph_heights(pdf: bytes) -> dict[str, tuple[float, float]]:
+    """Each math italic letter of page 1 (as its plain letter) -> the lowest bottom and the
+    highest top of its glyphs' boxes, in PDF points (y upwards), as pdfium reads them."""
+    import unicodedata
+
+    pdfium = pytest.importorskip("pypdfium2")
+    page = pdfium.PdfDocument(pdf)[0]
+    text = page.get_textpage()
+    out: dict[str, tuple[float, float]] = {}
+    n, count = 0, text.count_chars()
+    while n < count:
+        unit = pdfium.raw.FPDFText_GetUnicode(text, n)
+        if 0xD800 <= unit < 0xDC00:  # a UTF-16 surrogate pair: one character, two indices
+            unit = 0x10000 + ((unit - 0xD800) << 10) + (
+                pdfium.raw.FPDFText_GetUnicode(text, n + 1) - 0xDC00)
+        if 0x1D400 <= unit <= 0x1D7FF:
+            _, bottom, _, top = text.get_charbox(n)
+            letter = unicodedata.normalize("NFKC", chr(unit))
+            low, high = out.get(letter, (bottom, top))
+            out[letter] = (min(low, bottom), max(high, top))
+        n += 2 if unit >= 0x10000 else 1
+    return out
+
+
+def test_tall_inline_maths_never_runs_into_the_line_above_or_below(tmp_path: Path):
+    """Display-style fractions in a stem's lines and in the options take the room they need:
+    the glyphs of each line (or option) end above the highest glyph of the next. (Typst lets
+    a tall inline formula reach into the leading; in the options' grid that put a numerator
+    on the option above.)"""
+    (tmp_path / "bank.yaml").write_text(
+        "schema: 1\nid: tall\ntitle: {en: Tall}\nlanguages: [en]\ndefault_language: en\n",
+        encoding="utf-8")
+    (tmp_path / "01-tall.yaml").write_text(TALL, encoding="utf-8")
+    bank = load_bank(tmp_path)
+    data = {"id": "tx", "bank": ".", "forms": 1, "items": 1, "anchors": ["tall"],
+            "statuses": ["draft", "reviewed"]}
+    a = assemble_problem(resolve(Blueprint.model_validate(data), "<bp>", bank))
+    paper = Paper(a.forms[0], "en", "Tall", False, bank)
+    glyphs = _glyph_heights(compile_pdf(paper))
+    assert not paper.warnings
+    lines = ["pq", "rs", "ab", "cd", "ef", "gk"]  # top to bottom: the stem's two lines, A-D
+    assert set(glyphs) == set("".join(lines))
+    for upper, lower in itertools.pairwise(lines):
+        bottom = min(glyphs[c][0] for c in upper)
+        top = max(glyphs[c][1] for c in lower)
+        assert bottom > top, (upper, lower, bottom, top)

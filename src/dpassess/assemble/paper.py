@@ -556,12 +556,17 @@ def t(text: str) -> str:
     return f"#{s(text)}" if text else ""
 
 
+#: The page, the fonts and the helpers every paper uses. Typst lets a tall inline formula (a
+#: `\dfrac`, a root over a fraction) reach into the leading by 0.7 of it, which put a numerator
+#: on the line or option above; with the formula's own bounds as its text edges, its line makes
+#: room for all of it.
 PREAMBLE = """#set document(title: {title}, author: (), date: none)
 #set page(paper: "a4", margin: (x: 2cm, top: 2cm, bottom: 2.4cm),
   footer: context [#set text(9pt); #{footer} #h(1fr) #{page} #counter(page).display() #{of} \
 #counter(page).final().first()])
 #set text(lang: {lang}, size: 10.5pt)
 #set par(justify: false, leading: 0.6em)
+#show math.equation.where(block: false): set text(top-edge: "bounds", bottom-edge: "bounds")
 #let bubble(l, f) = box(baseline: 25%, circle(radius: 6.5pt, stroke: 0.6pt,
   fill: if f {{ black }} else {{ none }},
   align(center + horizon, text(7pt, fill: if f {{ white }} else {{ black }}, l))))

@@ -59,8 +59,8 @@ class OrderedGroup(TyperGroup):
 app = typer.Typer(
     name="dpassess",
     cls=OrderedGroup,
-    help="Assessment item banks: check, lint, export to QTI 2.1 / Moodle XML / GIFT, assemble "
-    "forms.\n\nStart with `dpassess init` (a new bank) or `dpassess import` (questions you "
+    help="Assessment item banks: check, lint, export to QTI 2.1 / Moodle XML / GIFT / Canvas, "
+    "assemble forms.\n\nStart with `dpassess init` (a new bank) or `dpassess import` (questions you "
     f"have).\n\n{EXIT_CODES}",
     no_args_is_help=True,
     add_completion=False,

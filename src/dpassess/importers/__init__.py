@@ -78,11 +78,12 @@ def import_file(path: str | Path, fmt: str, *, lang: str | None = None,
     except InputError as exc:
         if guess is None or guess == fmt or isinstance(exc, NoLanguage):
             raise
-        raise InputError(f"{exc} (the file looks like {guess}, not {fmt})") from None
+        raise InputError(f"{exc} (the file looks like {guess}, not {fmt}: read it with "
+                         f"--from {guess})") from None
     if guess is not None and guess != fmt and (guess != "gift" or not result.items):
         what = "nothing was imported, and " if not result.items else ""
         result.warnings.insert(0, note(fmt, str(path), f"{what}the file looks like {guess}, not "
-                                       f"{fmt} (read it as {guess})"))
+                                       f"{fmt} (read it with --from {guess})"))
     return result
 
 

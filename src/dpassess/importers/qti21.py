@@ -652,6 +652,31 @@ class _TypedReader:
                 break
         return out
 
+    def otherwise(self) -> str:
+        """The feedback identifier that the `responseElse` of the scoring rule (the rule
+        `branches` reads) shows when it scores 0: feedback for any other response (dpassess's
+        `any_other` answer, Moodle's `*`); "" when there is none."""
+        rp = _first(self.root, "responseProcessing")
+        for rule in _children(rp, "responseCondition") if rp is not None else ():
+            scoring = [b for b in rule if _local(b) in _BRANCHES and len(b)
+                       and _local(b[0]) != "isNull"
+                       and any(sov.get("identifier") == "SCORE"
+                               for sov in _children(b, "setOutcomeValue"))]
+            if not scoring:
+                continue
+            last = rule[-1] if len(rule) else None
+            if last is None or _local(last) != "responseElse":
+                return ""
+            sets = {sov.get("identifier"): sov for sov in _children(last, "setOutcomeValue")}
+            try:
+                scores_nothing = float(_text(_first(sets.get("SCORE"), "baseValue"))) == 0
+            except ValueError:
+                scores_nothing = False
+            if not scores_nothing or "FEEDBACK" not in sets:
+                return ""
+            return next((_text(bv) for bv in _descendants(sets["FEEDBACK"], "baseValue")), "")
+        return ""
+
     def answer_feedback(self, fids: list[str]) -> dict[str, str]:
         """The modalFeedback each answer shows (by the answer's id, a, b, c...)."""
         shown = {mf.get("identifier", ""): mf for mf in _children(self.root, "modalFeedback")}
@@ -684,8 +709,13 @@ class _TypedReader:
                 raise Skip("no rule scores the response and there is not one correct value")
             answers.append(NumericAnswer(id="a", value=number(values[0], "correctResponse")))
             fids.append("")
+        # any other number: kept when its feedback says something (as the other importers do)
+        other = self.otherwise()
+        feedback = self.answer_feedback([*fids, other] if other else fids)
+        if option_id(len(answers)) in feedback:
+            answers.append(NumericAnswer(id=option_id(len(answers)), any_other=True))
         return (partial(Numerical, type=ItemType.numerical, answers=tuple(answers)),
-                {"feedback": self.answer_feedback(fids)})
+                {"feedback": feedback})
 
     def short_answer(self) -> tuple[Callable[..., Item], dict[str, Any]]:
         groups: list[tuple[float, list[str], str]] = []

@@ -20,6 +20,7 @@ from dpassess.lms.moodle import (
     moodle_name,
 )
 from dpassess.markup import markdown as render
+from dpassess.markup.maths import find_maths
 from dpassess.markup.parser import parser
 from dpassess.markup.sanitize import drop_unsafe_urls
 from dpassess.markup.xmlchars import xml_safe
@@ -27,6 +28,7 @@ from dpassess.model import (
     ChoiceGap,
     Cloze,
     Item,
+    Matching,
     MultipleResponse,
     Numerical,
     Ordering,
@@ -569,3 +571,51 @@ def gap_dropdown_markup(ctx: ItemContext[Cloze]) -> Iterator[Hit]:
                     yield Hit(("text", lang, "gaps", gap.id, "options", oid),
                               f"[Moodle, QTI] the drop-down of gap {gap.id!r} shows plain text: "
                               f"{text!r} holds maths, an image or formatting")
+
+
+@rule(
+    "LM010", "matching-response-markup", "warning", target="Moodle",
+    key_risk="No: the pairs stay as written, but a student reads raw TeX or loses the formatting "
+             "in the menu and may not recognise the right response.",
+    fix="Write the response as plain text (χ², √n instead of TeX), or move the formula into the "
+    "premise, which Moodle shows as formatted text.",
+    items=(Matching,),
+)
+def matching_response_markup(ctx: ItemContext[Matching]) -> Iterator[Hit]:
+    """## What it does
+    Finds responses of a matching item (`responses`, the right-hand side) that hold maths, an
+    image or other Markdown formatting.
+
+    ## Why is this bad?
+    Moodle shows a matching question's responses in a menu next to each premise, as plain text:
+    its maths filter does not run there, so students see `\\(\\chi^2\\)` as typed, and bold, code,
+    links and images are lost. The Moodle XML and GIFT exports warn about each such response
+    too; this rule says it before anything is exported.
+
+    ## Example
+    ```yaml
+    text:
+      en:
+        premises: {fit: Goodness of fit, means: Two means}
+        responses: {fit: '$\\chi^2$', means: "**t**"}
+    ```
+
+    ## Use instead
+    ```yaml
+        responses: {fit: "χ²", means: "t"}
+    ```
+    """
+    item = ctx.item
+    for lang, content in item.text.items():
+        for rid, text in content.responses.items():
+            if maths := find_maths(text):
+                shown = text[maths[0].start:maths[0].end]
+                yield Hit(("text", lang, "responses", rid),
+                          f"[Moodle] matching responses are shown as plain text in a menu, where "
+                          f"the maths filter does not run: {shown!r} is shown as TeX source")
+            # inline HTML holds a `<` only in a tag (a text `<` is `&lt;`)
+            elif "<" in render.to_inline_html(text) and render.to_plain(text):
+                yield Hit(("text", lang, "responses", rid),
+                          f"[Moodle] matching responses are shown as plain text in a menu, "
+                          f"without formatting or images: {text!r} is shown as "
+                          f"{render.to_plain(text)!r}")
