@@ -57,12 +57,27 @@ def _blueprint(tmp_path: Path, bank: Path, cells: list[dict]) -> Path:
     return path
 
 
+def _sd(s: list[float], r: list[float]) -> float:
+    """The total's SD whose items, with SDs s and item-rest correlations r, make it up:
+    var(X) = sum cov(x_i, X) = sum (s_i^2 + r_i s_i sd(X - x_i)), solved by scipy's brentq (the
+    code under test iterates)."""
+    from scipy.optimize import brentq
+
+    def gap(sd: float) -> float:
+        rest = [math.sqrt(ri * ri * si * si + sd * sd - si * si) - ri * si
+                for si, ri in zip(s, r, strict=True)]
+        return sd * sd - sum(si * si + ri * si * x for si, ri, x in zip(s, r, rest, strict=True))
+
+    lo = math.sqrt(sum(si * si for si in s))
+    return brentq(gap, lo, lo + sum(s), xtol=1e-14)
+
+
 def _predicted(pr, form: list[int]) -> tuple[float, float, float]:
     items = [pr.items[i] for i in form]
     p = [pr.observed_p[it.id] for it in items]
     r = [pr.observed_r[it.id] for it in items]
     mean = sum(p)
-    sd = sum(math.sqrt(x * (1 - x)) * y for x, y in zip(p, r, strict=True))
+    sd = _sd([math.sqrt(x * (1 - x)) for x in p], r)
     k = len(p)
     kr20 = k / (k - 1) * (1 - sum(x * (1 - x) for x in p) / sd ** 2)
     return mean, sd, kr20
