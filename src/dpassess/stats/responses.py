@@ -229,6 +229,13 @@ class Responses:
         """The forms of the file, by name."""
         return sorted(self.form_items)
 
+    def rename_form(self, old: str, new: str) -> None:
+        """Name the form `old` `new` (the first quiz of a file that turns out to hold several)."""
+        self._form = [new if f == old else f for f in self._form]
+        if old in self.form_items:
+            self.form_items[new] = self.form_items.pop(old)
+        self._form_keys.clear()
+
     def only_form(self, form: str) -> Responses:
         """The persons of one form and the items of that form, as a responses set of its own
         (the problems are shared)."""
