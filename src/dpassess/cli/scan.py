@@ -32,7 +32,7 @@ def scan(
         show_default=False,
     ),
     out: Path = typer.Option(  # noqa: B008
-        ..., "--out", "-o", help="The responses CSV to write (person,form,item,response).",
+        ..., "--out", "-o", help="The responses CSV to write (person,form,item,response,language).",
         show_default=False,
     ),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: one per "
