@@ -24,7 +24,7 @@ from dpassess.diagnostics import UsageError
 @app.command()
 def scan(
     scans: list[Path] = typer.Argument(  # noqa: B008
-        ..., help="Scanned answer sheets: PDFs (every page) and images (PNG, JPEG, TIFF).",
+        ..., help="Scanned answer sheets: PDFs (every page) and images (PNG, JPEG, TIFF: every page).",
         show_default=False,
     ),
     forms: Path = typer.Option(  # noqa: B008
