@@ -72,6 +72,9 @@ MOODLE_ROLES = {
 #: The role of each column of a slot by its place, when the slot has that many columns.
 _BY_PLACE = {3: ("question", "response", "right"), 2: ("question", "response")}
 CANVAS_IDS = ("sis_id", "id", "name")
+#: How many columns from the left a header's person columns may reach (Moodle's names, identity
+#: fields, state and times; Canvas's name, id, sis_id).
+_PERSON_COLUMNS = 16
 #: Column names only a header row has (a further download's header is told by them).
 _HEADER_NAMES = frozenset({*MOODLE_IDS, *(n for names in MOODLE_NAMES for n in names),
                            *MOODLE_STATE, *MOODLE_STARTED, "sis_id", "n correct", "n incorrect"})
@@ -166,9 +169,10 @@ def _again(first: list[str], row: list[str], is_header: Callable[[list[str]], bo
     as a header of that layout."""
     if not row:
         return False
-    names = {c.strip() for c in row}
     starts = bool(first) and row[0].strip() == first[0].strip()
-    return (starts or not names.isdisjoint(_HEADER_NAMES)) and is_header(row)
+    # the person columns come first (a data row is checked in a few steps)
+    return ((starts or any(c.strip() in _HEADER_NAMES for c in row[:_PERSON_COLUMNS]))
+            and is_header(row))
 
 
 def _quizzes(first: tuple[int, list[str]], rows: Rows, ctx: Context,
