@@ -163,6 +163,23 @@ def test_write_records_each_form_of_one_file(bank_dir: Path, tmp_path: Path) -> 
     assert len(list((bank_dir / "stats").glob("*.json"))) == 2
 
 
+def test_write_form_by_form_from_one_file(bank_dir: Path, tmp_path: Path) -> None:
+    """The issue's way: `--form A --write`, then `--form B --write` from the same file: each
+    form is recorded (as that form); the same form again is refused."""
+    path = write(tmp_path, TWO_FORMS)
+    for form in ("A", "B"):
+        r = run(path, "--bank", bank_dir, "--form", form, "--write")
+        assert r.returncode == 0, r.stderr
+        assert f"form {form}" in r.stdout.splitlines()[0] or f"paket {form}" in r.stdout
+    records = sorted((bank_dir / "stats").glob("*.json"))
+    data = [json.loads(p.read_text(encoding="utf-8")) for p in records]
+    assert [(p.name[-7:], d["administration"]["form"], d["test"]["n"])
+            for p, d in zip(records, data, strict=True)] == [("-a.json", "A", 6), ("-b.json", "B", 6)]
+    again = run(path, "--bank", bank_dir, "--form", "A", "--write")
+    assert again.returncode == 2 and "already recorded" in again.stderr
+    assert len(list((bank_dir / "stats").glob("*.json"))) == 2
+
+
 def _moodle_quiz(prefix: str, slots: list[tuple[str, tuple[str, str]]], n: int = 30,
                  head: str = "") -> str:
     """A Moodle Responses download of `n` attempts: slot (question summary, (right response,

@@ -112,6 +112,8 @@ class Source:
     sha256: str = ""
     rows: int = 0
     forms: tuple[str, ...] = ()
+    #: the one form analysed when the file holds others too (their rows passed over), else ""
+    only: str = ""
 
 
 @dataclass
