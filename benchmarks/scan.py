@@ -80,7 +80,7 @@ def main() -> None:
         took = time.monotonic() - t0
         cpu = [b - a for a, b in zip(cpu0, _cpu(), strict=True)]
         load1 = os.getloadavg()
-    got = {(p, int(n)): r for p, _, n, r in result.rows}
+    got = {(p, int(n)): r for p, _, n, r, _ in result.rows}
     flagged = {(o.sheet, o.item) for o in result.open}
     clear = right = misread = needless = planted_doubt = caught = 0
     for i, (_form, number, rows) in enumerate(truth):

@@ -7,7 +7,7 @@ forms assembled again from the bank with the recorded statistics.
                                          [--jobs 2]
 
 The oracle: the planted answers written directly as the long CSV `dpassess stats` reads
-(person, form, question number, letters), analysed the same way. The two analyses (JSON
+(person, form, question number, letters, the sheet's language), analysed the same way. The two analyses (JSON
 reports) must be identical, and the re-assembled forms' summary must show the mean observed p
 of the recorded statistics. Every student has an ability theta ~ N(0, 1) and answers question
 q right with probability 1 / (1 + exp(-A (theta - b))), b by the item's declared
@@ -47,6 +47,9 @@ import scan_synth as synth  # noqa: E402
 
 BANK = ROOT / "items" / "data-parallelism"
 BLUEPRINT = ROOT / "blueprints" / "data-parallelism.yaml"
+#: The languages the forms are printed in: the sheets alternate between them (the scan reads
+#: each sheet's language from its QR code, so stats compares the languages).
+LANGS = ("en", "id")
 OMIT = 0.04
 #: Discrimination and difficulty (by the item's declared difficulty) of the planted answers: far
 #: enough apart that 40 students keep the hard item hard (observed p < 0.30), which the
@@ -80,23 +83,26 @@ def _keys(forms: Path) -> dict[str, dict[int, list[str]]]:
 
 
 def plant(bank: Path, forms: Path, tmp: Path, sheets: int, dpi: int, seed: int
-          ) -> list[tuple[str, str, int, str]]:
-    """Fill `sheets` answer sheets (alternating forms) into `tmp` as JPEG scans; returns the
-    planted long CSV rows (person, form, question number, letters joined by ';')."""
+          ) -> list[tuple[str, str, int, str, str]]:
+    """Fill `sheets` answer sheets (alternating forms, each printed in both languages) into
+    `tmp` as JPEG scans; returns the planted long CSV rows (person, form, question number,
+    letters joined by ';', the language the sheet was printed in)."""
     rng = random.Random(seed)
     difficulty = {d["id"]: d["difficulty"] for d in (
         yaml.safe_load(p.read_text(encoding="utf-8")) for p in bank.glob("*.yaml")
         if p.name != "bank.yaml")}
     keys = _keys(forms)
     labels = sorted(keys)
-    blanks = {f: synth.render(forms / f / f"{f}-en.pdf", -1, dpi) for f in labels}
+    blanks = {(f, lang): synth.render(forms / f / f"{f}-{lang}.pdf", -1, dpi)
+              for f in labels for lang in LANGS}
     lays = {f: synth.layout(forms / f / f"{f}-sheet.json") for f in labels}
     s = dpi / 72
-    rows: list[tuple[str, str, int, str]] = []
+    rows: list[tuple[str, str, int, str, str]] = []
     for i in range(sheets):
         form = labels[i % len(labels)]
+        lang = LANGS[i // len(labels) % len(LANGS)]
         lay = lays[form]
-        img = blanks[form].copy()
+        img = blanks[(form, lang)].copy()
         r = lay["radius"] * s
         theta = rng.gauss(0.0, 1.0)
         number = f"{2026_000_000 + 7 * i:010d}"
@@ -115,7 +121,7 @@ def plant(bank: Path, forms: Path, tmp: Path, sheets: int, dpi: int, seed: int
                 for letter in chosen:
                     x, y = row["bubbles"][letters.index(letter)]
                     synth.mark(img, x * s, y * s, r, kind, rng)
-                rows.append((number, form, q, ";".join(sorted(chosen))))
+                rows.append((number, form, q, ";".join(sorted(chosen)), lang))
         for col, d in zip(lay["student_number"], number, strict=True):
             x, y = col[int(d)]
             synth.mark(img, x * s, y * s, r, "pen", rng)
@@ -124,16 +130,16 @@ def plant(bank: Path, forms: Path, tmp: Path, sheets: int, dpi: int, seed: int
     return rows
 
 
-def _write_long(path: Path, rows: list[tuple[str, str, int, str]]) -> None:
+def _write_long(path: Path, rows: list[tuple[str, str, int, str, str]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["person", "form", "item", "response"])
+        w.writerow(["person", "form", "item", "response", "language"])
         w.writerows(rows)
 
 
-def _read_long(path: Path) -> set[tuple[str, str, int, str]]:
+def _read_long(path: Path) -> set[tuple[str, str, int, str, str]]:
     with path.open(newline="", encoding="utf-8") as f:
-        return {(r["person"], r["form"], int(r["item"]), r["response"])
+        return {(r["person"], r["form"], int(r["item"]), r["response"], r["language"])
                 for r in csv.DictReader(f)}
 
 

@@ -132,7 +132,7 @@ def run(out: Path, persons: int = 200, seed: int = 2026) -> dict[str, Any]:
     """Everything above in `out` (a copy of the seed bank, the answer sheets, the record, the
     forms assembled again); returns the figures printed."""
     from dpassess import load_bank
-    from dpassess.assemble import assemble
+    from dpassess.assemble import assemble, summary_data
     from dpassess.stats import analyse_forms, read_responses, render
     from dpassess.stats.history import commit_records, effective_p, observed, prepare_records
 
@@ -203,6 +203,11 @@ def run(out: Path, persons: int = 200, seed: int = 2026) -> dict[str, Any]:
         "flags": {s.item: list(s.flags) for s in analysis.items if s.flags},
         "lint": lint,
         "summary": assembly.summary(),
+        # each re-assembled form holds the 8 items of the administration recorded, so its
+        # predicted SD and KR-20 must be the ones observed
+        "predicted": [f.get("predicted") for f in summary_data(
+            assembly.problem, assembly.selection, assembly.forms, assembly.seed)["forms"]],
+        "observed_test": {"sd": analysis.test.sd, "kr20": analysis.test.kr20},
     }
 
 
@@ -243,6 +248,10 @@ def main(argv: list[str] | None = None) -> None:
         print("  " + line)
     print("forms assembled again with the observed p-values:")
     print(fig["summary"])
+    t = fig["observed_test"]
+    forms = ", ".join(f"{p['sd']:.4f} {p['kr20']:.4f}" for p in fig["predicted"])
+    print(f"predicted SD and KR-20 per form: {forms}; "
+          f"observed on the administration (the same 8 items): {t['sd']:.4f} {t['kr20']:.4f}")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,9 @@ def test_scanning_the_key_grid_gives_exactly_the_key(pdf: Path):
     assert all(row.problem == "" for row in r.rows)
     # the QR code names the key file it was printed with
     khash = hashlib.sha256((FORMS / form / f"{form}-key.csv").read_bytes()).hexdigest()[:8]
-    assert parse_qr(r.qr) == (1, 1, khash, form)
+    # ... and the language it is printed in
+    lang = pdf.stem.rsplit("-", 1)[1]
+    assert parse_qr(r.qr) == (1, 1, khash, form, lang) and r.language == lang
     assert r.number_problem == "student number left blank"
 
 
@@ -165,8 +167,11 @@ def test_scanning_the_key_pdfs_whole_reads_every_grid_and_lists_the_other_pages(
     assert result.pages == 2 * len(KEY_PDFS) and result.sheets == len(KEY_PDFS)
     for pdf in KEY_PDFS:
         form, ref = pdf.parent.name, f"{pdf}:1"
-        got = {int(n): r.split(";") for p, f, n, r in result.rows if p == ref and f == form}
+        got = {int(n): r.split(";") for p, f, n, r, _ in result.rows if p == ref and f == form}
         assert got == keys(form)
+        # each row says the language of the sheet it was read from (for the DIF in stats)
+        assert {lang for p, _, _, _, lang in result.rows if p == ref} == {
+            pdf.stem.rsplit("-", 1)[1]}
     assert {(o.sheet, o.item) for o in result.open} == {
         *((f"{p}:1", "person") for p in KEY_PDFS), *((f"{p}:2", "sheet") for p in KEY_PDFS)}
 
@@ -185,7 +190,7 @@ def test_a_sheet_printed_for_another_key_waits_for_accept(tmp_path: Path):
     assert "another key" in other.found
     assert not result.rows
     accepted = scan([pdf], forms, {(f"{pdf}:1", "sheet"): (other.found, "accept")})
-    assert {int(n): r.split(";") for _, _, n, r in accepted.rows} == keys("dp-quiz-a")
+    assert {int(n): r.split(";") for _, _, n, r, _ in accepted.rows} == keys("dp-quiz-a")
 
 
 def test_every_page_of_a_multi_page_tiff_is_read(tmp_path: Path):
@@ -203,7 +208,15 @@ def test_every_page_of_a_multi_page_tiff_is_read(tmp_path: Path):
     assert cv2.imwritemulti(str(tif), pages)
     result = scan([tif], FORMS, jobs=2)
     assert result.pages == 3 and result.sheets == 2
-    got = {(person, form, int(n)): r for person, form, n, r in result.rows}
+    got = {(person, form, int(n)): r for person, form, n, r, _ in result.rows}
     assert got == {(p.number, form, n): ";".join(marked)
                    for form, p in planted for n, (_, marked) in p.rows.items()}
     assert {(o.sheet, o.item) for o in result.open} == {(f"{tif}:3", "sheet")}
+
+
+def test_a_sheet_printed_before_the_qr_code_named_its_language_is_still_read():
+    assert parse_qr("dpassess:sheet:1:2:abcd1234:dp-quiz-a") == (1, 2, "abcd1234", "dp-quiz-a", "")
+    assert parse_qr("dpassess:sheet:1:2:abcd1234:dp-quiz-a:id") == (
+        1, 2, "abcd1234", "dp-quiz-a", "id")
+    assert parse_qr("dpassess:sheet:1:x:abcd1234:dp-quiz-a:id") is None
+    assert parse_qr("dpassess:sheet:1:2:abcd1234") is None

@@ -31,6 +31,10 @@ def test_print_fill_scan_stats_write_and_assemble_again(tmp_path: Path):
     assert fig["scan_exit"] == 0
     assert e2e._read_long(tmp_path / "responses.csv") == planted
     assert not (tmp_path / "responses-corrections.csv").read_text().splitlines()[1:]
+    # the sheets were printed in both languages: each scanned row says which, so the analysis
+    # compares them (DIF), as it does from the planted answers
+    assert {r[4] for r in planted} == {"en", "id"}
+    assert got_dif(fig["scanned"]) == got_dif(fig["oracle"]) != []
     # the two analyses are the same analysis (only the file read differs) ...
     assert fig["analyses_identical"]
     oracle, got = fig["oracle"], fig["scanned"]
@@ -47,3 +51,8 @@ def test_print_fill_scan_stats_write_and_assemble_again(tmp_path: Path):
     labels = sorted(fig["mean_p_planted"])
     assert fig["mean_p_summary"] == [f"{fig['mean_p_planted'][k]:.3f}" for k in labels]
     assert "items with an observed p: A 8/8, B 8/8" in fig["summary"]
+
+
+def got_dif(report: dict) -> list[tuple[str, str, str, int, int]]:
+    return [(d["item"], d["reference"], d["focal"], d["n_reference"], d["n_focal"])
+            for d in report.get("dif", [])]

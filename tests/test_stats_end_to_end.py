@@ -40,3 +40,8 @@ def test_seed_forms_end_to_end(tmp_path: Path) -> None:
     mean = sum(fig["observed_p"].values()) / 8
     line = next(x for x in fig["summary"].splitlines() if x.startswith("mean p observed"))
     assert line.split()[3:] == [f"{mean:.3f}", f"{mean:.3f}"]
+    # the predicted SD and KR-20 of a form that holds the administration's items are the
+    # observed ones (computed by the analysis from the persons' totals)
+    for predicted in fig["predicted"]:
+        assert abs(predicted["sd"] - fig["observed_test"]["sd"]) <= 1e-4
+        assert abs(predicted["kr20"] - fig["observed_test"]["kr20"]) <= 1e-4

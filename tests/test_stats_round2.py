@@ -163,6 +163,83 @@ def test_write_records_each_form_of_one_file(bank_dir: Path, tmp_path: Path) -> 
     assert len(list((bank_dir / "stats").glob("*.json"))) == 2
 
 
+def test_write_form_by_form_from_one_file(bank_dir: Path, tmp_path: Path) -> None:
+    """The issue's way: `--form A --write`, then `--form B --write` from the same file: each
+    form is recorded (as that form); the same form again is refused."""
+    path = write(tmp_path, TWO_FORMS)
+    for form in ("A", "B"):
+        r = run(path, "--bank", bank_dir, "--form", form, "--write")
+        assert r.returncode == 0, r.stderr
+        assert f"form {form}" in r.stdout.splitlines()[0] or f"paket {form}" in r.stdout
+    records = sorted((bank_dir / "stats").glob("*.json"))
+    data = [json.loads(p.read_text(encoding="utf-8")) for p in records]
+    assert [(p.name[-7:], d["administration"]["form"], d["test"]["n"])
+            for p, d in zip(records, data, strict=True)] == [("-a.json", "A", 6), ("-b.json", "B", 6)]
+    again = run(path, "--bank", bank_dir, "--form", "A", "--write")
+    assert again.returncode == 2 and "already recorded" in again.stderr
+    assert len(list((bank_dir / "stats").glob("*.json"))) == 2
+
+
+def _moodle_quiz(prefix: str, slots: list[tuple[str, tuple[str, str]]], n: int = 30,
+                 head: str = "") -> str:
+    """A Moodle Responses download of `n` attempts: slot (question summary, (right response,
+    wrong response)); every third attempt wrong, so the items discriminate."""
+    cols = ",".join(f'"Question {k}","Response {k}"' for k in range(1, len(slots) + 1))
+    rows = [head or f'"Last name","First name","Email address","State","Started on",{cols}']
+    for i in range(n):
+        cells = ",".join(f'"{q}","{r[0] if i % 3 else r[1]}"' for q, r in slots)
+        rows.append(f'"{prefix}{i}","X","{prefix}{i}@example.org","Finished",'
+                    f'"1 March 2025  08:{i:02d} AM",{cells}')
+    return "\n".join(rows) + "\n"
+
+
+CAPITAL = ("What is the capital of Indonesia?: Jakarta; Bandung; Surabaya; Medan",
+           ("Jakarta", "Bandung"))
+
+
+def test_two_moodle_quizzes_downloaded_into_one_file_are_two_forms(bank_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    """One quiz per form, the second download pasted below the first (its header too, in the
+    Indonesian interface): each quiz is analysed as a form of its own, and recorded apart."""
+    from dpassess.stats import analyse_forms
+    quiz_b_head = ('"Nama belakang","Nama depan","Alamat email","Status","Dimulai pada",'
+                   '"Pertanyaan 1","Respons 1","Pertanyaan 2","Respons 2"')
+    text = (_moodle_quiz("a", [("The sun is a star.", ("True", "False")), CAPITAL])
+            + _moodle_quiz("b", [("At sea level, water boils at: 90 °C; 100 °C; 80 °C",
+                                  ("100 °C", "90 °C")), CAPITAL], n=20, head=quiz_b_head))
+    path = write(tmp_path, text)
+    a, b = analyse_forms(read_responses(path, load_bank(bank_dir)))
+    assert (a.form, sorted(s.item for s in a.items), a.test.n) == (
+        "quiz 1", ["q-capital", "q-sun"], 30)
+    assert (b.form, sorted(s.item for s in b.items), b.test.n) == (
+        "quiz 2", ["q-capital", "q-water"], 20)
+    assert a.item("q-sun").p == pytest.approx(20 / 30) and a.test.kr20 is not None
+    assert b.item("q-water").missing == 0 and b.test.kr20 is not None
+    r = run(path, "--bank", bank_dir, "--write")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in (bank_dir / "stats").glob("*.json"))
+    assert [n[-11:] for n in names] == ["quiz-1.json", "quiz-2.json"]
+
+
+def test_two_canvas_quizzes_downloaded_into_one_file_are_two_forms(bank: object,
+                                                                    tmp_path: Path) -> None:
+    from dpassess.stats import analyse_forms
+
+    def quiz(first: int, question: str, answers: tuple[str, str]) -> str:
+        rows = [f"name,id,sis_id,submitted,attempt,{question},1.0,n correct,n incorrect,score"]
+        for i in range(first, first + 9):
+            got = (answers[0], "1.0") if i % 3 else (answers[1], "0.0")
+            rows.append(f"P{i},{100 + i},S{i},2025-03-01 08:00:00 UTC,1,{got[0]},{got[1]},"
+                        f"1,0,{got[1]}")
+        return "\n".join(rows) + "\n"
+
+    text = (quiz(0, "101: What is the capital of Indonesia?", ("Jakarta", "Bandung"))
+            + quiz(9, "102: The sun is a star.", ("True", "False")))
+    a, b = analyse_forms(read_responses(write(tmp_path, text), bank))
+    assert [(x.form, [s.item for s in x.items], x.test.n) for x in (a, b)] == [
+        ("quiz 1", ["q-capital"], 9), ("quiz 2", ["q-sun"], 9)]
+
+
 def _moodle(n: int) -> str:
     head = '"Last name","First name","Email address","State","Started on","Question 1","Response 1"'
     rows = [head]

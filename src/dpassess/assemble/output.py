@@ -170,18 +170,38 @@ def summary_data(pr: Problem, sel: Selection, forms: list[Form], seed: int) -> d
 
 def _predicted(pr: Problem, items: list[Any]) -> dict[str, Any]:
     """The form's score mean, SD and KR-20 predicted from the history, when every item has an
-    observed p and r_pb: mean = sum w p; SD = sum w sqrt(p (1 - p)) r_pb (the items' reliability
-    indices, Gulliksen); KR-20 = k / (k - 1) (1 - sum w^2 p (1 - p) / SD^2). {} otherwise."""
+    observed p and r_pb: mean = sum w p; SD from `predicted_sd`; KR-20 = k / (k - 1)
+    (1 - sum w^2 p (1 - p) / SD^2). {} otherwise."""
     if not items or not all(it.id in pr.observed_p and it.id in pr.observed_r for it in items):
         return {}
     ps = [(it.points, pr.observed_p[it.id], max(pr.observed_r[it.id], 0.0)) for it in items]
     mean = math.fsum(w * p for w, p, _ in ps)
-    sd = math.fsum(w * math.sqrt(p * (1 - p)) * r for w, p, r in ps)
+    sd = predicted_sd([(w * math.sqrt(p * (1 - p)), r) for w, p, r in ps])
     k = len(ps)
     kr20 = (k / (k - 1) * (1 - math.fsum(w * w * p * (1 - p) for w, p, _ in ps) / sd ** 2)
             if k > 1 and sd > 0 else None)
     return {"predicted": {"mean": round(mean, 4), "sd": round(sd, 4),
                           "kr20": round(kr20, 4) if kr20 is not None else None}}
+
+
+def predicted_sd(items: list[tuple[float, float]]) -> float:
+    """The SD of the total score X of items with SDs s_i and corrected item-rest correlations
+    r_i (the recorded r_pb), each taken to hold against the rest of this form: the X that solves
+    var(X) = sum_i cov(x_i, X) = sum_i (s_i^2 + r_i s_i sd(R_i)), where the rest R_i = X - x_i has
+    var(R_i) = var(X) - s_i^2 - 2 r_i s_i sd(R_i), so sd(R_i) = sqrt(r_i^2 s_i^2 + var(X) -
+    s_i^2) - r_i s_i. Exact (the observed SD) for the items of the administration recorded;
+    found by iterating from var(X) = sum s_i^2, which converges (the step is a contraction for
+    r_i >= 0)."""
+    base = math.fsum(s * s for s, _ in items)
+    var = base
+    for _ in range(200):
+        nxt = base + math.fsum(r * s * (math.sqrt(r * r * s * s + var - s * s) - r * s)
+                               for s, r in items)
+        if abs(nxt - var) <= 1e-15 * nxt:
+            var = nxt
+            break
+        var = nxt
+    return math.sqrt(var)
 
 
 def unequal_points(data: Mapping[str, Any], where: str) -> list[Diagnostic]:

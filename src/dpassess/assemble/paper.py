@@ -724,7 +724,7 @@ def _sheet_typst(p: Paper, *, filled: bool) -> str:
         for x, y in lay.marks():
             out.append(_at(x - sh.MARK / 2, y - sh.MARK / 2,
                            f"square(size: {sh.MARK}pt, fill: black)"))
-        qr = sh.qr_svg(sh.qr_text(p.form.id, page.number, p.key_hash))
+        qr = sh.qr_svg(sh.qr_text(p.form.id, page.number, p.key_hash, p.lang))
         out.append(_at(sh.QR_X, sh.QR_Y, f"image(bytes({s(qr)}), format: \"svg\", "
                        f"width: {sh.QR_SIZE}pt, height: {sh.QR_SIZE}pt)"))
         cols = lay.number_bubbles()

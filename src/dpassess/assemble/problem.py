@@ -75,7 +75,8 @@ class Problem:
     #: the corrected point-biserial observed, by item id (pooled, weighted by n)
     observed_r: dict[str, float] = field(default_factory=dict)
     #: each item's reliability index from the history, points * sqrt(p (1 - p)) * r_pb, x SCALE
-    #: (0 without an observed r_pb): a form's predicted score SD is their sum
+    #: (0 without an observed r_pb): their sum over a form is the linear part of its predicted
+    #: score SD (`output.predicted_sd`), the balance's target
     info: list[int] = field(default_factory=list)
     #: 1 for an item that counts towards `items`, the cells, the overlap and the mean p; 0 for
     #: a description when the blueprint's `descriptions_count` is false (empty: all count)
@@ -352,7 +353,8 @@ def _enemy_pairs(bp: Blueprint, items: list[Item], index: Mapping[str, int]) -> 
 
 def _info(item: Item, p: float, obs: Observed | None) -> int:
     """The item's reliability index (points * sqrt(p (1 - p)) * r_pb) x SCALE from its observed
-    r_pb, 0 without one: the sum over a form's items predicts its score SD (Gulliksen)."""
+    r_pb, 0 without one: the sum over a form's items is the linear part of its predicted score
+    SD (`output.predicted_sd`), which the assembler balances."""
     if obs is None or obs.r_pb is None:
         return 0
     return round(item.points * math.sqrt(max(p * (1 - p), 0.0)) * max(obs.r_pb, 0.0) * SCALE)

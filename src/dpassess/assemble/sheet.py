@@ -4,7 +4,8 @@ from it, and `<form>-sheet.json` gives it to `dpassess scan`, so the three never
 
 A page has four solid square registration marks near the corners (the scanner finds them and
 maps the photo back onto this layout), a QR code at the top right carrying
-`dpassess:sheet:<layout>:<page>:<key hash>:<form id>`, a student-number grid (one column of
+`dpassess:sheet:<layout>:<page>:<key hash>:<form id>:<language>` (the language the form is printed
+in, so that scanned sheets tell the languages apart), a student-number grid (one column of
 bubbles 0-9 per digit) and the item rows in columns. A form with more rows than a page holds
 gets further pages, each with its own marks, QR code and student-number grid.
 """
@@ -49,8 +50,8 @@ def key_hash(key_file: bytes) -> str:
     return hashlib.sha256(key_file).hexdigest()[:8]
 
 
-def qr_text(form_id: str, page: int, khash: str) -> str:
-    return f"dpassess:sheet:{LAYOUT}:{page}:{khash}:{form_id}"
+def qr_text(form_id: str, page: int, khash: str, lang: str) -> str:
+    return f"dpassess:sheet:{LAYOUT}:{page}:{khash}:{form_id}:{lang}"
 
 
 @dataclass(frozen=True)

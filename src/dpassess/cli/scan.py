@@ -24,7 +24,7 @@ from dpassess.diagnostics import UsageError
 @app.command()
 def scan(
     scans: list[Path] = typer.Argument(  # noqa: B008
-        ..., help="Scanned answer sheets: PDFs (every page) and images (PNG, JPEG, TIFF).",
+        ..., help="Scanned answer sheets: PDFs (every page) and images (PNG, JPEG, TIFF: every page).",
         show_default=False,
     ),
     forms: Path = typer.Option(  # noqa: B008
@@ -32,7 +32,7 @@ def scan(
         show_default=False,
     ),
     out: Path = typer.Option(  # noqa: B008
-        ..., "--out", "-o", help="The responses CSV to write (person,form,item,response).",
+        ..., "--out", "-o", help="The responses CSV to write (person,form,item,response,language).",
         show_default=False,
     ),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: one per "

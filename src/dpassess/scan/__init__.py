@@ -71,7 +71,8 @@ class Open:
 
 @dataclass
 class Scan:
-    rows: list[tuple[str, str, str, str]] = field(default_factory=list)  # person,form,item,resp
+    #: person, form, item, response, language (the sheet's, "" when its QR code does not say)
+    rows: list[tuple[str, str, str, str, str]] = field(default_factory=list)
     open: list[Open] = field(default_factory=list)
     applied: int = 0  # corrections applied
     pages: int = 0
@@ -81,7 +82,7 @@ class Scan:
     def csv(self) -> bytes:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["person", "form", "item", "response"])
+        w.writerow(["person", "form", "item", "response", "language"])
         w.writerows(self.rows)
         return buf.getvalue().encode("utf-8")
 
@@ -313,5 +314,5 @@ def _decide(out: Scan, reads: Sequence[object], fixes: dict[tuple[str, str], tup
                 response = "" if fixed == "-" else ";".join(
                     x.strip().upper() for x in fixed.replace(",", ";").split(";") if x.strip())
                 out.applied += 1
-            out.rows.append((person, r.form, str(row.position), response))
+            out.rows.append((person, r.form, str(row.position), response, r.language))
     out.rows.sort(key=lambda x: (x[1], x[0], int(x[2])))

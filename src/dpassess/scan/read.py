@@ -103,6 +103,7 @@ class PageRead:
     page: int
     qr: str = ""
     form: str = ""
+    language: str = ""  # the language the sheet was printed in ("" not known)
     sheet_page: int = 0
     key_hash: str = ""
     problem: str = ""
@@ -190,13 +191,14 @@ def read_qr(flat: Image, qr: tuple[float, float, float]) -> str:
     return ""
 
 
-def parse_qr(text: str) -> tuple[int, int, str, str] | None:
-    """`dpassess:sheet:<layout>:<page>:<hash>:<form>` -> (layout, page, hash, form)."""
-    parts = text.split(":", 5)
-    if len(parts) != 6 or parts[:2] != ["dpassess", "sheet"]:
+def parse_qr(text: str) -> tuple[int, int, str, str, str] | None:
+    """`dpassess:sheet:<layout>:<page>:<hash>:<form>:<language>` -> (layout, page, hash, form,
+    language); a sheet printed without its language (`...:<form>`) has language ''."""
+    parts = text.split(":")
+    if len(parts) not in (6, 7) or parts[:2] != ["dpassess", "sheet"]:
         return None
     try:
-        return int(parts[2]), int(parts[3]), parts[4], parts[5]
+        return int(parts[2]), int(parts[3]), parts[4], parts[5], "".join(parts[6:])
     except ValueError:
         return None
 
@@ -270,10 +272,10 @@ def read_page(img: Image, sheets: dict[str, Sheet], source: str, page: int,
                            "answer sheet's")
             out.crop = png(flat, 500)
             return out
-        layout, sheet_page, khash, form = sheets[form_hint].layout, 1, "", form_hint
+        layout, sheet_page, khash, form, lang = sheets[form_hint].layout, 1, "", form_hint, ""
     else:
-        layout, sheet_page, khash, form = parsed
-    out.form, out.sheet_page, out.key_hash = form, sheet_page, khash
+        layout, sheet_page, khash, form, lang = parsed
+    out.form, out.sheet_page, out.key_hash, out.language = form, sheet_page, khash, lang
     sheet = sheets.get(form)
     if sheet is None:
         out.problem = f"unknown form {form!r}: no {form}-sheet.json in --forms"

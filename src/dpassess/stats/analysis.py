@@ -355,8 +355,8 @@ def analyse_forms(responses: Responses, thresholds: Thresholds | None = None) ->
     hold the same items (forms that only shuffle), else one per form (persons on forms with
     different items have totals that measure different things)."""
     forms = {form: frozenset(items) for form, items in responses.form_items.items()}
-    if len(set(forms.values())) <= 1:
-        return [analyse(responses, thresholds)]
+    if len(set(forms.values())) <= 1:  # one administration (one form of several: named)
+        return [analyse(responses, thresholds, form=responses.source.only)]
     return [analyse(responses.only_form(f), thresholds, form=f) for f in responses.forms()]
 
 

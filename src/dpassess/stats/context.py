@@ -64,6 +64,7 @@ class Context:
             key = self.keys[0] if not raw and len(self.keys) == 1 else self._by_name.get(raw)
         name = key.id if key is not None else raw
         if self.only is not None and name != self.only:
+            self.responses.source.only = self.only  # one form of several: recorded as that form
             self.problems.tally(("other-form", name), line, "form",
                                 f"rows of form {name!r} passed over: only form {self.only!r} is "
                                 "analysed")

@@ -20,7 +20,7 @@ followed by a column of its points headed by the points possible; last "n correc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import assert_never
 
@@ -72,6 +72,12 @@ MOODLE_ROLES = {
 #: The role of each column of a slot by its place, when the slot has that many columns.
 _BY_PLACE = {3: ("question", "response", "right"), 2: ("question", "response")}
 CANVAS_IDS = ("sis_id", "id", "name")
+#: How many columns from the left a header's person columns may reach (Moodle's names, identity
+#: fields, state and times; Canvas's name, id, sis_id).
+_PERSON_COLUMNS = 16
+#: Column names only a header row has (a further download's header is told by them).
+_HEADER_NAMES = frozenset({*MOODLE_IDS, *(n for names in MOODLE_NAMES for n in names),
+                           *MOODLE_STATE, *MOODLE_STARTED, "sis_id", "n correct", "n incorrect"})
 #: The separator a multiple-answer response is written with after `_canvas_parts`.
 _SEP = "\x1f"
 TWICE_HINT = "download one attempt per person"
@@ -157,7 +163,53 @@ class _Slot:
     right: int | None = None
 
 
+def _again(first: list[str], row: list[str], is_header: Callable[[list[str]], bool]) -> bool:
+    """Whether `row` is the header of a further download pasted below the first: it starts as
+    the first header does, or it names its person columns as Moodle or Canvas do, and it reads
+    as a header of that layout."""
+    if not row:
+        return False
+    starts = bool(first) and row[0].strip() == first[0].strip()
+    # the person columns come first (a data row is checked in a few steps)
+    return ((starts or any(c.strip() in _HEADER_NAMES for c in row[:_PERSON_COLUMNS]))
+            and is_header(row))
+
+
+def _quizzes(first: tuple[int, list[str]], rows: Rows, ctx: Context,
+             is_header: Callable[[list[str]], bool],
+             read_quiz: Callable[[tuple[int, list[str]], Rows, Context], Iterator[Answer]]
+             ) -> Iterator[Answer]:
+    """Several quiz downloads one below the other in one file, each with its header row (one
+    quiz per form): each is a form of its own, `quiz 1`, `quiz 2`, ... in file order. A file
+    of one download has no form."""
+    heads: list[tuple[int, list[str]]] = []
+
+    def until_header() -> Rows:
+        for line, row in rows:
+            if _again(first[1], row, is_header):
+                heads.append((line, row))
+                return
+            yield line, row
+
+    head, quiz = first, 1
+    while True:
+        form = f"quiz {quiz}" if quiz > 1 else ""
+        for answer in read_quiz(head, until_header(), ctx):
+            yield replace(answer, form=form) if form else answer
+        if not heads:
+            return
+        head = heads.pop()
+        quiz += 1
+        if quiz == 2:  # the file has several quizzes: the first one is a form as well
+            ctx.responses.rename_form("", "quiz 1")
+
+
 def read_moodle(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
+    yield from _quizzes(first, rows, ctx, is_moodle, _read_moodle_quiz)
+
+
+def _read_moodle_quiz(first: tuple[int, list[str]], rows: Rows,
+                      ctx: Context) -> Iterator[Answer]:
     header_line, header = first
     slots: dict[int, _Slot] = {}
     for number, cols in (moodle_slots(header) or {}).items():
@@ -291,6 +343,11 @@ def _one(items: list[Item], text: str, line: int, fld: str, ctx: Context) -> Ite
 
 
 def read_canvas(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
+    yield from _quizzes(first, rows, ctx, is_canvas, _read_canvas_quiz)
+
+
+def _read_canvas_quiz(first: tuple[int, list[str]], rows: Rows,
+                      ctx: Context) -> Iterator[Answer]:
     header_line, header = first
     questions: list[tuple[int, Item, str]] = []  # (column, item, header)
     for i, h in enumerate(header):

@@ -112,6 +112,8 @@ class Source:
     sha256: str = ""
     rows: int = 0
     forms: tuple[str, ...] = ()
+    #: the one form analysed when the file holds others too (their rows passed over), else ""
+    only: str = ""
 
 
 @dataclass
@@ -228,6 +230,13 @@ class Responses:
     def forms(self) -> list[str]:
         """The forms of the file, by name."""
         return sorted(self.form_items)
+
+    def rename_form(self, old: str, new: str) -> None:
+        """Name the form `old` `new` (the first quiz of a file that turns out to hold several)."""
+        self._form = [new if f == old else f for f in self._form]
+        if old in self.form_items:
+            self.form_items[new] = self.form_items.pop(old)
+        self._form_keys.clear()
 
     def only_form(self, form: str) -> Responses:
         """The persons of one form and the items of that form, as a responses set of its own
