@@ -21,10 +21,8 @@ from dpassess.stats import analyse, read_responses
 from dpassess.stats.dif import ets_category
 from dpassess.stats.history import write_record
 
-StratifiedTable = pytest.importorskip("statsmodels.stats.contingency_tables").StratifiedTable
-
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import stats_sim  # noqa: E402
+import stats_sim
 
 sys.path.remove(str(ROOT / "benchmarks"))
 
@@ -76,7 +74,9 @@ def oracle(path: Path, item: str) -> dict[str, float]:
         c, d = int((right & s & focal).sum()), int((~right & s & focal).sum())
         if a + b and c + d:
             tables.append([[a, b], [c, d]])
-    st = StratifiedTable(np.array(tables, dtype=float).transpose(1, 2, 0))
+    # imported here, not at collection: statsmodels and scipy take a second to import
+    stratified = pytest.importorskip("statsmodels.stats.contingency_tables").StratifiedTable
+    st = stratified(np.array(tables, dtype=float).transpose(1, 2, 0))
     test = st.test_null_odds(correction=True)
     t = np.array(tables, dtype=float)
     nf = t[:, 1].sum(axis=1)
