@@ -100,6 +100,20 @@ BAD = [
 ]
 
 
+def test_a_new_banks_draft_items_are_named_as_the_reason_no_form_fills(tmp_path):
+    """`dpassess init` writes a draft item and a blueprint takes reviewed items: a new user's
+    first `assemble` says that the drafts are why nothing is usable, and what to change."""
+    assert dpassess("init", str(tmp_path / "bank"), cwd=tmp_path).returncode == 0
+    bp = tmp_path / "bp.yaml"
+    bp.write_text("id: quiz\nbank: bank\nforms: 1\nitems: 1\n", encoding="utf-8")
+    r = run(str(bp), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    assert (f"{bp}:3:1: forms: more forms than the bank can fill: it has 0 usable items; 1 "
+            "form(s) × 1 items need at least 1 (1 draft item(s) left out: the blueprint's "
+            "`statuses` takes reviewed items; set an item's `status: reviewed` once it is "
+            "reviewed, or add its status to `statuses`)") in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(("body", "message"), BAD)
 def test_bad_blueprint_names_the_line_and_exits_2(tmp_path, body, message):
     r = run(str(blueprint(tmp_path, body)), "--out", str(tmp_path / "out"))

@@ -18,6 +18,7 @@ import math
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -188,6 +189,19 @@ def _overlap_words(pr: Problem) -> str:
     return " with no item shared" if k == 0 else f" with at most {k} shared between two forms"
 
 
+def _held_by_status(pr: Problem) -> str:
+    """Why the bank's other items are not usable when their status is the reason (a new bank's
+    items are drafts, and a blueprint takes reviewed items unless told otherwise)."""
+    held = Counter(it.status.value for it in pr.bank if it.status not in pr.blueprint.statuses)
+    if not held:
+        return ""
+    kinds = ", ".join(f"{n} {status}" for status, n in sorted(held.items()))
+    takes = " and ".join(s.value for s in pr.blueprint.statuses)
+    return (f" ({kinds} item(s) left out: the blueprint's `statuses` takes {takes} items; "
+            "set an item's `status: reviewed` once it is reviewed, or add its status to "
+            "`statuses`)")
+
+
 def precheck(pr: Problem) -> list[str]:
     """Shortages visible without search, in plain words. Raises BlueprintError when the whole
     bank cannot fill the forms (a usage error on the `forms` line)."""
@@ -203,7 +217,8 @@ def precheck(pr: Problem) -> list[str]:
         raise BlueprintError([Diagnostic(
             pr.path, line, col, "forms",
             f"more forms than the bank can fill: it has {supply} usable items{anchors}; "
-            f"{pr.forms} form(s) × {per_form} items{_overlap_words(pr)} need at least {need}",
+            f"{pr.forms} form(s) × {per_form} items{_overlap_words(pr)} need at least {need}"
+            f"{_held_by_status(pr)}",
         )])
     out: list[str] = []
     anchor_set = set(pr.anchors)
