@@ -166,8 +166,8 @@ def test_gift_follows_moodles_parser_quirks():
 
 
 def test_gift_without_language_needs_lang():
-    with pytest.raises(NoLanguage, match=r"^q\.txt:1: the text has no language spans; name its "
-                                         r"language \(for example en\)$"):
+    with pytest.raises(NoLanguage, match=r"^q\.txt:1: the text has no language spans, so its "
+                                         r"language must be given$"):
         read_gift(b"Q{=a ~b}", "q.txt", None)
 
 
@@ -239,6 +239,15 @@ def test_cli_imports_writes_loadable_files_and_lists_skips(tmp_path):
                       "--force")
     assert forced.returncode == 0, forced.stderr  # the same files, not new numbers
     assert len(list(bank.glob("*.yaml"))) == 7
+
+
+def test_cli_says_a_file_without_language_needs_lang_in_one_sentence(tmp_path):
+    gift = tmp_path / "q.gift"
+    gift.write_text("Q{=a ~b}\n", encoding="utf-8")
+    result = dpassess("import", str(gift), "--from", "gift", "--bank", str(tmp_path / "b"))
+    assert result.returncode == 2 and not (tmp_path / "b").exists()
+    assert result.stderr == (f"error: {gift}:1: the text has no language spans, so its language "
+                             "must be given with --lang (for example --lang en)\n")
 
 
 def test_cli_exits_1_when_nothing_is_imported_and_names_the_likely_format(tmp_path):

@@ -70,8 +70,8 @@ def test_a_package_without_manifest_and_other_interactions():
 
 
 def test_an_item_without_language_needs_lang():
-    with pytest.raises(NoLanguage, match=r"^water\.xml: the item has no xml:lang; name its "
-                                         r"language \(for example en\)$"):
+    with pytest.raises(NoLanguage, match=r"^water\.xml: the item has no xml:lang, so its "
+                                         r"language must be given$"):
         read(ITEM, "water.xml", None)
 
 

@@ -94,7 +94,7 @@ def import_(
     try:
         result = import_file(file, fmt, lang=lang, true_false_words=words)
     except NoLanguage as exc:
-        err(f"error: {exc}; give it with --lang (for example --lang en)")
+        err(f"error: {exc} with --lang (for example --lang en)")
         raise typer.Exit(exc.exit_code) from None
     for d in result.skipped:
         err(f"skipped: {d}")

@@ -224,8 +224,8 @@ def read(data: bytes, name: str, lang: str | None, *,
     say their language)."""
     check_size(data, name)
     if lang is None:
-        raise NoLanguage(f"{name}: a Canvas export does not say its language; name it (for "
-                         "example en)")
+        raise NoLanguage(f"{name}: a Canvas export does not say its language, so it must "
+                         "be given")
     code = lang_code(lang)
     if code is None:
         raise InputError(f"{name}: {lang!r} is not a language code (for example en, pt-BR)")

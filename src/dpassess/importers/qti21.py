@@ -432,8 +432,8 @@ class _ItemReader:
             return code
         if self.lang:
             return self.lang
-        raise NoLanguage(f"{self.where}: the item has no xml:lang; name its language (for "
-                         "example en)")
+        raise NoLanguage(f"{self.where}: the item has no xml:lang, so its language must "
+                         "be given")
 
     def _option_ids(self, qti_ids: list[str]) -> list[str]:
         lowered = [i.lower() for i in qti_ids]

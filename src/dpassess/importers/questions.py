@@ -449,8 +449,8 @@ class Builder:
                 return [(self.lang, moodle_lang(self.lang))]
             langs = list(self._file_langs)
         if not langs:
-            raise NoLanguage(f"{self.path}:{q.line}: the text has no language spans; name its "
-                             "language (for example en)")
+            raise NoLanguage(f"{self.path}:{q.line}: the text has no language spans, so its "
+                             "language must be given")
         out = []
         for code in langs:
             model = lang_code(code)
