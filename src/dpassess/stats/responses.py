@@ -57,8 +57,8 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "chosen_known", "gaps", "graded", "item", "lines", "marks", "omits",
-                 "options", "scores")
+    __slots__ = ("bits", "chosen_known", "forms", "gaps", "graded", "item", "lines", "marks",
+                 "omits", "options", "scores", "slots")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -75,6 +75,11 @@ class Column:
             {g.id: array("d") for g in item.gaps} if isinstance(item, Cloze) else {})
         #: each response seen, graded once: (the bank's score, the chosen options' bit mask)
         self.graded: dict[Response, tuple[float, int]] = {}
+        #: each response seen by `Responses.put`, by the key its reader gives it: (score, bit
+        #: mask, omitted, several marks on an item with one key)
+        self.slots: dict[object, tuple[float, int, bool, bool]] = {}
+        #: the forms this item was stored on (`Responses.form_items`, kept per column too)
+        self.forms: set[str] = set()
 
     def grade(self, response: Response) -> tuple[float, int]:
         """(the score the bank's key gives `response`, its chosen options as a bit mask)."""
@@ -84,6 +89,16 @@ class Column:
             for oid in response.chosen:
                 mask |= self.bits[oid]
             out = self.graded[response] = (score(self.item, response), mask)
+        return out
+
+    def slot(self, key: object, response: Response) -> tuple[float, int, bool, bool]:
+        """`grade` and what `Responses.add` asks of a response, once per `key` (which stands
+        for `response`, and is quicker to hash)."""
+        out = self.slots.get(key)
+        if out is None:
+            earned, mask = self.grade(response)
+            out = self.slots[key] = (earned, mask, response.omitted,
+                                     len(response.chosen) > 1 and self.item.takes_one)
         return out
 
     def grow(self, n: int) -> None:
@@ -141,6 +156,59 @@ class Responses:
 
     def form_of(self, person: int) -> str:
         return self._form[person]
+
+    def put(self, line: int, person: str, item: Item, response: Response, form: str,
+            score: float | None, language: str, key: object) -> None:
+        """`add(Answer(line, person, item, response, form, score, language=language))`, without
+        the Answer: the generic reader's million rows each cost less. `key`: any hashable
+        value that stands for this item and response only (the row's text of them). A choice
+        item's answer once its column exists is stored here, with the same checks in the same
+        order; any other goes through `add`."""
+        col = self.columns.get(item.id)
+        if col is None or not col.options or col.gaps:
+            self.add(Answer(line, person, item, response, form, score, language=language))
+            return
+        idx = self._index.get(person)
+        if idx is None:
+            idx = self._index[person] = len(self.persons)
+            self.persons.append(person)
+            self._form.append(form)
+            self._first_line.append(line)
+            self._languages.append({})
+            self._attempts.append("")
+        elif self._form[idx] != form:
+            self.problems.error(line, "form", f"person {person!r} is on form {form!r} here but on "
+                                f"form {self._form[idx]!r} at line {self._first_line[idx]}")
+            return
+        if language:
+            langs = self._languages[idx]
+            langs[language] = langs.get(language, 0) + 1
+        lines = col.lines
+        if idx >= len(lines):
+            col.grow(max(idx + 1, 2 * len(lines), 64))  # amortised: room doubles
+            lines = col.lines
+        if lines[idx]:
+            hint = f": {self.duplicate_hint}" if self.duplicate_hint else ""
+            self.problems.error(line, "response", f"person {person!r} answers item {item.id!r} "
+                                f"again (first at line {lines[idx]}){hint}")
+            return
+        earned, mask, omitted, several = col.slot(key, response)
+        if score is not None and abs(score - earned) > SCORE_TOLERANCE:
+            self.problems.tally(("score", item.id), line, "score",
+                                f"item {item.id!r}: the file's score differs from the bank's key; "
+                                "the bank's key is used",
+                                example=f"{score:g} for {earned:g} at line {line}")
+        if several:
+            self.problems.tally(("marks", item.id), line, "response",
+                                f"item {item.id!r}: several options marked on an item with one "
+                                "key; scored 0")
+        col.scores[idx] = earned
+        col.marks[idx] = mask
+        lines[idx] = line
+        col.omits[idx] = omitted
+        if form not in col.forms:
+            col.forms.add(form)
+            self.form_items.setdefault(form, set()).add(item.id)
 
     def add(self, a: Answer) -> None:
         """Store one answer, or report why it cannot be stored."""
