@@ -13,7 +13,7 @@ import hashlib
 import math
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from itertools import compress, repeat
 from operator import and_, mul, sub
@@ -220,6 +220,70 @@ def _has_nan(values: Sequence[float]) -> bool:
     return any(map(math.isnan, values))
 
 
+def _copies(pairs: Iterable[tuple[float, int]]) -> float:
+    """`math.fsum` of `count` copies of each `value` of the (value, count) pairs, without the
+    copies. It is the same float as the sum of the copies, because fsum rounds the exact sum
+    once and count x value is exactly the sum of value x 2**k over the bits k of count (a
+    power of two scales a float exactly)."""
+    parts: list[float] = []
+    for value, count in pairs:
+        k = 0
+        while count:
+            if count & 1:
+                parts.append(math.ldexp(value, k))
+            count >>= 1
+            k += 1
+    return math.fsum(parts)
+
+
+class _Values:
+    """A list of numbers as its distinct values with their counts, in increasing order: its
+    mean, variance and sorted order at the cost of a count (scores and totals repeat a few
+    values over many persons). Every figure is the float the sums over the list give."""
+
+    __slots__ = ("n", "runs", "values")
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = values
+        self.n = len(values)
+        self.runs = sorted(Counter(values).items())
+
+    def mean(self) -> float:
+        if len(self.runs) == 1 and self.runs[0][0] == 0:  # 0.0 and -0.0 count as one value
+            return _mean(self.values)
+        return _copies(self.runs) / self.n
+
+    def var(self, mean: float) -> float:
+        """As `_var(values, mean)`."""
+        return _copies(((v - mean) ** 2, c) for v, c in self.runs) / self.n
+
+    def cov_sorted(self, mean: float, other: _Values, other_mean: float) -> float:
+        """As `_cov(sorted(values), mean, sorted(other.values), other_mean)` (same length)."""
+        return _copies(((v - mean) * (w - other_mean), c) for v, w, c in _paired(self.runs,
+                                                                               other.runs))
+
+
+def _paired(a: list[tuple[float, int]], b: list[tuple[float, int]]
+            ) -> Iterator[tuple[float, float, int]]:
+    """The runs of (a's value, b's value) when two sorted lists of equal length, given as runs
+    of (value, count), are zipped."""
+    i = j = 0
+    left_a, left_b = a[0][1], b[0][1]
+    while True:
+        take = min(left_a, left_b)
+        yield a[i][0], b[j][0], take
+        left_a -= take
+        left_b -= take
+        if not left_a:
+            i += 1
+            if i == len(a):
+                return
+            left_a = a[i][1]
+        if not left_b:
+            j += 1
+            left_b = b[j][1]
+
+
 def _zero(var: float, scale: float) -> bool:
     """A variance that is rounding noise (rest totals of fractional scores)."""
     return var <= 1e-24 * max(1.0, scale)
@@ -396,17 +460,19 @@ def _item(c: Column, all_totals: list[float], th: Thresholds,
     totals: Sequence[float] = all_totals if every else array("d", (all_totals[i] for i in got))
     marks: Sequence[int] = c.marks if every else array("Q", (c.marks[i] for i in got))
     n, pts = len(x), item.points
-    mean = _mean(x)
-    var_x = _var(x, mean)
+    xs = _Values(x)
+    mean = xs.mean()
+    var_x = xs.var(mean)
     p = mean / pts
     rest = list(map(sub, totals, x))
-    mean_r = _mean(rest)
-    var_r = _var(rest, mean_r)
+    rs = _Values(rest)
+    mean_r = rs.mean()
+    var_r = rs.var(mean_r)
     r_pb = efficiency = None
     if var_x > 0 and not _zero(var_r, mean_r ** 2):
         cov = _cov(x, mean, rest, mean_r) / n
         r_pb = cov / math.sqrt(var_x * var_r)
-        cov_max = _cov(sorted(x), mean, sorted(rest), mean_r) / n
+        cov_max = xs.cov_sorted(mean, rs, mean_r) / n
         efficiency = 100 * cov / cov_max if cov_max > 0 else None
     g = (GROUP_PERCENT * n + 99) // 100
     memo = groups if every and groups is not None else {}

@@ -57,8 +57,8 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "chosen_known", "forms", "gaps", "graded", "item", "lines", "marks",
-                 "omits", "options", "scores", "slots")
+    __slots__ = ("bits", "chosen_known", "direct", "forms", "gaps", "graded", "item", "lines",
+                 "marks", "omits", "options", "scores", "slots")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -80,6 +80,8 @@ class Column:
         self.slots: dict[object, tuple[float, int, bool, bool]] = {}
         #: the forms this item was stored on (`Responses.form_items`, kept per column too)
         self.forms: set[str] = set()
+        #: whether `Responses.put` stores an answer itself (a choice item, not a cloze item)
+        self.direct = bool(self.options) and not self.gaps
 
     def grade(self, response: Response) -> tuple[float, int]:
         """(the score the bank's key gives `response`, its chosen options as a bit mask)."""
@@ -165,7 +167,7 @@ class Responses:
         item's answer once its column exists is stored here, with the same checks in the same
         order; any other goes through `add`."""
         col = self.columns.get(item.id)
-        if col is None or not col.options or col.gaps:
+        if col is None or not col.direct:
             self.add(Answer(line, person, item, response, form, score, language=language))
             return
         idx = self._index.get(person)
@@ -192,7 +194,7 @@ class Responses:
             self.problems.error(line, "response", f"person {person!r} answers item {item.id!r} "
                                 f"again (first at line {lines[idx]}){hint}")
             return
-        earned, mask, omitted, several = col.slot(key, response)
+        earned, mask, omitted, several = col.slots.get(key) or col.slot(key, response)
         if score is not None and abs(score - earned) > SCORE_TOLERANCE:
             self.problems.tally(("score", item.id), line, "score",
                                 f"item {item.id!r}: the file's score differs from the bank's key; "
