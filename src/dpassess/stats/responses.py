@@ -13,6 +13,8 @@ import math
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from itertools import compress, count
+from operator import not_
 
 from dpassess.diagnostics import Severity
 from dpassess.model import Bank, Cloze, Item
@@ -208,8 +210,9 @@ class Responses:
         col.marks[idx] = mask
         lines[idx] = line
         col.omits[idx] = omitted
-        if form not in col.forms:
-            col.forms.add(form)
+        forms = col.forms
+        if form not in forms:
+            forms.add(form)
             self.form_items.setdefault(form, set()).add(item.id)
 
     def add(self, a: Answer) -> None:
@@ -346,4 +349,5 @@ class Responses:
 
     @staticmethod
     def _missing(col: Column) -> Iterator[int]:
-        return (i for i, line in enumerate(col.lines) if not line)
+        """The persons with no answer in `col` (line 0)."""
+        return compress(count(), map(not_, col.lines))
