@@ -80,7 +80,8 @@ class Column:
         #: each response seen by `Responses.put`, by the key its reader gives it: (score, bit
         #: mask, omitted, several marks on an item with one key)
         self.slots: dict[object, tuple[float, int, bool, bool]] = {}
-        #: the forms this item was stored on (`Responses.form_items`, kept per column too)
+        #: the forms `Responses.put` stored this item on (what it added to `form_items`: a
+        #: change of `form_items` by other means must change this too)
         self.forms: set[str] = set()
         #: whether `Responses.put` stores an answer itself (a choice item, not a cloze item)
         self.direct = bool(self.options) and not self.gaps
