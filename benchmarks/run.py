@@ -16,7 +16,7 @@ git commit:
   2. on the bundled 8-item bank: `check`, `export -f qti21` (every language, to a folder),
      `lint --no-cache` and `build` with nothing changed (no blueprints; the lint cache and the
      output filled by a first run), each as a multiple of `python -c pass` (as
-     benchmarks/latency.py runs them).
+     benchmarks/latency.py runs them, the package compiled first).
 
 `--baseline REV` also runs every row of both tables with the library of an earlier commit
 (checked out in a temporary git worktree, put first on PYTHONPATH; the steps are this file's),
@@ -49,6 +49,7 @@ copies; both are maxima over the repeats. Load average is printed before and aft
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import platform
@@ -379,6 +380,10 @@ def targets(work: Path, repeat: int, baseline: Path | None) -> None:
     if baseline is not None:
         envs["baseline"] = {**os.environ, "PYTHONPATH": str(baseline / "src"),
                             "DPASSESS_CACHE_DIR": str(work / "cache-baseline")}
+    # compiled first, as an installed package is (with PYTHONDONTWRITEBYTECODE set, every run
+    # would compile the package's sources again: start-up rows measured the compiler)
+    for tree in [HERE.parent] + ([baseline] if baseline is not None else []):
+        compileall.compile_dir(str(tree / "src"), quiet=1)
     for env in envs.values():  # fill the lint cache and the output folder: "nothing changed"
         timed(rows["build, nothing changed"], env)
     best: dict[tuple[str, str], dict] = {}

@@ -90,7 +90,7 @@ def _shared_fields_set(fields: set[str]) -> set[str]:
 class Strict(BaseModel):
     """Base of every model: unknown fields are errors, instances are frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     def model_post_init(self, context: Any, /) -> None:
         object.__setattr__(

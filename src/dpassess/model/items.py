@@ -403,7 +403,8 @@ class TrueFalse(ChoiceBase):
 
     type: Literal[ItemType.true_false]
     options: tuple[Option, ...] = Field(
-        (Option(id="true"), Option(id="false")), description="Always [true, false]."
+        (Option.model_construct(id="true"), Option.model_construct(id="false")),
+        description="Always [true, false].",
     )
 
     def option_text(self, lang: str, option_id: str) -> str:

@@ -16,7 +16,9 @@ The library API (the CLI's `dpassess stats` is a thin layer over it)::
 
 from __future__ import annotations
 
+import importlib
 import json
+from typing import TYPE_CHECKING, Any
 
 from dpassess.stats.analysis import (
     FLAGS,
@@ -29,12 +31,29 @@ from dpassess.stats.analysis import (
     analyse_forms,
 )
 from dpassess.stats.problems import ResponsesError
-from dpassess.stats.read import read_responses, sniff
-from dpassess.stats.report import to_json, to_moodle, to_text
-from dpassess.stats.report_anates import to_anates
-from dpassess.stats.report_html import to_html, to_html_many
 from dpassess.stats.responses import Responses, Source
 from dpassess.stats.scoring import Response, score
+
+if TYPE_CHECKING:
+    from dpassess.stats.read import read_responses, sniff
+    from dpassess.stats.report import to_json, to_text
+    from dpassess.stats.report_html import to_html
+
+#: Names imported when first asked for: the readers and the reports (lxml's HTML builder) are
+#: not loaded by what only needs the analysis or the records (lint's statistics rules).
+_LAZY = {"read_responses": "dpassess.stats.read", "sniff": "dpassess.stats.read",
+         "to_json": "dpassess.stats.report", "to_text": "dpassess.stats.report",
+         "to_html": "dpassess.stats.report_html"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 FORMATS = ("text", "json", "html", "moodle", "anates")
 
@@ -43,6 +62,10 @@ def render(analysis: Analysis, fmt: str, lang: str = "en") -> bytes:
     """The report in `fmt` (text, json, html; moodle: the figures under the names of Moodle's
     Statistics report; anates: the printable Indonesian item-analysis report with a decision per
     item) as UTF-8 bytes; ValueError for another format."""
+    from dpassess.stats.report import to_json, to_moodle, to_text
+    from dpassess.stats.report_anates import to_anates
+    from dpassess.stats.report_html import to_html
+
     if fmt == "text":
         return to_text(analysis, lang).encode("utf-8")
     if fmt == "json":
@@ -60,6 +83,10 @@ def render_many(analyses: list[Analysis], fmt: str, lang: str = "en") -> bytes:
     """The report of the administrations of one file (`analyse_forms`): one analysis renders as
     `render` does; several (one per form) as the text reports one after the other, a JSON
     object `{"forms": [...]}`, or one HTML page with a part per form."""
+    from dpassess.stats.report import to_moodle, to_text
+    from dpassess.stats.report_anates import to_anates
+    from dpassess.stats.report_html import to_html_many
+
     if len(analyses) == 1:
         return render(analyses[0], fmt, lang)
     if fmt == "text":

@@ -13,9 +13,11 @@ import hashlib
 import math
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from itertools import compress, repeat
+from operator import and_, mul, sub
+from typing import Any, cast
 
 from dpassess.diagnostics import Diagnostic, Severity, UsageError
 from dpassess.model import Bank
@@ -205,7 +207,81 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _var(values: Sequence[float], mean: float) -> float:
-    return math.fsum((v - mean) ** 2 for v in values) / len(values)
+    # (v - mean) ** 2 for each v, summed; map() over C functions: the same operations, faster
+    return math.fsum(map(pow, map(sub, values, repeat(mean)), repeat(2))) / len(values)
+
+
+def _cov(x: Sequence[float], mean_x: float, y: Sequence[float], mean_y: float) -> float:
+    """The sum of (x - mean_x) (y - mean_y) over the pairs (not divided)."""
+    return math.fsum(map(mul, map(sub, x, repeat(mean_x)), map(sub, y, repeat(mean_y))))
+
+
+def _has_nan(values: Sequence[float]) -> bool:
+    return any(map(math.isnan, values))
+
+
+def _copies(pairs: Iterable[tuple[float, int]]) -> float:
+    """`math.fsum` of `count` copies of each `value` of the (value, count) pairs, without the
+    copies. It is the same float as the sum of the copies, because fsum rounds the exact sum
+    once and count x value is exactly the sum of value x 2**k over the bits k of count (a
+    power of two scales a float exactly)."""
+    parts: list[float] = []
+    for value, count in pairs:
+        k = 0
+        while count:
+            if count & 1:
+                parts.append(math.ldexp(value, k))
+            count >>= 1
+            k += 1
+    return math.fsum(parts)
+
+
+class _Values:
+    """A list of numbers as its distinct values with their counts, in increasing order: its
+    mean, variance and sorted order at the cost of a count (scores and totals repeat a few
+    values over many persons). Every figure is the float the sums over the list give."""
+
+    __slots__ = ("n", "runs", "values")
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = values
+        self.n = len(values)
+        self.runs = sorted(Counter(values).items())
+
+    def mean(self) -> float:
+        if len(self.runs) == 1 and self.runs[0][0] == 0:  # 0.0 and -0.0 count as one value
+            return _mean(self.values)
+        return _copies(self.runs) / self.n
+
+    def var(self, mean: float) -> float:
+        """As `_var(values, mean)`."""
+        return _copies(((v - mean) ** 2, c) for v, c in self.runs) / self.n
+
+    def cov_sorted(self, mean: float, other: _Values, other_mean: float) -> float:
+        """As `_cov(sorted(values), mean, sorted(other.values), other_mean)` (same length)."""
+        return _copies(((v - mean) * (w - other_mean), c) for v, w, c in _paired(self.runs,
+                                                                               other.runs))
+
+
+def _paired(a: list[tuple[float, int]], b: list[tuple[float, int]]
+            ) -> Iterator[tuple[float, float, int]]:
+    """The runs of (a's value, b's value) when two sorted lists of equal length, given as runs
+    of (value, count), are zipped."""
+    i = j = 0
+    left_a, left_b = a[0][1], b[0][1]
+    while True:
+        take = min(left_a, left_b)
+        yield a[i][0], b[j][0], take
+        left_a -= take
+        left_b -= take
+        if not left_a:
+            i += 1
+            if i == len(a):
+                return
+            left_a = a[i][1]
+        if not left_b:
+            j += 1
+            left_b = b[j][1]
 
 
 def _zero(var: float, scale: float) -> bool:
@@ -257,31 +333,41 @@ def analyse(responses: Responses, thresholds: Thresholds | None = None, *,
     cols = sorted(responses.columns.values(), key=lambda c: order[c.item.id])
     n, k = responses.n, len(cols)
     raw = [c.scores for c in cols]
-    totals = [math.fsum(s for s in t if not math.isnan(s)) for t in zip(*raw, strict=True)]
-    items = [_item(c, totals, th) for c in cols]
+    gaps = any(_has_nan(s) for s in raw)  # some persons did not receive some items
+    totals = [math.fsum(s for s in t if not math.isnan(s)) for t in zip(*raw, strict=True)] \
+        if gaps else list(map(math.fsum, zip(*raw, strict=True)))
+    groups: dict[str, object] = {}
+    done = [_item(c, totals, th, groups) for c in cols]
+    items = [s for s, _ in done]
 
-    complete = [i for i in range(n) if all(not math.isnan(s[i]) for s in raw)]
+    complete = [i for i in range(n) if all(not math.isnan(s[i]) for s in raw)] if gaps \
+        else list(range(n))
     alpha = kr20 = None
     alpha_del: list[float | None] = [None] * k
     if len(complete) > 1:
         every = len(complete) == n
-        sub = raw if every else [array("d", (s[i] for i in complete)) for s in raw]
+        kept = raw if every else [array("d", (s[i] for i in complete)) for s in raw]
         sub_totals = totals if every else [totals[i] for i in complete]
         mean_c = _mean(sub_totals)
         var_c = _var(sub_totals, mean_c)
-        variances = [_var(x, _mean(x)) for x in sub]
+        # an item's variance and its rest scores' mean and variance: as `_item` found them
+        # when every person received every item
+        variances = [v for _, (v, _, _) in done] if every else [_var(x, _mean(x)) for x in kept]
         sum_var = math.fsum(variances)
         if k > 1 and not _zero(var_c, mean_c ** 2):
             alpha = k / (k - 1) * (1 - sum_var / var_c)
-            if all(v in (0.0, c.item.points) for c, x in zip(cols, sub, strict=True) for v in x):
+            if all(set(x) <= {0.0, c.item.points} for c, x in zip(cols, kept, strict=True)):
                 pq = math.fsum(c.item.points ** 2 * (_mean(x) / c.item.points)
-                               * (1 - _mean(x) / c.item.points) for c, x in zip(cols, sub, strict=True))
+                               * (1 - _mean(x) / c.item.points) for c, x in zip(cols, kept, strict=True))
                 kr20 = k / (k - 1) * (1 - pq / var_c)
         if k > 2:
-            for j, (x, var_x) in enumerate(zip(sub, variances, strict=True)):
-                rest = [t - v for t, v in zip(sub_totals, x, strict=True)]
-                mean_r = _mean(rest)
-                var_r = _var(rest, mean_r)
+            for j, (x, var_x) in enumerate(zip(kept, variances, strict=True)):
+                if every:
+                    _, mean_r, var_r = done[j][1]
+                else:
+                    rest = list(map(sub, sub_totals, x))
+                    mean_r = _mean(rest)
+                    var_r = _var(rest, mean_r)
                 if not _zero(var_r, mean_r ** 2):
                     alpha_del[j] = (k - 1) / (k - 2) * (1 - (sum_var - var_x) / var_r)
     items = [replace(s, alpha_if_deleted=a) for s, a in zip(items, alpha_del, strict=True)]
@@ -360,59 +446,75 @@ def analyse_forms(responses: Responses, thresholds: Thresholds | None = None) ->
     return [analyse(responses.only_form(f), thresholds, form=f) for f in responses.forms()]
 
 
-def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
-    """One item's figures over the persons who received it."""
+def _item(c: Column, all_totals: list[float], th: Thresholds,
+          groups: dict[str, object] | None = None
+          ) -> tuple[ItemStats, tuple[float, float, float]]:
+    """One item's figures over the persons who received it, and the variance of its scores
+    and the mean and variance of the rest scores (the total without the item). `groups`: a
+    memo of the upper and lower groups of `all_totals`, shared by the items every person
+    received."""
     item = c.item
-    got = [i for i, s in enumerate(c.scores) if not math.isnan(s)]
-    every = len(got) == len(c.scores)
+    every = not _has_nan(c.scores)
+    got = range(len(c.scores)) if every else [i for i, s in enumerate(c.scores) if not math.isnan(s)]
     x: Sequence[float] = c.scores if every else array("d", (c.scores[i] for i in got))
     totals: Sequence[float] = all_totals if every else array("d", (all_totals[i] for i in got))
     marks: Sequence[int] = c.marks if every else array("Q", (c.marks[i] for i in got))
     n, pts = len(x), item.points
-    mean = _mean(x)
-    var_x = _var(x, mean)
+    xs = _Values(x)
+    mean = xs.mean()
+    var_x = xs.var(mean)
     p = mean / pts
-    rest = [t - v for t, v in zip(totals, x, strict=True)]
-    mean_r = _mean(rest)
-    var_r = _var(rest, mean_r)
+    rest = list(map(sub, totals, x))
+    rs = _Values(rest)
+    mean_r = rs.mean()
+    var_r = rs.var(mean_r)
     r_pb = efficiency = None
     if var_x > 0 and not _zero(var_r, mean_r ** 2):
-        cov = math.fsum((v - mean) * (r - mean_r) for v, r in zip(x, rest, strict=True)) / n
+        cov = _cov(x, mean, rest, mean_r) / n
         r_pb = cov / math.sqrt(var_x * var_r)
-        cov_max = math.fsum((v - mean) * (r - mean_r)
-                            for v, r in zip(sorted(x), sorted(rest), strict=True)) / n
+        cov_max = xs.cov_sorted(mean, rs, mean_r) / n
         efficiency = 100 * cov / cov_max if cov_max > 0 else None
     g = (GROUP_PERCENT * n + 99) // 100
-    by_total = sorted(range(n), key=lambda i: -totals[i])
-    upper = group_weights(by_total, totals, g)
-    lower = group_weights(by_total[::-1], totals, g)
-    d = (math.fsum(w * x[i] for i, w in upper.items())
-         - math.fsum(w * x[i] for i, w in lower.items())) / g / pts
+    memo = groups if every and groups is not None else {}
+    if "upper" not in memo:
+        # best first; ties keep the persons' order (a stable sort, reversed stably)
+        by_total = sorted(range(n), key=totals.__getitem__, reverse=True)
+        memo["upper"] = group_weights(by_total, totals, g)
+        memo["lower"] = group_weights(by_total[::-1], totals, g)
+    upper = cast(dict[int, float], memo["upper"])
+    lower = cast(dict[int, float], memo["lower"])
+    up_who, up_w = list(upper), list(upper.values())
+    low_who, low_w = list(lower), list(lower.values())
+    d = (math.fsum(map(mul, up_w, map(x.__getitem__, up_who)))
+         - math.fsum(map(mul, low_w, map(x.__getitem__, low_who)))) / g / pts
 
     options = []
+    up_marks = list(map(marks.__getitem__, up_who))
+    low_marks = list(map(marks.__getitem__, low_who))
     for oid in c.options if c.chosen_known else ():
         bit = c.bits[oid]
-        chose = [i for i, m in enumerate(marks) if m & bit]
-        up = math.fsum(w for i, w in upper.items() if marks[i] & bit)
-        low = math.fsum(w for i, w in lower.items() if marks[i] & bit)
-        share = len(chose) / n
+        chose = list(map(and_, marks, repeat(bit)))  # nonzero: the person chose the option
+        count = n - chose.count(0)
+        up = math.fsum(compress(up_w, map(and_, up_marks, repeat(bit))))
+        low = math.fsum(compress(low_w, map(and_, low_marks, repeat(bit))))
+        share = count / n
         wrong = item.is_distractor(oid)
         enough = share >= th.min_distractor_share
         options.append(OptionStats(
-            option=oid, key=not wrong, n=len(chose), share=share,
-            mean_total=math.fsum(totals[i] for i in chose) / len(chose) if chose else None,
+            option=oid, key=not wrong, n=count, share=share,
+            mean_total=math.fsum(compress(totals, chose)) / count if count else None,
             upper=up / g, lower=low / g,
             works=(enough and low > up) if wrong else None,
             second_key=wrong and enough and up > low,
         ))
     missing = len(c.scores) - n
-    omitted = sum(1 for i in got if c.omits[i])
+    omitted = sum(c.omits) if every else sum(1 for i in got if c.omits[i])
     gaps = []
     for gid, fractions in c.gaps.items():
         known = [f for f in fractions if not math.isnan(f)]
         if known:
             gaps.append((gid, _mean(known)))
-    return ItemStats(
+    stats = ItemStats(
         item=item.id, type=item.type.value, points=pts, n=n, omitted=omitted, missing=missing,
         mean=mean, p=p, d=d, r_pb=r_pb, alpha_if_deleted=None,
         difficulty_band=("hard" if p < th.hard_below else "easy" if p > th.easy_above
@@ -426,6 +528,7 @@ def _item(c: Column, all_totals: list[float], th: Thresholds) -> ItemStats:
         discriminative_efficiency=efficiency,
         gaps=tuple(gaps),
     )
+    return stats, (var_x, mean_r, var_r)
 
 
 def _flags(p: float, d: float, r_pb: float | None, options: list[OptionStats],

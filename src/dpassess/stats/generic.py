@@ -37,7 +37,10 @@ COLUMNS = ("person", "form", "item", "response", "score", "language")
 
 
 def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iterator[Answer]:
-    """`person,form,item,response[,score]` in any column order; `form` and `score` optional."""
+    """`person,form,item,response[,score]` in any column order; `form` and `score` optional.
+
+    Each answer is stored in `ctx.responses` as its row is read (`Responses.put`: no object per
+    row); the iterator returned is empty."""
     header_line, header = first
     cols: dict[str, int] = {}
     for i, name in enumerate(header):
@@ -52,45 +55,60 @@ def read_generic(first: tuple[int, list[str]], rows: Rows, ctx: Context) -> Iter
     i_form, i_score, i_lang = cols.get("form"), cols.get("score"), cols.get("language")
     width = len(header)
     # A long file repeats a few forms, items and responses a great many times: each is
-    # resolved once (the answers found; a row with an error is checked, and reported, anew).
+    # resolved once (the answers found; a row with an error is checked, and reported, anew),
+    # and each (form, item, response) as the row gives them once more, in `seen`.
     forms: dict[str, str] = {}
     items: dict[tuple[str, str], tuple[Item, tuple[str, ...] | None]] = {}
     responses: dict[tuple[str, str, tuple[str, ...] | None], Response] = {}
-    source = ctx.responses.source
-    for line, row in rows:
-        source.rows += 1
-        if len(row) != width:
-            ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
-            continue
-        person = row[i_person].strip()
-        if not person:
-            ctx.problems.error(line, "person", "no person")
-            continue
-        raw_form = row[i_form].strip() if i_form is not None else ""
-        form = forms.get(raw_form)
-        if form is None:
-            form = ctx.form(raw_form, line)
-            if form is None:
+    seen: dict[tuple[str, str, str], tuple[str, Item, Response]] = {}
+    put = ctx.responses.put
+    count = 0
+    try:
+        for line, row in rows:
+            count += 1
+            if len(row) != width:
+                ctx.problems.error(line, "", f"{len(row)} fields, but the header has {width}")
                 continue
-            forms[raw_form] = form
-        raw_item = row[i_item].strip()
-        found = items.get((raw_item, form))
-        if found is None:
-            found = ctx.item(raw_item, form, line, "item")
-            if found is None:
+            person = row[i_person].strip()
+            if not person:
+                ctx.problems.error(line, "person", "no person")
                 continue
-            items[raw_item, form] = found
-        item, order = found
-        raw = row[i_response]
-        response = responses.get((item.id, raw, order))
-        if response is None:
-            response = response_of(item, raw, order, line, ctx)
-            if response is not None:
-                responses[item.id, raw, order] = response
-        ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None else (True, None)
-        if response is not None and ok:
-            lang = row[i_lang].strip() if i_lang is not None else ""
-            yield Answer(line, person, item, response, form, given, language=lang)
+            raw = row[i_response]
+            cell = (row[i_form] if i_form is not None else "", row[i_item], raw)
+            hit = seen.get(cell)
+            if hit is None:
+                raw_form = cell[0].strip()
+                form = forms.get(raw_form)
+                if form is None:
+                    form = ctx.form(raw_form, line)
+                    if form is None:
+                        continue
+                    forms[raw_form] = form
+                raw_item = row[i_item].strip()
+                found = items.get((raw_item, form))
+                if found is None:
+                    found = ctx.item(raw_item, form, line, "item")
+                    if found is None:
+                        continue
+                    items[raw_item, form] = found
+                item, order = found
+                response = responses.get((item.id, raw, order))
+                if response is None:
+                    response = response_of(item, raw, order, line, ctx)
+                    if response is not None:
+                        responses[item.id, raw, order] = response
+                if response is not None:
+                    seen[cell] = (form, item, response)
+            else:
+                form, item, response = hit
+            ok, given = parse_score(row[i_score], item, line, ctx) if i_score is not None \
+                else (True, None)
+            if response is not None and ok:
+                put(line, person, item, response, form, given,
+                    row[i_lang].strip() if i_lang is not None else "", cell)
+    finally:
+        ctx.responses.source.rows += count
+    return iter(())
 
 
 def response_of(item: Item, raw: str, order: tuple[str, ...] | None, line: int,

@@ -13,6 +13,8 @@ import math
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from itertools import compress, count
+from operator import not_
 
 from dpassess.diagnostics import Severity
 from dpassess.model import Bank, Cloze, Item
@@ -57,8 +59,8 @@ class Answer:
 class Column:
     """One item's answers, indexed by person."""
 
-    __slots__ = ("bits", "chosen_known", "gaps", "graded", "item", "lines", "marks", "omits",
-                 "options", "scores")
+    __slots__ = ("bits", "chosen_known", "direct", "forms", "gaps", "graded", "item", "lines",
+                 "marks", "omits", "options", "scores", "slots")
 
     def __init__(self, item: Item) -> None:
         self.item = item
@@ -75,6 +77,14 @@ class Column:
             {g.id: array("d") for g in item.gaps} if isinstance(item, Cloze) else {})
         #: each response seen, graded once: (the bank's score, the chosen options' bit mask)
         self.graded: dict[Response, tuple[float, int]] = {}
+        #: each response seen by `Responses.put`, by the key its reader gives it: (score, bit
+        #: mask, omitted, several marks on an item with one key)
+        self.slots: dict[object, tuple[float, int, bool, bool]] = {}
+        #: the forms `Responses.put` stored this item on (what it added to `form_items`: a
+        #: change of `form_items` by other means must change this too)
+        self.forms: set[str] = set()
+        #: whether `Responses.put` stores an answer itself (a choice item, not a cloze item)
+        self.direct = bool(self.options) and not self.gaps
 
     def grade(self, response: Response) -> tuple[float, int]:
         """(the score the bank's key gives `response`, its chosen options as a bit mask)."""
@@ -84,6 +94,16 @@ class Column:
             for oid in response.chosen:
                 mask |= self.bits[oid]
             out = self.graded[response] = (score(self.item, response), mask)
+        return out
+
+    def slot(self, key: object, response: Response) -> tuple[float, int, bool, bool]:
+        """`grade` and what `Responses.add` asks of a response, once per `key` (which stands
+        for `response`, and is quicker to hash)."""
+        out = self.slots.get(key)
+        if out is None:
+            earned, mask = self.grade(response)
+            out = self.slots[key] = (earned, mask, response.omitted,
+                                     len(response.chosen) > 1 and self.item.takes_one)
         return out
 
     def grow(self, n: int) -> None:
@@ -143,6 +163,60 @@ class Responses:
 
     def form_of(self, person: int) -> str:
         return self._form[person]
+
+    def put(self, line: int, person: str, item: Item, response: Response, form: str,
+            score: float | None, language: str, key: object) -> None:
+        """`add(Answer(line, person, item, response, form, score, language=language))`, without
+        the Answer: the generic reader's million rows each cost less. `key`: any hashable
+        value that stands for this item and response only (the row's text of them). A choice
+        item's answer once its column exists is stored here, with the same checks in the same
+        order; any other goes through `add`."""
+        col = self.columns.get(item.id)
+        if col is None or not col.direct:
+            self.add(Answer(line, person, item, response, form, score, language=language))
+            return
+        idx = self._index.get(person)
+        if idx is None:
+            idx = self._index[person] = len(self.persons)
+            self.persons.append(person)
+            self._form.append(form)
+            self._first_line.append(line)
+            self._languages.append({})
+            self._attempts.append("")
+        elif self._form[idx] != form:
+            self.problems.error(line, "form", f"person {person!r} is on form {form!r} here but on "
+                                f"form {self._form[idx]!r} at line {self._first_line[idx]}")
+            return
+        if language:
+            langs = self._languages[idx]
+            langs[language] = langs.get(language, 0) + 1
+        lines = col.lines
+        if idx >= len(lines):
+            col.grow(max(idx + 1, 2 * len(lines), 64))  # amortised: room doubles
+            lines = col.lines
+        if lines[idx]:
+            hint = f": {self.duplicate_hint}" if self.duplicate_hint else ""
+            self.problems.error(line, "response", f"person {person!r} answers item {item.id!r} "
+                                f"again (first at line {lines[idx]}){hint}")
+            return
+        earned, mask, omitted, several = col.slots.get(key) or col.slot(key, response)
+        if score is not None and abs(score - earned) > SCORE_TOLERANCE:
+            self.problems.tally(("score", item.id), line, "score",
+                                f"item {item.id!r}: the file's score differs from the bank's key; "
+                                "the bank's key is used",
+                                example=f"{score:g} for {earned:g} at line {line}")
+        if several:
+            self.problems.tally(("marks", item.id), line, "response",
+                                f"item {item.id!r}: several options marked on an item with one "
+                                "key; scored 0")
+        col.scores[idx] = earned
+        col.marks[idx] = mask
+        lines[idx] = line
+        col.omits[idx] = omitted
+        forms = col.forms
+        if form not in forms:
+            forms.add(form)
+            self.form_items.setdefault(form, set()).add(item.id)
 
     def add(self, a: Answer) -> None:
         """Store one answer, or report why it cannot be stored."""
@@ -285,4 +359,5 @@ class Responses:
 
     @staticmethod
     def _missing(col: Column) -> Iterator[int]:
-        return (i for i, line in enumerate(col.lines) if not line)
+        """The persons with no answer in `col` (line 0)."""
+        return compress(count(), map(not_, col.lines))
