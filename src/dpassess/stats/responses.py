@@ -310,6 +310,10 @@ class Responses:
         self._form = [new if f == old else f for f in self._form]
         if old in self.form_items:
             self.form_items[new] = self.form_items.pop(old)
+        for col in self.columns.values():  # what `put` remembers it added to form_items
+            if old in col.forms:
+                col.forms.discard(old)
+                col.forms.add(new)
         self._form_keys.clear()
 
     def only_form(self, form: str) -> Responses:
