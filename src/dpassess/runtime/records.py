@@ -16,7 +16,9 @@ The records of `dpassess lint` (`dpassess.lint.incremental`), one per bank file:
 - `LintStimulus`: a stimulus file's content hash and id.
 
 And `FileStamp`, what `dpassess build` knows of a file without reading it again (its size,
-mtime, inode and content hash).
+mtime, inode and content hash); `OutputIndex`, where each item's part (fragment) lies in an
+export file the runner wrote, so that the next write of that file copies it from there
+(`dpassess.export.runner`).
 """
 
 from __future__ import annotations
@@ -263,3 +265,70 @@ class FileStamp(NamedTuple):
     inode: int
     digest: bytes
 
+
+
+# --- the export runner's records (for `dpassess.export.runner`) -------------------------
+
+#: Where one fragment lies in an output file: its offset, its length, and the warnings
+#: building it gave (finding rows).
+FragmentPlace = tuple[int, int, tuple[FindingRow, ...]]
+
+
+class OutputIndex(NamedTuple):
+    """An export file as the runner last wrote it: its stat (size, mtime and ctime in ns,
+    inode: a file written, touched or replaced since does not match, and nothing is taken
+    from it), and for each fragment key the place of its bytes in the file."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    #: fragment key (plain values, `dpassess.export.runner.Key`) -> its place.
+    places: dict[Any, FragmentPlace]
+
+    @staticmethod
+    def of(st: Any, places: dict[Any, FragmentPlace]) -> OutputIndex:
+        """The index of a file whose `os.stat` is `st`."""
+        return OutputIndex(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, places)
+
+    def matches(self, st: Any) -> bool:
+        """Whether `st` (`os.stat` of the file now) is the file as indexed."""
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) == self[:4]
+
+    @staticmethod
+    def read(value: object) -> OutputIndex | None:
+        """The record of `plain(record)`, or None. Each place is checked when it is used
+        (`place`)."""
+        try:
+            tag, size, mtime, ctime, inode, places = _fields(value, 6)
+        except TypeError:
+            return None
+        if not (tag == ("output", VERSION) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in (size, mtime, ctime, inode))
+                and isinstance(places, dict)):
+            return None
+        return OutputIndex(size, mtime, ctime, inode, places)
+
+    def place(self, key: object
+              ) -> tuple[int, int, tuple[FindingRow, ...], list[Diagnostic]] | None:
+        """Offset, length, warning rows and warnings of the fragment of `key`, or None (not
+        there, or not the shape of a place inside the file)."""
+        try:
+            entry = self.places.get(key)
+        except TypeError:  # an unhashable key
+            return None
+        if entry is None:
+            return None
+        try:
+            offset, length, rows = _fields(entry, 3)
+            warnings = findings(rows)
+        except TypeError:
+            return None
+        if (warnings is None or not isinstance(offset, int) or not isinstance(length, int)
+                or offset < 0 or length < 0 or offset + length > self.size):
+            return None
+        return offset, length, rows, warnings
+
+    def plain(self) -> object:
+        return (("output", VERSION), self.size, self.mtime_ns, self.ctime_ns, self.inode,
+                self.places)
