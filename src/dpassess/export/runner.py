@@ -116,8 +116,15 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
         tasks = list(zip(exports, temps[:len(exports)], strict=True))
         size = sum(len(e.collection.items) for e in exports)
         workers = parallel.worker_count(size, PARALLEL_MIN_ITEMS, jobs, len(tasks))
-        # each item's model is hashed once per process, for the fragments of every file
-        done = parallel.run(_write_export, ItemDigests(), tasks, workers)
+        # each item's model is hashed once, for the fragments of every file: before the
+        # workers fork when there are several (else each would hash every item again)
+        digests = ItemDigests()
+        if workers > 1:
+            for e in exports:
+                if e.cache is not None:
+                    for model in [*e.collection.items, *e.collection.stimuli.values()]:
+                        digests(model)
+        done = parallel.run(_write_export, digests, tasks, workers)
         for (path, data), tmp in zip(files, temps[len(exports):], strict=True):
             _write(tmp, path, data)
         for tmp, path in zip(temps, paths, strict=True):
@@ -231,15 +238,16 @@ class _Sink:
             self.places[key] = (0, 0, rows)
 
     def write(self, data: bytes | memoryview) -> int:
-        n = data.nbytes if isinstance(data, memoryview) else len(data)
-        if self.pos < self._end:
-            self._overwritten(self.pos, n)
-        self._out.write(data)
+        n = self._out.write(data)  # all of it (a buffered file)
+        pos = self.pos
+        if pos < self._end:
+            self._overwritten(pos, n)
         expected = self._expected.pop(id(data), None)
-        if expected is not None and expected[0] is data:
-            self.places[expected[1]] = (self.pos, n, expected[2])
-        self.pos += n
-        self._end = max(self._end, self.pos)
+        if expected is not None:  # (the very object: it is held while expected)
+            self.places[expected[1]] = (pos, n, expected[2])
+        self.pos = pos = pos + n
+        if pos > self._end:
+            self._end = pos
         return n
 
     def writelines(self, lines: Iterable[bytes | memoryview]) -> None:
@@ -305,6 +313,9 @@ class ItemDigests:
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Item | Stimulus, bytes]] = {}
+        #: `FragmentStore._item_key` of each item, by item (shared by the files of one
+        #: collection).
+        self.items: dict[int, tuple[Item, Collection, ItemKey]] = {}
 
     def __call__(self, item: Item | Stimulus) -> bytes:
         known = self._known.get(id(item))
@@ -315,6 +326,9 @@ class ItemDigests:
         return value
 
 
+#: What a fragment reads of its item: its model's hash, its source path, its stimulus's id and
+#: model hash.
+ItemKey = tuple[bytes, str | None, str | None, bytes | None]
 #: A fragment's key: the hash of what the file's fragments all read, then what this one reads
 #: of its item (`FragmentStore._item_key`), then its context: plain values only.
 Key = tuple[Any, ...]
@@ -346,8 +360,7 @@ class FragmentStore:
         self._previous, self._sink = previous, sink
         self._used: dict[Key, _Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
-        self._items: dict[int, tuple[Item, Collection, tuple[bytes, str | None, str | None,
-                                                             bytes | None]]] = {}
+        self._items = self._digest.items
         self._hit: set[Key] = set()
         self._missed: set[Key] = set()
 
@@ -406,10 +419,9 @@ class FragmentStore:
         return digest(repr((fmt, lang, tuple(options.items()), collection.id,
                             collection.category)).encode("utf-8", "surrogatepass"))
 
-    def _item_key(self, collection: Collection, item: Item
-                  ) -> tuple[bytes, str | None, str | None, bytes | None]:
+    def _item_key(self, collection: Collection, item: Item) -> ItemKey:
         """What a fragment reads of the item: its model's hash, its source path, its stimulus's
-        id and model hash (once per item and collection)."""
+        id and model hash (once per item and collection, for every file of one write)."""
         known = self._items.get(id(item))
         if known is not None and known[0] is item and known[1] is collection:
             return known[2]

@@ -317,15 +317,16 @@ class OutputIndex(NamedTuple):
             entry = self.places.get(key)
         except TypeError:  # an unhashable key
             return None
-        if entry is None:
+        if type(entry) is not tuple or len(entry) != 3:
             return None
-        try:
-            offset, length, rows = _fields(entry, 3)
-            warnings = findings(rows)
-        except TypeError:
+        offset, length, rows = entry
+        if not (type(offset) is int and type(length) is int and offset >= 0
+                and 0 <= length <= self.size - offset):
             return None
-        if (warnings is None or not isinstance(offset, int) or not isinstance(length, int)
-                or offset < 0 or length < 0 or offset + length > self.size):
+        if rows == ():
+            return offset, length, rows, []
+        warnings = findings(rows)
+        if warnings is None:
             return None
         return offset, length, rows, warnings
 
