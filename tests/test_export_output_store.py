@@ -276,3 +276,39 @@ def test_a_planted_index_is_refused(project: Path, built, tmp_path: Path, plant:
     assert not marker.exists()
     assert {i for f, i in built if f == "moodle-xml"} == {_id(p) for p in _items(project)}
     assert exports(project / "exports") == exports_of(cold(project))
+
+
+def test_builds_own_records_are_plain_data_and_a_planted_one_runs_nothing(project: Path,
+                                                                          tmp_path: Path):
+    """`dpassess build`'s own entry (file stamps, banks, outputs) is plain data: an authentic
+    entry naming a class is refused without running it, and one of another shape is a miss;
+    either way the build writes the bytes of a cold build."""
+    from dpassess.runtime.records import BuildState
+
+    warm(project)
+    cache = Cache(project / "cache")
+    (target,) = cache.root.glob("*.build")
+    marker = tmp_path / "ran"
+    raw = target.read_bytes()
+    assert b"dpassess.app" not in raw and b"c__builtin__" not in raw  # names no class
+    assert BuildState.read(("build", "wrong")) == BuildState({}, {}, {}, None)
+    assert warm(project).written == []  # the entry is read: nothing to write
+    for plant in ("a class", "another shape"):
+        bad = pickle.dumps(Payload(marker)) if plant == "a class" else pickle.dumps(("x", 1))
+        cache.store_bytes(str(project / "exports"), "build", _build_salt(project), bad)
+        assert target.read_bytes().endswith(bad)  # in its place, with a valid tag
+        r = warm(project)
+        assert r.written and r.unchanged == []  # refused: everything written again
+        assert not marker.exists()
+        assert exports(project / "exports") == exports_of(cold(project))
+
+
+def _build_salt(project: Path) -> bytes:
+    """The salt `build` gives its own entry (as `dpassess.app.build.build` computes it)."""
+    import dpassess
+    from dpassess.lint import load_config
+    from dpassess.runtime.cache import salt
+
+    config = load_config(project / "items").override(None, None, "error")
+    settings = repr((config, dpassess.__version__))
+    return salt(b"", ("build", str(project / "items"), str(project / "exports"), settings))

@@ -265,6 +265,94 @@ class FileStamp(NamedTuple):
     inode: int
     digest: bytes
 
+    @staticmethod
+    def read(value: object) -> FileStamp | None:
+        if (type(value) is tuple and len(value) == 4 and isinstance(value[3], bytes)
+                and all(type(v) is int for v in value[:3])):
+            return FileStamp(*value)
+        return None
+
+
+class BuiltOutputs(NamedTuple):
+    """A group of outputs `dpassess build` wrote (a bank's exports, a blueprint's forms, the
+    preview): their key, each file's stamp (size, mtime in ns, inode: outputs are not read back
+    to hash them), and the warnings of the run that wrote them."""
+
+    key: bytes
+    files: dict[str, tuple[int, int, int]]
+    warnings: tuple[FindingRow, ...]
+
+    @staticmethod
+    def read(value: object) -> BuiltOutputs | None:
+        try:
+            key, files, rows = _fields(value, 3)
+        except TypeError:
+            return None
+        if not (isinstance(key, bytes) and isinstance(files, dict) and all(
+                isinstance(p, str) and type(st) is tuple and len(st) == 3
+                and all(type(v) is int for v in st) for p, st in files.items())
+                and findings(rows) is not None):
+            return None
+        return BuiltOutputs(key, files, rows)
+
+
+class BuiltBank(NamedTuple):
+    """A bank as `dpassess build` last checked it: its content key, the line that says so,
+    its lint findings and its exports."""
+
+    key: bytes
+    summary: str
+    findings: tuple[FindingRow, ...]
+    outputs: BuiltOutputs
+
+    @staticmethod
+    def read(value: object) -> BuiltBank | None:
+        try:
+            key, summary, rows, outputs = _fields(value, 4)
+        except TypeError:
+            return None
+        built = BuiltOutputs.read(outputs)
+        if not (isinstance(key, bytes) and isinstance(summary, str) and built is not None
+                and findings(rows) is not None):
+            return None
+        return BuiltBank(key, summary, rows, built)
+
+
+#: The layout of `dpassess build`'s own cache entry (`BuildState`).
+BUILD_VERSION = ("build", VERSION)
+
+
+class BuildState(NamedTuple):
+    """What `dpassess build` keeps between runs: the stamp of every file it read (by path),
+    each bank it checked (by folder), each blueprint's forms (by blueprint file) and the
+    preview."""
+
+    files: dict[str, FileStamp]
+    banks: dict[str, BuiltBank]
+    forms: dict[str, BuiltOutputs]
+    preview: BuiltOutputs | None
+
+    @staticmethod
+    def read(value: object) -> BuildState:
+        """The state of `plain(state)`; what does not have its shape is left out (a miss)."""
+        empty = BuildState({}, {}, {}, None)
+        try:
+            tag, files, banks, forms, preview = _fields(value, 5)
+        except TypeError:
+            return empty
+        if not (tag == BUILD_VERSION and isinstance(files, dict) and isinstance(banks, dict)
+                and isinstance(forms, dict)):
+            return empty
+        return BuildState(
+            {p: st for p, v in files.items() if (st := FileStamp.read(v)) is not None},
+            {p: b for p, v in banks.items() if (b := BuiltBank.read(v)) is not None},
+            {p: o for p, v in forms.items() if (o := BuiltOutputs.read(v)) is not None},
+            BuiltOutputs.read(preview))
+
+    def plain(self) -> object:
+        return (BUILD_VERSION, plain(self.files), plain(self.banks), plain(self.forms),
+                plain(self.preview))
+
 
 
 # --- the export runner's records (for `dpassess.export.runner`) -------------------------
