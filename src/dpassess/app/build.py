@@ -30,6 +30,14 @@ from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.files import Stamp, refuse_inside, stamp, sweep, unchanged
+from dpassess.runtime.records import (
+    BuildState,
+    BuiltBank,
+    BuiltOutputs,
+    FileStamp,
+    finding_row,
+)
+from dpassess.runtime.records import findings as read_findings
 
 if TYPE_CHECKING:
     from dpassess.app.preview import Loaded
@@ -110,13 +118,12 @@ def build(
     roots = _unique(find_banks(items))
     refuse_inside(out, roots, "--out")  # the exports would overwrite or join a bank's files
     settings = repr((config, dpassess.__version__))
-    stored: dict[str, Any] = {}
     build_salt = salt(b"", ("build", str(items), str(out), settings))
+    stored = BuildState({}, {}, {}, None)
     if cache is not None:
-        hit = cache.load(str(out), "build", build_salt)
-        stored = hit if isinstance(hit, dict) else {}
-    index: dict[str, Stat] = stored.get("index", {}) if isinstance(stored.get("index"), dict) else {}
-    seen: dict[str, Stat] = {}
+        stored = BuildState.read(cache.load_plain(str(out), "build", build_salt))
+    index = stored.files
+    seen: dict[str, FileStamp] = {}
     keys = {root: _content_key(root, settings, index, seen) for root in roots}
 
     # a bank is loaded (and linted, through the lint cache) when it or one of its exports changed
@@ -127,11 +134,12 @@ def build(
     by_root: dict[Path, Bank] = {}
     errors: list[Diagnostic] = []
     for root in roots:
-        entry = stored.get(f"bank:{root}")
-        if (keys[root] is not None and isinstance(entry, tuple) and len(entry) == 4
-                and entry[0] == keys[root] and _intact(entry[3])):
-            own[root] = (entry[1], entry[2])
-            fresh[root] = entry[3]
+        entry = stored.banks.get(str(root))
+        kept = _outputs_of(entry.outputs) if entry is not None else None
+        if (keys[root] is not None and entry is not None and kept is not None
+                and entry.key == keys[root] and _intact(kept)):
+            own[root] = (entry.summary, read_findings(entry.findings) or [])
+            fresh[root] = kept
             continue
         try:
             loaded, found = _load_and_lint(root, config, cache)
@@ -156,7 +164,7 @@ def build(
         return report
     report.lines.append(_lint_summary(findings))
 
-    new_store: dict[str, Any] = {"index": seen}
+    new_store = BuildState(seen, {}, {}, None)
     exported: dict[Path, list[Diagnostic]] = {}
     for root in roots:
         if root in fresh:
@@ -170,32 +178,33 @@ def build(
         exported[root] = outputs.warnings
         key = keys[root]
         if key is not None:
-            new_store[f"bank:{root}"] = (key, *own[root], outputs)
+            new_store.banks[str(root)] = BuiltBank(
+                key, own[root][0], tuple(map(finding_row, own[root][1])), _record(outputs))
 
     for bp in forms:
         form_key = _forms_key(bp, keys, index, seen)
-        entry = stored.get(f"forms:{bp}")
-        if (form_key is not None and isinstance(entry, _Outputs) and entry.key == form_key
-                and _intact(entry)):
-            report.replayed += entry.warnings
-            report.unchanged += [Path(p) for p in entry.files]
-            _sweep(entry.files, report)
-            new_store[f"forms:{bp}"] = entry
+        kept = _outputs_of(stored.forms.get(str(bp)))
+        if (form_key is not None and kept is not None and kept.key == form_key
+                and _intact(kept)):
+            report.replayed += kept.warnings
+            report.unchanged += [Path(p) for p in kept.files]
+            _sweep(kept.files, report)
+            new_store.forms[str(bp)] = _record(kept)
             continue
         say(f"assembling {bp.stem}")
         outputs = _assemble_forms(bp, list(by_root.values()), out / "forms" / bp.stem, report)
         if form_key is not None:
             outputs.key = form_key
-            new_store[f"forms:{bp}"] = outputs
+            new_store.forms[str(bp)] = _record(outputs)
     report.lines += [f"wrote {p}" for p in report.written]
     preview_key = _preview_key(keys, bp_dir, index, seen)
-    entry = stored.get("preview")
-    if (preview_key is not None and isinstance(entry, _Outputs) and entry.key == preview_key
-            and _intact(entry)):
-        report.warnings += entry.warnings
-        report.unchanged += [Path(p) for p in entry.files]
-        _sweep(entry.files, report)
-        new_store["preview"] = entry
+    shown = _outputs_of(stored.preview)
+    if (preview_key is not None and shown is not None and shown.key == preview_key
+            and _intact(shown)):
+        report.warnings += shown.warnings
+        report.unchanged += [Path(p) for p in shown.files]
+        _sweep(shown.files, report)
+        new_store = new_store._replace(preview=_record(shown))
     else:
         say("writing the preview")
         # the one bank, when this run loaded it: the preview does not load it again
@@ -205,7 +214,7 @@ def build(
                                  reuse)
         if preview_key is not None:
             outputs.key = preview_key
-            new_store["preview"] = outputs
+            new_store = new_store._replace(preview=_record(outputs))
     if report.unchanged:
         report.lines.append(f"unchanged: {len(report.unchanged)} files (inputs as last built)")
     if report.replayed:
@@ -215,7 +224,7 @@ def build(
             f"they were written, {'are' if n != 1 else 'is'} not repeated "
             "(`dpassess build --no-cache` shows them again)")
     if cache is not None:
-        cache.store(str(out), "build", build_salt, new_store)
+        cache.store_plain(str(out), "build", build_salt, new_store.plain())
         report.cache_warning = cache.notice
     return report
 
@@ -246,7 +255,7 @@ def _load_and_lint(root: Path, config: Any, cache: Cache | None) -> tuple[Bank, 
 
 
 #: What is known of a file: its size, mtime (ns), inode and content hash.
-Stat = tuple[int, int, int, bytes]
+Stat = FileStamp
 
 
 def _file_digest(path: str, index: dict[str, Stat], seen: dict[str, Stat]) -> bytes:
@@ -254,13 +263,25 @@ def _file_digest(path: str, index: dict[str, Stat], seen: dict[str, Stat]) -> by
     what `index` recorded (as git's index does). Records it in `seen`. Raises OSError."""
     st = os.stat(path)
     known = index.get(path)
-    if isinstance(known, tuple) and len(known) == 4 and known[:3] == stamp(st):
+    if known is not None and known[:3] == stamp(st):
         seen[path] = known
-        return known[3]
+        return known.digest
     with open(path, "rb") as fh:
         value = digest(fh.read())
-    seen[path] = (*stamp(st), value)
+    seen[path] = FileStamp(*stamp(st), value)
     return value
+
+
+def _record(outputs: _Outputs) -> BuiltOutputs:
+    """`outputs` as the cache keeps them (plain data)."""
+    return BuiltOutputs(outputs.key, dict(outputs.files), tuple(map(finding_row, outputs.warnings)))
+
+
+def _outputs_of(record: BuiltOutputs | None) -> _Outputs | None:
+    """The outputs the cache kept (`_record`), or None."""
+    if record is None:
+        return None
+    return _Outputs(record.key, dict(record.files), read_findings(record.warnings) or [])
 
 
 def _content_key(root: Path, settings: str, index: dict[str, Stat], seen: dict[str, Stat]

@@ -9,21 +9,29 @@ when there is much to write; once every file is complete, the temporary files ar
 the order given. If any export or write fails, every temporary file is removed and nothing is
 written. The bytes do not depend on `jobs`.
 
-An export given a `cache` (`dpassess.runtime.cache.Cache`) keeps its per-item fragments there
-(`FragmentStore`), one cache file per export file: the next write of that file asks the format
-to build only the items whose fragment key changed and takes the others' bytes from the cache.
-The bytes are the same as without it. Formats know nothing of this: they ask for fragments.
+An export given a `cache` (`dpassess.runtime.cache.Cache`) uses the file it wrote last time as
+the store of its per-item fragments (`FragmentStore`): while a file is written, the runner notes
+where each fragment's bytes land in it (a format writes a fragment's bytes as they are, into the
+file or into a stored zip member), and keeps that index in the cache (`OutputIndex`: plain
+data, beside the file's size, mtime, ctime and inode). The next write of that file asks the
+format to build only the items whose fragment key is not in the index and takes the others'
+bytes from the previous file, at their offsets; a previous file that is not as indexed (edited,
+touched, replaced: another stat) gives nothing, and every fragment is built. The cache holds no
+second copy of the exports, and nothing in it runs code when read. The bytes are the same as
+without a cache. Formats know nothing of this: they ask for fragments.
 """
 
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Mapping, Sequence
+import mmap
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-from dpassess.diagnostics import Diagnostic, Severity, UsageError, dedupe
+from dpassess.diagnostics import Diagnostic, UsageError, dedupe
 from dpassess.export import (
     EXPORTERS,
     Collection,
@@ -36,6 +44,13 @@ from dpassess.export import (
 from dpassess.runtime import parallel
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.files import replace_from_temp, staged
+from dpassess.runtime.records import (
+    FindingRow,
+    FragmentPlace,
+    OutputIndex,
+    finding,
+    finding_row,
+)
 
 if TYPE_CHECKING:
     from dpassess.model import Item, Stimulus
@@ -101,37 +116,171 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
         tasks = list(zip(exports, temps[:len(exports)], strict=True))
         size = sum(len(e.collection.items) for e in exports)
         workers = parallel.worker_count(size, PARALLEL_MIN_ITEMS, jobs, len(tasks))
-        # each item's model is hashed once per process, for the fragments of every file
-        warnings = parallel.run(_write_export, ItemDigests(), tasks, workers)
+        # each item's model is hashed once, for the fragments of every file: before the
+        # workers fork when there are several (else each would hash every item again)
+        digests = ItemDigests()
+        if workers > 1:
+            for e in exports:
+                if e.cache is not None:
+                    for model in [*e.collection.items, *e.collection.stimuli.values()]:
+                        digests(model)
+        done = parallel.run(_write_export, digests, tasks, workers)
         for (path, data), tmp in zip(files, temps[len(exports):], strict=True):
             _write(tmp, path, data)
         for tmp, path in zip(temps, paths, strict=True):
             replace_from_temp(tmp, path)
-    return warnings
+    for export, (_, places) in zip(exports, done, strict=True):
+        if export.cache is not None and places is not None:
+            _store_index(export, places)
+    return [warnings for warnings, _ in done]
 
 
-def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> list[Diagnostic]:
+def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
+                  ) -> tuple[list[Diagnostic], dict[Key, FragmentPlace] | None]:
+    """Write the file of `task` to its temporary file; its warnings, and (with a cache) where
+    its fragments lie in it."""
     export, tmp = task
     fmt = EXPORTERS[export.fmt]
-    cache, key_salt = export.cache, _fragments_salt(export)
-    store: FragmentStore | None = None
+    cache = export.cache
+    previous = None
     if cache is not None:
-        stored = cache.load_bytes(str(export.path), FRAGMENTS, key_salt)
-        store = FragmentStore(stored, digests)
-        del stored  # the store holds what it needs
-
+        index = OutputIndex.read(cache.load_plain(str(export.path), FRAGMENTS,
+                                                  _fragments_salt(export)))
+        previous = _Previous.open(export.path, index) if index is not None else None
+    places: dict[Key, FragmentPlace] | None = None
     try:
         with open(tmp, "wb", buffering=_BUFFER) as out:
-            if store is None:
+            if cache is None:
                 warnings = fmt.write(export.collection, export.lang, out, export.options)
             else:
-                warnings = store.write(fmt, export.collection, export.lang, out,
+                sink = _Sink(out)
+                store = FragmentStore(digests=digests, previous=previous, sink=sink)
+                warnings = store.write(fmt, export.collection, export.lang, cast(BinaryIO, sink),
                                        export.options)
+                # (a write that went round the sink would make every offset doubtful)
+                places = sink.places if out.tell() == sink.pos else {}
     except OSError as exc:
         raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}") from exc
-    if cache is not None and store is not None:
-        cache.store_bytes(str(export.path), FRAGMENTS, key_salt, store.dumps())
-    return dedupe(warnings)
+    finally:
+        if previous is not None:
+            previous.close()
+    return dedupe(warnings), places
+
+
+def _store_index(export: ExportFile, places: dict[Key, FragmentPlace]) -> None:
+    """Keep where the fragments of `export`'s file (just renamed into place) lie, with its
+    stat."""
+    assert export.cache is not None
+    try:
+        st = os.stat(export.path)
+    except OSError:
+        return
+    export.cache.store_plain(str(export.path), FRAGMENTS, _fragments_salt(export),
+                             OutputIndex.of(st, places).plain())
+
+
+class _Previous:
+    """The file an export wrote last time, as its index says it is (read through a map of
+    it: a fragment's bytes are sliced out where the index puts them)."""
+
+    def __init__(self, index: OutputIndex, data: mmap.mmap) -> None:
+        self.index, self._map = index, data
+
+    @classmethod
+    def open(cls, path: Path, index: OutputIndex) -> _Previous | None:
+        """The file at `path` when its stat is the index's (else None: written, touched or
+        replaced since, by someone else; nothing is taken from it)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            if not index.matches(os.fstat(fd)) or index.size == 0:
+                return None
+            return cls(index, mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
+
+    def get(self, key: Key) -> tuple[bytes, tuple[FindingRow, ...], list[Diagnostic]] | None:
+        """The bytes, warning rows and warnings of the fragment of `key`, or None."""
+        place = self.index.place(key)
+        if place is None:
+            return None
+        offset, length, rows, warnings = place
+        return self._map[offset:offset + length], rows, warnings
+
+    def close(self) -> None:
+        self._map.close()
+
+
+class _Sink:
+    """The file a format writes, as a binary file (write, tell, seek, flush), noting at which
+    offset the bytes of each expected fragment are written (the very object the format was
+    given: its bytes are then the fragment's, whatever else is written around them). Bytes
+    written again over a noted place (a zip entry's header written again) unnote it."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self.pos = out.tell()
+        self._end = self.pos
+        self._expected: dict[int, tuple[bytes, Key, tuple[FindingRow, ...]]] = {}
+        #: fragment key -> its place in the file.
+        self.places: dict[Key, FragmentPlace] = {}
+
+    def expect(self, data: bytes, key: Key, rows: tuple[FindingRow, ...]) -> None:
+        """Note where `data` (the fragment of `key`, warnings `rows`) is written, if it is
+        (empty bytes are anywhere)."""
+        if data:
+            self._expected[id(data)] = (data, key, rows)
+        else:
+            self.places[key] = (0, 0, rows)
+
+    def write(self, data: bytes | memoryview) -> int:
+        n = self._out.write(data)  # all of it (a buffered file)
+        pos = self.pos
+        if pos < self._end:
+            self._overwritten(pos, n)
+        expected = self._expected.pop(id(data), None)
+        if expected is not None:  # (the very object: it is held while expected)
+            self.places[expected[1]] = (pos, n, expected[2])
+        self.pos = pos = pos + n
+        if pos > self._end:
+            self._end = pos
+        return n
+
+    def writelines(self, lines: Iterable[bytes | memoryview]) -> None:
+        for data in lines:
+            self.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a binary file has, of the file itself (a write that goes round the
+        sink moves the file's position away from the sink's: `_write_export` then keeps no
+        place)."""
+        return getattr(self._out, name)
+
+    def _overwritten(self, start: int, n: int) -> None:
+        end = start + n
+        for key, (offset, length, _) in list(self.places.items()):
+            if offset < end and start < offset + length:
+                del self.places[key]
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self.pos = self._out.seek(offset, whence)
+        return self.pos
+
+    def seekable(self) -> bool:
+        return self._out.seekable()
+
+    def writable(self) -> bool:
+        return True
+
+    def flush(self) -> None:
+        self._out.flush()
 
 
 #: The kind of cache file that holds an export file's fragments.
@@ -143,8 +292,12 @@ def _fragments_salt(export: ExportFile) -> bytes:
     the cache's salt)."""
     import dpassess
 
-    return salt(b"", ("fragments", export.fmt, export.lang, sorted(export.options.items()),
-                      dpassess.__version__))
+    return salt(b"", ("fragments", _LAYOUT, export.fmt, export.lang,
+                      sorted(export.options.items()), dpassess.__version__))
+
+
+#: The layout of the fragments' cache file (2: the places of the fragments in the file).
+_LAYOUT = 2
 
 
 def _write(tmp: Path, path: Path, data: bytes) -> None:
@@ -160,6 +313,9 @@ class ItemDigests:
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Item | Stimulus, bytes]] = {}
+        #: `FragmentStore._item_key` of each item, by item (shared by the files of one
+        #: collection).
+        self.items: dict[int, tuple[Item, Collection, ItemKey]] = {}
 
     def __call__(self, item: Item | Stimulus) -> bytes:
         known = self._known.get(id(item))
@@ -170,33 +326,41 @@ class ItemDigests:
         return value
 
 
+#: What a fragment reads of its item: its model's hash, its source path, its stimulus's id and
+#: model hash.
+ItemKey = tuple[bytes, str | None, str | None, bytes | None]
 #: A fragment's key: the hash of what the file's fragments all read, then what this one reads
 #: of its item (`FragmentStore._item_key`), then its context: plain values only.
 Key = tuple[Any, ...]
-#: A stored fragment: its bytes and its warnings as plain values (`_plain`).
+#: A stored fragment: its bytes and its warnings as plain values (finding rows).
 _Entry = tuple[bytes, tuple[tuple[Any, ...], ...]]
 
 
 class FragmentStore:
-    """The fragments of one export file: those stored by its last write (what `dumps()` gave
-    then; bytes that are not count as none; an entry of another shape is a miss) and those used
-    or built this time.
+    """The fragments of one export file: those of its last write, and those used or built this
+    time.
 
     A fragment's key is everything its bytes read: the hash of the item's model (so an edit to
     a comment of its YAML file changes nothing; an assembled form's item differs from its
     file), the item's stimulus (id and model hash), its source path, the format, language and
     options, the collection's id and category (one hash for the file), and the context the
-    assembly gives. What is stored is plain data
-    (`marshal` of bytes, strings, numbers and tuples: nothing that runs code when read), in a
-    cache file checked by its HMAC (`dpassess.runtime.cache`)."""
+    assembly gives.
+
+    The runner's store (`previous`, `sink`) finds the last write's fragments in the previous
+    file (`_Previous`) and notes where this write puts each reusable one (`_Sink`): the file
+    is the store. Without them (a file held in memory) the fragments are kept here, and
+    `dumps()` gives them as plain data (`marshal` of bytes, strings, numbers and tuples:
+    nothing that runs code when read) for the next store's `stored` (bytes that are not what
+    `dumps()` gives count as none; an entry of another shape is a miss)."""
 
     def __init__(self, stored: bytes | memoryview | None = None,
-                 digests: ItemDigests | None = None) -> None:
+                 digests: ItemDigests | None = None, *, previous: _Previous | None = None,
+                 sink: _Sink | None = None) -> None:
         self._stored = _loads(stored)
+        self._previous, self._sink = previous, sink
         self._used: dict[Key, _Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
-        self._items: dict[int, tuple[Item, Collection, tuple[bytes, str | None, str | None,
-                                                             bytes | None]]] = {}
+        self._items = self._digest.items
         self._hit: set[Key] = set()
         self._missed: set[Key] = set()
 
@@ -228,6 +392,7 @@ class FragmentStore:
         build = fmt.fragment
         file_key = self._file_key(fmt.name, collection, lang, options)
         item_key = self._item_key
+        sink = self._sink
 
         def fragment(item: Item, context: Context = ()) -> Fragment:
             key = (file_key, *item_key(collection, item), context)
@@ -237,7 +402,11 @@ class FragmentStore:
             self._missed.add(key)
             made = build(state, item, context)
             if made.reusable:
-                self._used[key] = (made.data, tuple(_plain(w) for w in made.warnings))
+                rows = tuple(finding_row(w) for w in made.warnings)
+                if sink is not None:
+                    sink.expect(made.data, key, rows)
+                else:
+                    self._used[key] = (made.data, rows)
             return made
 
         return fragment
@@ -250,10 +419,9 @@ class FragmentStore:
         return digest(repr((fmt, lang, tuple(options.items()), collection.id,
                             collection.category)).encode("utf-8", "surrogatepass"))
 
-    def _item_key(self, collection: Collection, item: Item
-                  ) -> tuple[bytes, str | None, str | None, bytes | None]:
+    def _item_key(self, collection: Collection, item: Item) -> ItemKey:
         """What a fragment reads of the item: its model's hash, its source path, its stimulus's
-        id and model hash (once per item and collection)."""
+        id and model hash (once per item and collection, for every file of one write)."""
         known = self._items.get(id(item))
         if known is not None and known[0] is item and known[1] is collection:
             return known[2]
@@ -275,12 +443,20 @@ class FragmentStore:
         return fmt.write(collection, lang, out, options, fragments)
 
     def _get(self, key: Key) -> Fragment | None:
+        if self._previous is not None:
+            found = self._previous.get(key)
+            if found is not None:
+                data, rows, warnings = found
+                assert self._sink is not None
+                self._sink.expect(data, key, rows)
+                self._hit.add(key)
+                return Fragment(data, warnings)
         entry = self._used.get(key) or self._stored.get(key)
         if entry is None:
             return None
         try:
             data, plain = entry
-            warnings = [_diagnostic(w) for w in plain]
+            warnings = [finding(w) for w in plain]
             if not isinstance(data, bytes):
                 return None
         except (TypeError, ValueError):  # another shape: a miss
@@ -304,25 +480,3 @@ def _loads(stored: bytes | memoryview | None) -> dict[Any, Any]:
     except (EOFError, ValueError, TypeError):  # damaged: none
         return {}
     return value if isinstance(value, dict) else {}
-
-
-_FIELDS = ("path", "line", "col", "field", "message", "code", "severity", "help", "name", "item")
-
-
-def _plain(d: Diagnostic) -> tuple[Any, ...]:
-    """`d` as plain values (what `_diagnostic` reads back)."""
-    return (d.path, d.line, d.col, d.field, d.message, d.code, d.severity.value, d.help, d.name,
-            d.item)
-
-
-def _diagnostic(plain: object) -> Diagnostic:
-    """The Diagnostic `_plain` gave; TypeError or ValueError when `plain` is not one."""
-    if not isinstance(plain, tuple) or len(plain) != len(_FIELDS):
-        raise TypeError("not a warning")
-    path, line, col, fld, message, code, severity, help_, name, item = plain
-    if not (all(isinstance(v, str) for v in (path, fld, message, code, help_, name))
-            and isinstance(line, int) and isinstance(col, int)
-            and (item is None or isinstance(item, str))):
-        raise TypeError("not a warning")
-    return Diagnostic(path, line, col, fld, message, code, Severity(severity), help_, name, item)
-

@@ -16,7 +16,9 @@ The records of `dpassess lint` (`dpassess.lint.incremental`), one per bank file:
 - `LintStimulus`: a stimulus file's content hash and id.
 
 And `FileStamp`, what `dpassess build` knows of a file without reading it again (its size,
-mtime, inode and content hash).
+mtime, inode and content hash); `OutputIndex`, where each item's part (fragment) lies in an
+export file the runner wrote, so that the next write of that file copies it from there
+(`dpassess.export.runner`).
 """
 
 from __future__ import annotations
@@ -263,3 +265,159 @@ class FileStamp(NamedTuple):
     inode: int
     digest: bytes
 
+    @staticmethod
+    def read(value: object) -> FileStamp | None:
+        if (type(value) is tuple and len(value) == 4 and isinstance(value[3], bytes)
+                and all(type(v) is int for v in value[:3])):
+            return FileStamp(*value)
+        return None
+
+
+class BuiltOutputs(NamedTuple):
+    """A group of outputs `dpassess build` wrote (a bank's exports, a blueprint's forms, the
+    preview): their key, each file's stamp (size, mtime in ns, inode: outputs are not read back
+    to hash them), and the warnings of the run that wrote them."""
+
+    key: bytes
+    files: dict[str, tuple[int, int, int]]
+    warnings: tuple[FindingRow, ...]
+
+    @staticmethod
+    def read(value: object) -> BuiltOutputs | None:
+        try:
+            key, files, rows = _fields(value, 3)
+        except TypeError:
+            return None
+        if not (isinstance(key, bytes) and isinstance(files, dict) and all(
+                isinstance(p, str) and type(st) is tuple and len(st) == 3
+                and all(type(v) is int for v in st) for p, st in files.items())
+                and findings(rows) is not None):
+            return None
+        return BuiltOutputs(key, files, rows)
+
+
+class BuiltBank(NamedTuple):
+    """A bank as `dpassess build` last checked it: its content key, the line that says so,
+    its lint findings and its exports."""
+
+    key: bytes
+    summary: str
+    findings: tuple[FindingRow, ...]
+    outputs: BuiltOutputs
+
+    @staticmethod
+    def read(value: object) -> BuiltBank | None:
+        try:
+            key, summary, rows, outputs = _fields(value, 4)
+        except TypeError:
+            return None
+        built = BuiltOutputs.read(outputs)
+        if not (isinstance(key, bytes) and isinstance(summary, str) and built is not None
+                and findings(rows) is not None):
+            return None
+        return BuiltBank(key, summary, rows, built)
+
+
+#: The layout of `dpassess build`'s own cache entry (`BuildState`).
+BUILD_VERSION = ("build", VERSION)
+
+
+class BuildState(NamedTuple):
+    """What `dpassess build` keeps between runs: the stamp of every file it read (by path),
+    each bank it checked (by folder), each blueprint's forms (by blueprint file) and the
+    preview."""
+
+    files: dict[str, FileStamp]
+    banks: dict[str, BuiltBank]
+    forms: dict[str, BuiltOutputs]
+    preview: BuiltOutputs | None
+
+    @staticmethod
+    def read(value: object) -> BuildState:
+        """The state of `plain(state)`; what does not have its shape is left out (a miss)."""
+        empty = BuildState({}, {}, {}, None)
+        try:
+            tag, files, banks, forms, preview = _fields(value, 5)
+        except TypeError:
+            return empty
+        if not (tag == BUILD_VERSION and isinstance(files, dict) and isinstance(banks, dict)
+                and isinstance(forms, dict)):
+            return empty
+        return BuildState(
+            {p: st for p, v in files.items() if (st := FileStamp.read(v)) is not None},
+            {p: b for p, v in banks.items() if (b := BuiltBank.read(v)) is not None},
+            {p: o for p, v in forms.items() if (o := BuiltOutputs.read(v)) is not None},
+            BuiltOutputs.read(preview))
+
+    def plain(self) -> object:
+        return (BUILD_VERSION, plain(self.files), plain(self.banks), plain(self.forms),
+                plain(self.preview))
+
+
+
+# --- the export runner's records (for `dpassess.export.runner`) -------------------------
+
+#: Where one fragment lies in an output file: its offset, its length, and the warnings
+#: building it gave (finding rows).
+FragmentPlace = tuple[int, int, tuple[FindingRow, ...]]
+
+
+class OutputIndex(NamedTuple):
+    """An export file as the runner last wrote it: its stat (size, mtime and ctime in ns,
+    inode: a file written, touched or replaced since does not match, and nothing is taken
+    from it), and for each fragment key the place of its bytes in the file."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    #: fragment key (plain values, `dpassess.export.runner.Key`) -> its place.
+    places: dict[Any, FragmentPlace]
+
+    @staticmethod
+    def of(st: Any, places: dict[Any, FragmentPlace]) -> OutputIndex:
+        """The index of a file whose `os.stat` is `st`."""
+        return OutputIndex(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, places)
+
+    def matches(self, st: Any) -> bool:
+        """Whether `st` (`os.stat` of the file now) is the file as indexed."""
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) == self[:4]
+
+    @staticmethod
+    def read(value: object) -> OutputIndex | None:
+        """The record of `plain(record)`, or None. Each place is checked when it is used
+        (`place`)."""
+        try:
+            tag, size, mtime, ctime, inode, places = _fields(value, 6)
+        except TypeError:
+            return None
+        if not (tag == ("output", VERSION) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in (size, mtime, ctime, inode))
+                and isinstance(places, dict)):
+            return None
+        return OutputIndex(size, mtime, ctime, inode, places)
+
+    def place(self, key: object
+              ) -> tuple[int, int, tuple[FindingRow, ...], list[Diagnostic]] | None:
+        """Offset, length, warning rows and warnings of the fragment of `key`, or None (not
+        there, or not the shape of a place inside the file)."""
+        try:
+            entry = self.places.get(key)
+        except TypeError:  # an unhashable key
+            return None
+        if type(entry) is not tuple or len(entry) != 3:
+            return None
+        offset, length, rows = entry
+        if not (type(offset) is int and type(length) is int and offset >= 0
+                and 0 <= length <= self.size - offset):
+            return None
+        if rows == ():
+            return offset, length, rows, []
+        warnings = findings(rows)
+        if warnings is None:
+            return None
+        return offset, length, rows, warnings
+
+    def plain(self) -> object:
+        return (("output", VERSION), self.size, self.mtime_ns, self.ctime_ns, self.inode,
+                self.places)

@@ -116,21 +116,28 @@ def _assemble(job: _Quiz, fragments: Fragments, out: BinaryIO) -> list[Diagnosti
         why = "; ".join(dict.fromkeys(f"{w.item}: {w.message}" for w in dropped))
         raise UsageError(f"{collection.id}: Canvas can take none of the items in {lang!r}, so "
                          f"there is nothing to export ({why})")
-    stream = job.stream
-    for data in parts:
-        stream.write_bytes(data)
-    stream.close()
-
-    package = ZipStream(out)
+    section = f"{quiz}/{quiz}.xml"
     entries = {
         "imsmanifest.xml": _xml(_manifest(collection, lang, quiz, sorted(job.files))),
-        f"{quiz}/{quiz}.xml": job.buf.getvalue(),
+        section: b"",  # streamed below
         f"{quiz}/assessment_meta.xml": _xml(_meta(collection, lang, quiz, points)),
         **job.files,
     }
-    for name in sorted(entries):
-        package.add(name, entries[name])
-    package.close()
+    with ZipStream(out) as package:
+        for name in sorted(entries):
+            if name != section:
+                package.add(name, entries[name])
+                continue
+            # the questions' section, each question's bytes written as they are into the
+            # (stored) entry: its head (held in job.buf), the questions, its tail
+            stream, head = job.stream, job.buf.getvalue()
+            size = len(head) + sum(map(len, parts)) + len(stream.tail)
+            with package.open(name, size) as entry:
+                entry.write(head)
+                stream.out = entry
+                for data in parts:
+                    stream.write_bytes(data)
+                stream.close()
     return notes
 
 

@@ -129,7 +129,8 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
                          first=topic is None)
             topic = item.topic
         block = fragments(item, (langs,))
-        out.write(b"\n\n" + block.data)
+        out.write(b"\n\n")
+        out.write(block.data)  # as it is: the runner notes where a fragment lies
         warnings += block.warnings
     out.write(b"\n")
     return warnings

@@ -58,9 +58,13 @@ class ZipStream:
         zf.filelist.append(info)
         zf.NameToInfo[name] = info
 
-    def open(self, name: str) -> IO[bytes]:
-        """An entry to write in pieces (close it before adding the next one)."""
-        return self.zf.open(_info(name), "w")
+    def open(self, name: str, size: int = 0) -> IO[bytes]:
+        """An entry to write in pieces (close it before adding the next one); `size`, when
+        known, is the number of bytes it will hold (what `add` of those bytes writes: the
+        same header, zip64 or not, as `writestr`)."""
+        info = _info(name)
+        info.file_size = size
+        return self.zf.open(info, "w")
 
     def close(self) -> None:
         self.zf.close()
