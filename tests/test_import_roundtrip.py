@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import lxml.html
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
@@ -212,14 +212,17 @@ def malformed_for_qti(item: Item) -> bool:
     return False
 
 
-def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = True) -> None:
+def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = True) -> bool:
+    """Export `its` in `fmt`, import the file back and compare. Whether it compared: a property
+    test passes over a format whose exporter reports a text it cannot carry as written (False);
+    anywhere else that fails."""
     result = EXPORTERS[fmt].export(collection(its), lang)
     exact = not lossy(result.warnings) and not (
         lang == MULTI and any(unmarkable(i) for i in its)) and not (
         fmt == "qti21" and any(malformed_for_qti(i) for i in its))
-    if property_test:
-        assume(exact)
-    assert exact, "the exporter reports a text it cannot carry as written"
+    if not exact:
+        assert property_test, "the exporter reports a text it cannot carry as written"
+        return False
     langs = LANGS if lang == MULTI else (lang,)
     written = LANGS if lang == MULTI else None
     read_lang = None if lang == MULTI else lang
@@ -233,6 +236,7 @@ def round_trip(its: list[Item], fmt: str, lang: str, *, property_test: bool = Tr
         assert back.languages == langs
         # the importer's item as it is, against what the target LMS shows of the original
         assert view(back, fmt, langs) == view(original, fmt, langs, written)
+    return True
 
 
 item_lists = st.lists(items(), min_size=1, max_size=3, unique_by=lambda i: i.id)
@@ -282,30 +286,24 @@ BLANK_IN_ONE_LANGUAGE = parse_item({
 })
 
 
+#: The formats a file of each language goes through (QTI 2.1 writes no `multi` file).
+FORMATS = {**{lang: ("gift", "moodle-xml", "qti21") for lang in LANGS},
+           MULTI: ("gift", "moodle-xml")}
+
+
 @pytest.mark.parametrize("lang", [*LANGS, MULTI])
+# Each drawn list goes through every format, since drawing it is most of the cost. A format that
+# reports a text it cannot carry is passed over for that list, so half again as many lists as
+# the profile's are drawn, and each format still compares about as many lists.
+@settings(max_examples=settings.default.max_examples * 3 // 2)
 @given(its=item_lists)
 @example(its=[COMMENT_WITH_BLANK_LINE])
 @example(its=[QUOTE_IN_ONE_LANGUAGE])
 @example(its=[FEEDBACK_IN_ONE_LANGUAGE])
 @example(its=[BLANK_IN_ONE_LANGUAGE])
-def test_gift_round_trip(its, lang):
-    round_trip(its, "gift", lang)
-
-
-@pytest.mark.parametrize("lang", [*LANGS, MULTI])
-@given(its=item_lists)
-@example(its=[COMMENT_WITH_BLANK_LINE])
-@example(its=[QUOTE_IN_ONE_LANGUAGE])
-@example(its=[FEEDBACK_IN_ONE_LANGUAGE])
-@example(its=[BLANK_IN_ONE_LANGUAGE])
-def test_moodle_xml_round_trip(its, lang):
-    round_trip(its, "moodle-xml", lang)
-
-
-@pytest.mark.parametrize("lang", LANGS)
-@given(its=item_lists)
-def test_qti21_round_trip(its, lang):
-    round_trip(its, "qti21", lang)
+def test_round_trip_through_every_format(its, lang):
+    compared = [fmt for fmt in FORMATS[lang] if round_trip(its, fmt, lang)]
+    assume(compared)
 
 
 @st.composite
@@ -330,7 +328,7 @@ def test_weights_round_trip(item, fmt):
     default = {o: (1 / n_right if o in item.key else -1 / n_wrong if n_wrong else 0.0)
                for o in item.option_ids}
     assume(any(abs(item.weights[o] - default[o]) > 1e-5 for o in item.option_ids))
-    round_trip([item], fmt, LANGS[0])
+    assume(round_trip([item], fmt, LANGS[0]))
 
 
 @pytest.mark.parametrize(("fmt", "lang"), [

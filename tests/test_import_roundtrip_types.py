@@ -178,28 +178,31 @@ def _gap(gap: object, content: object, share: float, fmt: str) -> tuple[object, 
 NO_SHRINK = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
-def round_trip(item: Item, fmt: str, lang: str) -> None:
+def round_trip(item: Item, fmt: str, lang: str) -> bool:
+    """Export, import back and compare; False (nothing compared) when the exporter reports a
+    text it cannot carry as written."""
     result = EXPORTERS[fmt].export(collection([item]), lang)
-    assume(not lossy(result.warnings))
+    if lossy(result.warnings):
+        return False
     imported = reader(fmt).read(result.data, f"export.{fmt}", lang)
     assert imported.skipped == [], [str(s) for s in imported.skipped]
     [back] = imported.items
     assert view(back, fmt, lang) == view(item, fmt, lang)
+    return True
 
 
-@pytest.mark.parametrize("fmt", ["moodle-xml", "qti21"])
+#: The types GIFT writes (it leaves an ordering item and a several-gap cloze out, with a warning)
+GIFT_KINDS = {"numerical", "short_answer", "matching", "essay", "cloze", "description"}
+
+
 @pytest.mark.parametrize("kind", sorted(STRATEGIES))
+# Each drawn item goes through every format that takes its type, since drawing it is most of the
+# cost; a format that reports a text it cannot carry is passed over for that item, so half again
+# as many items as the profile's are drawn.
+@settings(NO_SHRINK, max_examples=settings.default.max_examples * 3 // 2)
 @given(data=st.data())
-@NO_SHRINK
-def test_round_trip(kind, fmt, data):
+def test_round_trip(kind, data):
     lang = data.draw(st.sampled_from(LANGS))
-    round_trip(data.draw(STRATEGIES[kind]((lang,))), fmt, lang)
-
-
-@pytest.mark.parametrize("kind", ["numerical", "short_answer", "matching", "essay", "cloze",
-                                  "description"])
-@given(data=st.data())
-@NO_SHRINK
-def test_gift_round_trip(kind, data):
-    lang = data.draw(st.sampled_from(LANGS))
-    round_trip(data.draw(STRATEGIES[kind]((lang,))), "gift", lang)
+    item = data.draw(STRATEGIES[kind]((lang,)))
+    formats = ("moodle-xml", "qti21", *(("gift",) if kind in GIFT_KINDS else ()))
+    assume([fmt for fmt in formats if round_trip(item, fmt, lang)])
