@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -121,26 +122,69 @@ def banks():
     return [load_bank(KS), load_bank(MATHS)]
 
 
+# --- every page, opened once -----------------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """What the tests below read of one page, opened once for all of them (each test opening
+    every page again was most of this module's time)."""
+
+    errors: list[str]
+    requests: list[str]
+    hrefs: list[str]
+    boxes: list[list[float]]  # each `math` element's width and height, in `main`
+    images: list[list]  # src, complete, naturalWidth, alt
+    blocks: list[list]  # each language section: lang, left, top, text
+    html_lang: str | None
+    shown: str = ""  # an item's texts as shown, without its lint findings (which quote sources)
+
+
+@pytest.fixture(scope="module")
+def seen(browser, site) -> dict[str, Seen]:
+    pages = ["index.html", *item_pages(site), "forms/ks.html", "rules/index.html",
+             "rules/WR009.html"]
+    out: dict[str, Seen] = {}
+    for rel in pages:
+        v = Visit(browser, site, rel)
+        ev = v.page.eval_on_selector_all
+        out[rel] = Seen(
+            errors=list(v.errors), requests=list(v.requests),
+            hrefs=ev("a[href]", "els => els.map(e => e.href)"),
+            boxes=ev("main math", "els => els.map(e => [e.getBoundingClientRect().width, "
+                     "e.getBoundingClientRect().height])"),
+            images=ev("img", "els => els.map(e => [e.getAttribute('src'), e.complete, "
+                      "e.naturalWidth, e.getAttribute('alt')])"),
+            blocks=ev("main .langs > section",
+                      "els => els.map(e => [e.lang, e.getBoundingClientRect().left, "
+                      "e.getBoundingClientRect().top, e.innerText])"),
+            html_lang=v.page.get_attribute("html", "lang"))
+        if rel.startswith("items/"):
+            v.page.add_style_tag(content=".findings { display: none }")
+            out[rel].shown = v.page.inner_text("main .langs") + v.page.inner_text("h1")
+        v.close()
+    return out
+
+
+def item_page(bank, item) -> str:
+    return f"items/{bank.id}/{item.id}.html"
+
+
 # --- loading --------------------------------------------------------------------------------------
 
 
-def test_every_page_loads_from_disk_with_no_error_and_no_request_leaving_the_folder(visit, site):
-    pages = ["index.html", *item_pages(site), "forms/ks.html", "rules/index.html",
-             "rules/WR009.html"]
-    assert len(pages) == 4 + sum(len(b) for b in banks())
+def test_every_page_loads_from_disk_with_no_error_and_no_request_leaving_the_folder(seen, site):
+    assert len(seen) == 4 + sum(len(b) for b in banks())
     prefix = site.as_uri() + "/"
-    for rel in pages:
-        v = visit(rel)
-        assert v.errors == [], (rel, v.errors)
-        outside = [u for u in v.requests if not u.startswith(prefix)]
+    for rel, page in seen.items():
+        assert page.errors == [], (rel, page.errors)
+        outside = [u for u in page.requests if not u.startswith(prefix)]
         assert outside == [], (rel, outside)
         # every link of the page leads to a file of the site
-        hrefs = v.page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
-        for href in hrefs:
+        for href in page.hrefs:
             target = href.split("#", 1)[0]
             if target.startswith("file://"):
                 assert Path(target.removeprefix("file://")).is_file(), (rel, href)
-        v.close()
 
 
 # --- maths, images, languages ---------------------------------------------------------------------
@@ -153,49 +197,35 @@ def expected_formulas(item, bank) -> int:
     return n
 
 
-def test_every_formula_is_a_laid_out_math_element_and_no_tex_shows(visit):
+def test_every_formula_is_a_laid_out_math_element_and_no_tex_shows(seen):
     total = 0
     for bank in banks():
         for item in bank:
-            v = visit(f"items/{bank.id}/{item.id}.html")
-            boxes = v.page.eval_on_selector_all(
-                "main math", "els => els.map(e => [e.getBoundingClientRect().width, "
-                "e.getBoundingClientRect().height])")
-            assert len(boxes) == expected_formulas(item, bank), item.id
-            assert all(w > 0 and h > 0 for w, h in boxes), (item.id, boxes)
-            # the item's text (a lint finding may quote the source, as it should)
-            v.page.add_style_tag(content=".findings { display: none }")
-            shown = v.page.inner_text("main .langs") + v.page.inner_text("h1")
+            page = seen[item_page(bank, item)]
+            assert len(page.boxes) == expected_formulas(item, bank), item.id
+            assert all(w > 0 and h > 0 for w, h in page.boxes), (item.id, page.boxes)
+            assert page.shown.strip(), item.id
             for tex in ("\\(", "\\)", "\\[", "\\]", "$$"):
-                assert tex not in shown, (item.id, tex)
-            total += len(boxes)
-            v.close()
+                assert tex not in page.shown, (item.id, tex)
+            total += len(page.boxes)
     assert total > 100  # the maths bank alone has 88
 
 
-def test_images_load(visit, site):
-    seen = 0
+def test_images_load(seen, site):
+    shown = 0
     for rel in item_pages(site):
-        v = visit(rel)
-        images = v.page.eval_on_selector_all(
-            "img", "els => els.map(e => [e.getAttribute('src'), e.complete, e.naturalWidth, "
-            "e.getAttribute('alt')])")
-        for src, complete, width, alt in images:
+        for src, complete, width, alt in seen[rel].images:
             assert src and complete and width > 0, (rel, src)
             assert alt is not None
-        seen += len(images)
-        v.close()
-    assert seen >= 4  # the kitchen-sink bank's images, in both languages
+        shown += len(seen[rel].images)
+    assert shown >= 4  # the kitchen-sink bank's images, in both languages
 
 
-def test_both_languages_are_shown_side_by_side_with_their_lang(visit):
+def test_both_languages_are_shown_side_by_side_with_their_lang(seen):
     for bank in banks():
         for item in bank:
-            v = visit(f"items/{bank.id}/{item.id}.html")
-            blocks = v.page.eval_on_selector_all(
-                "main .langs > section",
-                "els => els.map(e => [e.lang, e.getBoundingClientRect().left, "
-                "e.getBoundingClientRect().top, e.innerText])")
+            page = seen[item_page(bank, item)]
+            blocks = page.blocks
             assert [b[0] for b in blocks] == [la for la in bank.languages if la in item.text]
             assert len({round(b[2]) for b in blocks}) == 1, "side by side: one row"
             assert blocks[0][1] < blocks[1][1]
@@ -203,8 +233,7 @@ def test_both_languages_are_shown_side_by_side_with_their_lang(visit):
                 title = item.text[lang].title
                 if title:
                     assert title in text, (item.id, lang)
-            assert v.page.get_attribute("html", "lang") == "en"
-            v.close()
+            assert page.html_lang == "en"
 
 
 # --- the key can be hidden, from the keyboard ---------------------------------------------------
