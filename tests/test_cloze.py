@@ -588,7 +588,15 @@ def _key_response(item: Cloze, lang: str) -> tuple[dict[str, Any], Response]:
     return qti, Response(parts=tuple(parts))
 
 
+#: A gap inside a formula (MathML holds no interaction: it follows the stem, with a warning).
+GAP_IN_FORMULA = parse_item({
+    "schema": 1, "id": "f1", "type": "cloze", "topic": "t/a",
+    "gaps": [{"id": "g1", "type": "short_answer", "answers": [{"id": "a"}]}],
+    "text": {"en": {"stem": "$0 [[g1]] 0$", "gaps": {"g1": {"answers": {"a": ["0"]}}}}}})
+
+
 @given(item=cloze_items(langs=("en",)))
+@example(item=GAP_IN_FORMULA)
 def test_any_cloze_is_valid_qti_moodle_reads_every_gap_and_the_key_scores_full(item: Cloze):
     root, _ = assessment_item(item, "en")
     assert_valid("qti", root, item.id)

@@ -144,7 +144,8 @@ def view(item: Item, fmt: str, langs: tuple[str, ...],
 #: round trip cannot be exact for that item.
 LOSSY = ("removed characters", "&&0", "its own <span>", "first </span>", "blank answers",
          "shortens names", "not in QTI's XHTML", "not allowed inside", "left out",
-         "QTI does not allow", "not a language code", "not XML", "empty as plain text")
+         "QTI does not allow", "not a language code", "not XML", "empty as plain text",
+         "not in the stem as written")
 
 
 def lossy(warnings: list[Diagnostic]) -> bool:
