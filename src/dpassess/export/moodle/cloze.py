@@ -40,11 +40,24 @@ _SYNTAX = re.compile(r"[{}~#=%\\\"/:]")
 _OPENER = re.compile(r"\{(?=[0-9]*:|#)")
 
 
-def escape(text: str) -> str:
-    """`text` (HTML) with each character Moodle's cloze parser reads as syntax written as a
-    numeric character reference, which the parser decodes back; `&amp;` as `&#38;` (the parser
-    does not end an answer at a `#` after `&amp;`)."""
+def _references(text: str) -> str:
+    """`text` with each character Moodle's cloze parser reads as syntax written as a numeric
+    character reference, which the parser decodes back; `&amp;` as `&#38;` (the parser does not
+    end an answer at a `#` after `&amp;`)."""
     return _SYNTAX.sub(lambda m: f"&#{ord(m.group(0))};", text).replace("&amp;", "&#38;")
+
+
+def escape(text: str) -> str:
+    """`text` (plain: a short answer's wording) as the parser reads it back: its one decoding
+    of the entities gives `text`."""
+    return _references(html.escape(text))
+
+
+def escape_html(html_text: str) -> str:
+    """`html_text` (a choice or a feedback) as the parser reads it back. The parser decodes the
+    entities once and Moodle keeps the result as HTML, so each `&` is written `&#38;`: `&lt;`
+    as `&#38;lt;`, which gives `&lt;` back (a bare `<` could open a tag or a comment)."""
+    return _references(html_text.replace("&", "&amp;"))
 
 
 def altered(text: str) -> bool:
@@ -79,8 +92,8 @@ def embedded(t: ItemTexts, item: Cloze, gap_id: str, lang: str) -> str:
         if not text:
             return ""
         html_text = t.safe(f"{where}.feedback.{aid}", to_inline_html(text))
-        _check(t, f"{where}.feedback.{aid}", html.unescape(html_text))
-        return "#" + escape(html_text)
+        _check(t, f"{where}.feedback.{aid}", html_text)
+        return "#" + escape_html(html_text)
 
     alts: list[str] = []
     match gap:
@@ -95,7 +108,7 @@ def embedded(t: ItemTexts, item: Cloze, gap_id: str, lang: str) -> str:
                         continue
                     seen.add(key)
                     _check(t, f"{where}.answers.{a.id}", w)
-                    alts.append(_grade(a.fraction) + escape(html.escape(w)) + fb(a.id))
+                    alts.append(_grade(a.fraction) + escape(w) + fb(a.id))
         case NumericalGap():
             kind = "NUMERICAL"
             for n in gap.answers:
@@ -141,8 +154,8 @@ def _shuffled(kind: str, shuffle: bool) -> str:
 
 def _option(t: ItemTexts, content: GapContent, where: str, oid: str) -> str:
     html_text = t.safe(f"{where}.options.{oid}", to_inline_html(content.options.get(oid, "")))
-    _check(t, f"{where}.options.{oid}", html.unescape(html_text))
-    return escape(html_text)
+    _check(t, f"{where}.options.{oid}", html_text)
+    return escape_html(html_text)
 
 
 def _check(t: ItemTexts, field: str, text: str) -> None:

@@ -19,6 +19,7 @@ from dpassess.export.qti.names import Q, number
 from dpassess.export.qti.typed import wildcard_pattern
 from dpassess.lms import canvas
 from dpassess.markup.markdown import to_inline_html, to_plain
+from dpassess.markup.maths import MATHML_NS
 from dpassess.model import (
     ChoiceGap,
     Cloze,
@@ -28,6 +29,9 @@ from dpassess.model import (
     ShortAnswerGap,
 )
 from dpassess.model.items import GAP_REF
+
+#: The tag prefix of a MathML element.
+MATHML = f"{{{MATHML_NS}}}"
 
 AnyGap = ShortAnswerGap | NumericalGap | ChoiceGap | MultipleResponseGap
 
@@ -56,8 +60,8 @@ def cloze(build: Builder, item: Cloze) -> etree._Element:
     for gap in item.gaps:
         if gap.id not in placed:
             build.warn(f"text.{lang}.stem", f"the gap [[{gap.id}]] is not in the stem as "
-                                            "written (inside code or a link?): its interaction "
-                                            "follows the stem")
+                                            "written (inside code, a formula or a link?): its "
+                                            "interaction follows the stem")
             body.append(_interaction(build, gap, texts[gap.id], block=True))
     processing = sub(root, "responseProcessing")
     if build.content.explanation:
@@ -187,8 +191,11 @@ def _place(build: Builder, item: Cloze, body: etree._Element,
             return f"({item.gaps.index(gap) + 1})"
         return _interaction(build, gap, texts[gid], block=False)
 
+    def in_formula(el: etree._Element | None) -> bool:  # MathML holds no interaction
+        return el is not None and el.tag.startswith(MATHML)
+
     for el in list(body.iter(etree.Element)):  # MathML too: a gap may follow a formula
-        if el.text and "[[" in el.text:
+        if el.text and "[[" in el.text and not in_formula(el):
             parts = re.split(GAP_REF, el.text)
             el.text = parts[0]
             at = 0
@@ -200,7 +207,7 @@ def _place(build: Builder, item: Cloze, body: etree._Element,
                     made.tail = rest
                     el.insert(at, made)
                     at += 1
-        if el.tail and "[[" in el.tail:
+        if el.tail and "[[" in el.tail and not in_formula(el.getparent()):
             parent = el.getparent()
             assert parent is not None
             parts = re.split(GAP_REF, el.tail)
