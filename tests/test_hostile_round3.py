@@ -301,6 +301,21 @@ def test_raw_mathml_with_names_that_are_not_xml_is_left_out_with_a_note() -> Non
         "in maths); left out"}
 
 
+def test_a_marked_section_in_html_is_a_comment_to_the_next_angle_bracket_as_browsers_read_it():
+    """Found by the fuzz slice (a GIFT mutation, exported to QTI): `<![CDn` was an
+    AssertionError from Python 3.11's HTML parser. lxml's HTML parser, as a browser, reads
+    `<![` as a comment that ends at the next `>`: the oracle here."""
+    import lxml.html
+
+    for html in ["<p>vn a<![CDn a<![CDn x<![CDATA[y]]> tail</p>",
+                 "<p>a<![if x]>b</p>", "<p>a<![CDn never closed</p>"]:
+        notes: set[str] = set()
+        root = parse_xhtml(html, notes)
+        browser = lxml.html.fragment_fromstring(html, create_parent="div")
+        assert "".join(root.itertext()) == browser.text_content(), html
+        assert notes and all(n.endswith("was left out") for n in notes)
+
+
 def test_a_cloze_gap_holding_a_control_character_exports_to_moodle_xml_with_a_warning() -> None:
     """Found by the fuzz slice once cloze items existed: a cloze whose option holds U+0001
     (then what a GIFT missing-word question imported to: the importer now leaves the

@@ -214,6 +214,16 @@ class _Builder(HTMLParser):
     def unknown_decl(self, data: str) -> None:
         self.notes.add(f"<![{data}]> was left out")
 
+    def parse_marked_section(self, i: int, report: int = 1) -> int:
+        """`<![` opens what a browser reads as a comment up to the next `>` (HTML's tokenizer,
+        outside SVG and MathML). Python 3.11's parser raises on a keyword it does not know
+        (`<![CDn`), and reads `<![CDATA[` on to `]]>`."""
+        end = self.rawdata.find(">", i + 3)
+        if end < 0:
+            return -1  # unclosed: the rest is a comment (`parse` leaves it out)
+        self.unknown_decl(self.rawdata[i + 3:end].removesuffix("]]").removesuffix("]"))
+        return end + 1
+
     def handle_pi(self, data: str) -> None:
         self.notes.add(f"<?{data}> was left out")
 
