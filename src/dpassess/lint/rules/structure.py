@@ -15,6 +15,7 @@ from dpassess.lint.text import norm, plain, quote
 from dpassess.lint.words import AND_OR, LETTER_NOUNS, STOPWORDS
 from dpassess.lms.moodle import MAX_IDNUMBER
 from dpassess.markup.maths import find_maths
+from dpassess.markup.parser import parser
 from dpassess.model import (
     ChoiceBase,
     ChoiceGap,
@@ -29,6 +30,7 @@ from dpassess.model import (
     ShortAnswer,
     SingleChoice,
     TrueFalse,
+    gap_refs,
 )
 
 #: The choice classes with exactly one key, and those with a choice among several options (a
@@ -664,3 +666,47 @@ def one_option_gap(ctx: ItemContext[Cloze]) -> Iterator[Hit]:
         if isinstance(gap, ChoiceGap | MultipleResponseGap) and len(gap.options) < 2:
             yield Hit(("gaps", i, "options"),
                       f"gap {gap.id!r} has {len(gap.options)} option; a choice needs two or more")
+
+
+@rule(
+    "ST015", "gap-in-maths-or-code", "error",
+    key_risk="Yes: the answer box cannot stand where the gap is written. The QTI export moves it "
+             "after the stem, and Moodle puts it inside the formula, which MathJax then cannot "
+             "typeset, or inside the code.",
+    fix="Write the gap outside the formula or the code: close the maths before `[[id]]` and "
+    "open it again after it, or end the code span there.",
+    items=(Cloze,),
+)
+def gap_in_maths_or_code(ctx: ItemContext[Cloze]) -> Iterator[Hit]:
+    """## What it does
+    Finds a cloze gap (`[[id]]`) written inside a formula or inside code in a stem.
+
+    ## Why is this bad?
+    A formula is typeset as a whole and code is shown as written: neither can hold an answer
+    box. QTI 2.1 cannot place an interaction inside MathML, so the export puts the gap after
+    the stem, away from its sentence. Moodle replaces the gap with an input box inside the
+    formula's delimiters, and MathJax then fails on the formula.
+
+    ## Example
+    ```yaml
+    stem: "The standard error is \\(\\sigma / [[root]]\\)."
+    ```
+
+    ## Use instead
+    ```yaml
+    stem: "The standard error is \\(\\sigma\\) divided by [[root]]."
+    ```
+    """
+    for lang, content in ctx.item.text.items():
+        stem = content.stem
+        inside = {gid: "a formula" for m in find_maths(stem)
+                  for gid in gap_refs(stem[m.start:m.end])}
+        for tok in parser().parse(stem):
+            spans = [tok] if tok.type in ("fence", "code_block") else [
+                c for c in tok.children or () if c.type == "code_inline"]
+            for span in spans:
+                for gid in gap_refs(span.content):
+                    inside.setdefault(gid, "code")
+        for gid, where in sorted(inside.items()):
+            yield Hit(("text", lang, "stem"),
+                      f"gap {gid!r} is written inside {where}, where no answer box can stand")
