@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, core, is_hypothesis_test, settings
@@ -166,3 +168,27 @@ def dpassess(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | N
             sys.stderr.flush()
         stdout, stderr = out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8")
     return subprocess.CompletedProcess(["dpassess", *map(str, args)], code, stdout, stderr)
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(format, item id) of every item question an exporter builds from its model (not taken
+    from the previous output file), in the order they are built."""
+    from dpassess.export.canvas import qti12
+    from dpassess.export.moodle import gift, moodle_xml
+    from dpassess.export.qti import qti21
+
+    seen: list[tuple[str, str]] = []
+
+    def spy(fmt: str, fn: Callable[..., Any], at: int) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            seen.append((fmt, args[at].id))
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(qti21, "_item", spy("qti21", qti21._item, 1))
+    monkeypatch.setattr(moodle_xml._Writer, "question",
+                        spy("moodle-xml", moodle_xml._Writer.question, 1))
+    monkeypatch.setattr(gift, "_question", spy("gift", gift._question, 1))
+    monkeypatch.setattr(qti12, "question", spy("canvas", qti12.question, 0))
+    return seen

@@ -65,30 +65,6 @@ def test_any_sequence_of_writes_through_the_previous_file_gives_the_bytes_of_a_c
 
 
 @pytest.fixture
-def built(monkeypatch) -> list[tuple[str, str]]:
-    """(format, item id) of every item question an exporter builds (not taken from the
-    previous file)."""
-    from dpassess.export.canvas import qti12
-    from dpassess.export.moodle import gift, moodle_xml
-    from dpassess.export.qti import qti21
-
-    seen: list[tuple[str, str]] = []
-
-    def spy(fmt, fn, at):
-        def wrapper(*args, **kwargs):
-            seen.append((fmt, args[at].id))
-            return fn(*args, **kwargs)
-        return wrapper
-
-    monkeypatch.setattr(qti21, "_item", spy("qti21", qti21._item, 1))
-    monkeypatch.setattr(moodle_xml._Writer, "question",
-                        spy("moodle-xml", moodle_xml._Writer.question, 1))
-    monkeypatch.setattr(gift, "_question", spy("gift", gift._question, 1))
-    monkeypatch.setattr(qti12, "question", spy("canvas", qti12.question, 0))
-    return seen
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """The kitchen-sink bank (every item type, images, a stimulus) as a user's repository."""
     shutil.copytree(ROOT / "tests" / "banks" / "kitchen-sink", tmp_path / "items" / "ks")

@@ -150,29 +150,6 @@ def test_a_corrupted_cache_is_a_miss(project: Path, tmp_path: Path):
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
 
 
-@pytest.fixture
-def built(monkeypatch) -> list[tuple[str, str]]:
-    """(format, item id) of every item question an exporter builds (not taken from the cache)."""
-    from dpassess.export.canvas import qti12
-    from dpassess.export.moodle import gift, moodle_xml
-    from dpassess.export.qti import qti21
-
-    seen: list[tuple[str, str]] = []
-
-    def spy(fmt, fn, at):
-        def wrapper(*args, **kwargs):
-            seen.append((fmt, args[at].id))
-            return fn(*args, **kwargs)
-        return wrapper
-
-    monkeypatch.setattr(qti21, "_item", spy("qti21", qti21._item, 1))
-    monkeypatch.setattr(moodle_xml._Writer, "question",
-                        spy("moodle-xml", moodle_xml._Writer.question, 1))
-    monkeypatch.setattr(gift, "_question", spy("gift", gift._question, 1))
-    monkeypatch.setattr(qti12, "question", spy("canvas", qti12.question, 0))
-    return seen
-
-
 def test_an_edit_builds_that_item_alone_and_a_comment_builds_none(project, tmp_path, built):
     cache = tmp_path / "cache"
     warm(project, cache)
