@@ -163,3 +163,11 @@ def test_forms_with_different_items_are_analysed_apart(tmp_path: Path) -> None:
         ("X", ["q-sun"]), ("Y", ["q-water"])]
     r = run(path, "--bank", BANK, "--form", "X")
     assert r.returncode == 0 and "rows of form 'Y' passed over" in r.stderr
+
+
+def test_a_moodle_report_with_a_form_says_to_leave_it_out() -> None:
+    r = run(FIX / "moodle-responses.csv", "--bank", BANK, "--form", FORMS)
+    assert r.returncode == 2, r.stderr
+    assert ("moodle-responses.csv: a Moodle report names its own questions, so it takes no key "
+            "files and no form to pick (leave out --form: each quiz pasted into the file is "
+            "analysed as a form of its own)") in r.stderr, r.stderr

@@ -84,8 +84,10 @@ def read_responses(
             fmt = sniff(first[1], bank)
             responses.source.format = fmt
             if fmt in ("moodle", "canvas") and (form_keys or form is not None):
-                raise UsageError(f"{p}: a {fmt.capitalize()} report is one quiz: it has no forms "
-                                 "to choose or key files to map through")
+                raise UsageError(f"{p}: a {fmt.capitalize()} report names its own questions, so "
+                                 "it takes no key files and no form to pick (leave out --form: "
+                                 "each quiz pasted into the file is analysed as a form of its "
+                                 "own)")
             for answer in READERS[fmt](first, rows, ctx):
                 responses.add(answer)
     except UnicodeDecodeError as exc:
