@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from conftest import ROOT, files
 from dpassess.app.build import build
 from dpassess.app.scaffold import init_bank
+from dpassess.diagnostics import UsageError
 from dpassess.export import EXPORTERS
 
 
@@ -234,3 +237,36 @@ def test_a_new_statistics_record_assembles_the_forms_again(project: Path, tmp_pa
     r = warm(project, cache)
     assert any("forms/" in p.as_posix() for p in r.written), r.lines
     assert files(project / "exports") == cold(project, tmp_path / "oracle")
+
+
+def test_changed_lint_settings_lint_and_build_again(project: Path, tmp_path: Path):
+    """The build's key holds the settings file as written (a build of unchanged banks does not
+    read them through the rules): a changed table lints and writes again, and a table that
+    became wrong is refused, as on a cold build."""
+    cache = tmp_path / "cache"
+    warm(project, cache)
+    assert warm(project, cache).written == []
+    (project / "dpassess.toml").write_text('[lint]\nignore = ["WR001"]\n')
+    again = warm(project, cache)
+    assert again.written and not any("data-parallelism" in str(p) for p in again.unchanged)
+    assert files(project / "exports") == cold(project, tmp_path / "oracle")
+    (project / "dpassess.toml").write_text('[lint]\nignroe = ["WR001"]\n')
+    with pytest.raises(UsageError, match="unknown key 'ignroe'"):
+        warm(project, cache)
+
+
+def test_an_unchanged_build_imports_neither_the_model_nor_the_rules(project: Path,
+                                                                     tmp_path: Path):
+    """What a build of unchanged banks costs is mostly start-up: it decides from the file
+    stamps and the settings file, before pydantic, the model or the lint rules are imported."""
+    shutil.rmtree(project / "blueprints")  # (the forms' blueprint is read with PyYAML)
+    code = ("import sys\nfrom dpassess.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'dpassess.model',"
+            " 'dpassess.lint', 'yaml'))))")
+    argv = [sys.executable, "-c", code, "build", "--cache-dir", str(tmp_path / "cache")]
+    first = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=True)
+    assert "pydantic" in first.stdout.rstrip().splitlines()[-1]  # it loaded and linted
+    run = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=True)
+    assert "unchanged: " in run.stdout
+    assert run.stdout.rstrip().splitlines()[-1] == "[]"

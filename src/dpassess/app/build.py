@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpassess.diagnostics import BankLoadError, Diagnostic
-from dpassess.model import Bank
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.files import Stamp, refuse_inside, stamp, sweep, unchanged
 from dpassess.runtime.records import (
@@ -41,6 +40,8 @@ from dpassess.runtime.records import findings as read_findings
 
 if TYPE_CHECKING:
     from dpassess.app.preview import Loaded
+    from dpassess.lint import LintConfig
+    from dpassess.model import Bank
 
 #: Reports the stage a long build is in ("linting", "exporting data-parallelism" ...).
 Progress = Callable[[str], None]
@@ -100,9 +101,9 @@ def build(
     Raises BankLoadError (a bank cannot be loaded), BlueprintError, Infeasible or UsageError
     (an output path cannot be written)."""
     import dpassess
-    from dpassess.bank.load import find_banks
-    from dpassess.lint import failing, format_findings, load_config
+    from dpassess.bank.files import find_banks
     from dpassess.runtime.cache import cache_dir as default_cache_dir
+    from dpassess.runtime.configfile import find_config
 
     say = progress or (lambda stage: None)
     items, out = Path(items), Path(out)
@@ -113,11 +114,23 @@ def build(
 
         require("ortools", f"Assembling the forms of {bp_dir}")
     report = BuildReport()
-    config = load_config(items).override(None, None, fail_on)
     cache = Cache(default_cache_dir(cache_dir)) if use_cache else None
     roots = _unique(find_banks(items))
     refuse_inside(out, roots, "--out")  # the exports would overwrite or join a bank's files
-    settings = repr((config, dpassess.__version__))
+    # the settings as written (the lint settings are read, and checked, only when a bank is
+    # loaded: a build of unchanged banks imports neither the model nor the rules)
+    found = find_config(items)
+    settings = repr((None if found is None else (str(found.path), found.table), fail_on,
+                     dpassess.__version__))
+    lint_config: list[LintConfig] = []
+
+    def config() -> LintConfig:
+        if not lint_config:
+            from dpassess.lint import load_config
+
+            lint_config.append(load_config(items).override(None, None, fail_on))
+        return lint_config[0]
+
     build_salt = salt(b"", ("build", str(items), str(out), settings))
     stored = BuildState({}, {}, {}, None)
     if cache is not None:
@@ -142,13 +155,14 @@ def build(
             fresh[root] = kept
             continue
         try:
-            loaded, found = _load_and_lint(root, config, cache)
+            loaded, bank_findings = _load_and_lint(root, config(), cache)
         except BankLoadError as exc:
             errors += exc.diagnostics
             continue
         by_root[root] = loaded
         langs = ", ".join(loaded.languages)
-        own[root] = (f"checked {loaded.id}: {len(loaded)} items, languages {langs}", found)
+        own[root] = (f"checked {loaded.id}: {len(loaded)} items, languages {langs}",
+                     bank_findings)
     if errors:
         raise BankLoadError(errors)
     for root in roots:
@@ -156,8 +170,11 @@ def build(
         findings += own[root][1]
     findings.sort(key=lambda f: f.sort_key)
     if findings:
+        from dpassess.lint import format_findings
+
         report.lines.append(format_findings(findings, "text").rstrip("\n"))
-    if failing(findings, config.fail_on):
+    # (every bank unchanged: its findings did not fail with these settings when it was built)
+    if by_root and _failing(findings, config()):
         report.lines.append("lint failed: nothing exported (fix the findings above)")
         report.exit_code = 1
         report.cache_warning = cache.notice if cache is not None else None
@@ -208,7 +225,7 @@ def build(
     else:
         say("writing the preview")
         # the one bank, when this run loaded it: the preview does not load it again
-        reuse = ((config, by_root[roots[0]], own[roots[0]][1])
+        reuse = ((config(), by_root[roots[0]], own[roots[0]][1])
                  if len(roots) == 1 and roots[0] in by_root else None)
         outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported,
                                  reuse)
@@ -227,6 +244,12 @@ def build(
         cache.store_plain(str(out), "build", build_salt, new_store.plain())
         report.cache_warning = cache.notice
     return report
+
+
+def _failing(findings: list[Diagnostic], config: LintConfig) -> bool:
+    from dpassess.lint import failing
+
+    return failing(findings, config.fail_on)
 
 
 def _lint_summary(findings: list[Diagnostic]) -> str:
