@@ -479,6 +479,24 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--step"]:
         child(argv[1], Path(argv[2]))
         return 0
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    known = {"--items": 1, "--repeat": 1, "--big-items": 1, "--baseline": 1, "--big": 0,
+             "--quick": 0}
+    i = 0
+    while i < len(argv):
+        if argv[i] not in known or i + known[argv[i]] >= len(argv):
+            print(f"benchmarks/run.py: {argv[i]!r}: unknown or incomplete option (see --help)",
+                  file=sys.stderr)
+            return 2
+        i += 1 + known[argv[i]]
+    from importlib.util import find_spec
+
+    if find_spec("text2qti") is None:
+        print("benchmarks/run.py: text2qti, the baseline, is not installed: "
+              "`make bench` installs it", file=sys.stderr)
+        return 2
     n = int(argv[argv.index("--items") + 1]) if "--items" in argv else 10_000
     repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
     big = int(argv[argv.index("--big-items") + 1]) if "--big-items" in argv else 100_000
