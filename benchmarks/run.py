@@ -384,14 +384,22 @@ def targets(work: Path, repeat: int, baseline: Path | None) -> None:
     # would compile the package's sources again: start-up rows measured the compiler)
     for tree in [HERE.parent] + ([baseline] if baseline is not None else []):
         compileall.compile_dir(str(tree / "src"), quiet=1)
-    for env in envs.values():  # fill the lint cache and the output folder: "nothing changed"
-        timed(rows["build, nothing changed"], env)
+    def command(name: str, which: str) -> list[str]:
+        """The row's command for `which` tree: each tree builds into its own folder (a build
+        into the other tree's would find another's outputs and write them again)."""
+        cmd = rows[name]
+        if name == "build, nothing changed":
+            cmd = [f"{a}-{which}" if a.endswith("startup-build") else a for a in cmd]
+        return cmd
+
+    for which, env in envs.items():  # fill the lint cache and the output folder
+        timed(command("build, nothing changed", which), env)
     best: dict[tuple[str, str], dict] = {}
     print(f"load average before: {loadavg()}")
     for _ in range(repeat):
-        for name, cmd in rows.items():
+        for name in rows:
             for which, env in envs.items():
-                r = timed(cmd, env)
+                r = timed(command(name, which), env)
                 old = best.get((name, which))
                 if old is None:
                     best[name, which] = r
