@@ -209,6 +209,28 @@ def test_help_imports_no_part_of_the_pipeline():
     assert r.stdout.splitlines()[-1] == "[]"
 
 
+def test_each_command_is_registered_by_the_module_named_for_it():
+    """`dpassess <command>` imports the one module COMMAND_MODULES names: it must be the module
+    that registers that command, and every command must be named."""
+    from dpassess.cli import COMMAND_MODULES, app
+
+    where = {info.name or info.callback.__name__.replace("_", "-"): info.callback.__module__
+             for info in app.registered_commands if info.callback is not None}
+    assert where == {name: f"dpassess.cli.{module}" for name, module in COMMAND_MODULES.items()}
+
+
+def test_a_command_imports_its_own_command_module_only():
+    code = (
+        f"import sys\nfrom dpassess.cli import main\ntry:\n    main(['check', {str(SEED_BANK)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dpassess.cli')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == str(["dpassess.cli", "dpassess.cli._app",
+                                             "dpassess.cli.core"])
+
+
 def _stderr_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
     """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
     import os
