@@ -231,6 +231,28 @@ def test_a_command_imports_its_own_command_module_only():
                                              "dpassess.cli.core"])
 
 
+def test_lint_settings_and_stored_findings_need_no_rule_and_no_model():
+    """What `dpassess build` reads when nothing changed (the settings, the fail level, the
+    stored findings as text) loads neither a rule nor the item model; the first read of RULES
+    registers every rule."""
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from dpassess.lint import failing, format_findings, load_config\n"
+        "from dpassess.diagnostics import Diagnostic, Severity\n"
+        "c = load_config(Path('.')).override(None, None, 'warning')\n"
+        "d = Diagnostic('a.yaml', 1, 1, '', 'x', 'WR001', Severity.warning)\n"
+        "assert failing([d], c.fail_on) and format_findings([d], 'text')\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r})))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('dpassess.lint.rules', "
+        "'dpassess.model'))))\n"
+        "from dpassess.lint.registry import RULES\n"
+        "n = len(RULES)\nimport dpassess.lint.rules\nprint(n == len(RULES) > 60)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[]", "[]", "True"]
+
+
 def _stderr_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
     """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
     import os
