@@ -209,6 +209,50 @@ def test_help_imports_no_part_of_the_pipeline():
     assert r.stdout.splitlines()[-1] == "[]"
 
 
+def test_each_command_is_registered_by_the_module_named_for_it():
+    """`dpassess <command>` imports the one module COMMAND_MODULES names: it must be the module
+    that registers that command, and every command must be named."""
+    from dpassess.cli import COMMAND_MODULES, app
+
+    where = {info.name or info.callback.__name__.replace("_", "-"): info.callback.__module__
+             for info in app.registered_commands if info.callback is not None}
+    assert where == {name: f"dpassess.cli.{module}" for name, module in COMMAND_MODULES.items()}
+
+
+def test_a_command_imports_its_own_command_module_only():
+    code = (
+        f"import sys\nfrom dpassess.cli import main\ntry:\n    main(['check', {str(SEED_BANK)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dpassess.cli')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == str(["dpassess.cli", "dpassess.cli._app",
+                                             "dpassess.cli.core"])
+
+
+def test_lint_settings_and_stored_findings_need_no_rule_and_no_model():
+    """What `dpassess build` reads when nothing changed (the settings, the fail level, the
+    stored findings as text) loads neither a rule nor the item model; the first read of RULES
+    registers every rule."""
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from dpassess.lint import failing, format_findings, load_config\n"
+        "from dpassess.diagnostics import Diagnostic, Severity\n"
+        "c = load_config(Path('.')).override(None, None, 'warning')\n"
+        "d = Diagnostic('a.yaml', 1, 1, '', 'x', 'WR001', Severity.warning)\n"
+        "assert failing([d], c.fail_on) and format_findings([d], 'text')\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r})))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('dpassess.lint.rules', "
+        "'dpassess.model'))))\n"
+        "from dpassess.lint.registry import RULES\n"
+        "n = len(RULES)\nimport dpassess.lint.rules\nprint(n == len(RULES) > 60)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[]", "[]", "True"]
+
+
 def _stderr_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
     """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
     import os

@@ -35,22 +35,28 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _registered_app() -> Any:
-    """The typer app with every command registered (each command module registers its own
-    when imported; they import nothing heavy at module level)."""
-    from dpassess.cli import (  # noqa: F401
-        assemble,
-        core,
-        export,
-        importers,
-        init,
-        lint,
-        preview,
-        scan,
-        stats,
-    )
+#: The module of `dpassess.cli` that registers each command. `dpassess <command> ...` imports
+#: that one alone: the others would only register commands this run does not use (the export
+#: command's module lists the formats, the stats command's imports the file writer, and typer
+#: builds a click command for each). No command, `--help` or an unknown name imports them all.
+COMMAND_MODULES = {
+    "init": "init", "check": "core", "lint": "lint", "export": "export", "build": "core",
+    "preview": "preview", "import": "importers", "assemble": "assemble", "scan": "scan",
+    "stats": "stats", "schema": "core",
+}
+
+
+def _registered_app(command: str | None = None) -> Any:
+    """The typer app with `command` registered (each command module registers its own when
+    imported; they import nothing heavy at module level), or every command when `command` is
+    None or names none of them."""
+    from importlib import import_module
+
     from dpassess.cli._app import app
 
+    module = COMMAND_MODULES.get(command or "")
+    for name in [module] if module else sorted(set(COMMAND_MODULES.values())):
+        import_module(f"dpassess.cli.{name}")
     return app
 
 
@@ -73,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupted)
-    command = typer.main.get_command(_registered_app())
+    command = typer.main.get_command(_registered_app(args[0] if args else None))
     tidy_help(command)
     try:
         command(args=args, prog_name="dpassess", standalone_mode=True)

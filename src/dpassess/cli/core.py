@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -18,6 +17,8 @@ def schema(
     kind: str = typer.Argument("item", help=f"Which file: {', '.join(SCHEMAS)}."),
 ) -> None:
     """Print the JSON Schema of an item file (or the bank file, or a blueprint)."""
+    import json
+
     from dpassess.model.schemas import json_schema
 
     if kind not in SCHEMAS:

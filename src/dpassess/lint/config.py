@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dpassess.diagnostics import UsageError
+from dpassess.diagnostics import Diagnostic, UsageError
 from dpassess.lint.registry import FAMILIES, RULES, Rule, Severity, by_name
 from dpassess.runtime.configfile import CONFIG_FILES as CONFIG_FILES
 from dpassess.runtime.configfile import find_config
@@ -39,7 +39,8 @@ class LintConfig:
         where = self.source or "configuration"
         for key, codes in (("select", self.select), ("ignore", self.ignore)):
             for code in codes:
-                _resolve(code, f"{where}: {key}")
+                if code.strip().upper() != "ALL":  # always valid: the rules need not be read
+                    _resolve(code, f"{where}: {key}")
         if self.min_options < 2:
             raise UsageError(f"{where}: min-options must be at least 2, not {self.min_options}")
         if self.key_longest_ratio < 1:
@@ -69,6 +70,12 @@ class LintConfig:
         if fail_on is not None:
             changes["fail_on"] = _level(fail_on, "fail-on")
         return replace(self, **changes)
+
+
+def failing(findings: Iterable[Diagnostic], fail_on: Severity | str = Severity.warning) -> bool:
+    """True when a finding is at or above the fail level (`error` or `warning`)."""
+    level = Severity(fail_on).rank
+    return any(f.severity.rank >= level for f in findings)
 
 
 def _split(values: Iterable[str], where: str) -> list[str]:

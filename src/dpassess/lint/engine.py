@@ -17,8 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from dpassess.bank.positions import Locator
-from dpassess.diagnostics import Diagnostic, Severity, format_field
+from dpassess.diagnostics import Diagnostic, format_field
 from dpassess.lint.config import LintConfig
+from dpassess.lint.config import failing as failing
 from dpassess.lint.context import BankContext, ItemContext
 from dpassess.lint.langid import ModelDeferred
 from dpassess.lint.registry import Hit, Rule
@@ -330,7 +331,3 @@ def lint_bank(
     return out
 
 
-def failing(findings: Iterable[Diagnostic], fail_on: Severity | str = Severity.warning) -> bool:
-    """True when a finding is at or above the fail level (`error` or `warning`)."""
-    level = Severity(fail_on).rank
-    return any(f.severity.rank >= level for f in findings)

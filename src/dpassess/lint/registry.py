@@ -21,22 +21,35 @@ sense for it (the option rules for an essay) and the function is typed for what 
 
 Several classes go in a tuple declared with its type (`CHOICE`, or `ONE_KEY: tuple[type[
 SingleChoice | TrueFalse], ...]`): mypy reads a bare literal of several as every item class.
+
+The registry itself imports neither the item model nor a rule: `RULES` is filled by importing
+the rule modules (`dpassess.lint.rules`), which the first read of `RULES` does. The settings
+(`config.py`) and the reports (`report.py`) thus load no rule, and no pydantic model, when
+they do not need one: `dpassess build` with nothing changed prints the stored findings and
+checks the fail level without them.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast, get_args, overload
 
 from dpassess.diagnostics import FieldPath, Severity
-from dpassess.model import ITEM_CLASSES, ChoiceItem, Item, ItemBase
 
 if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_keys, dict_values
+
     from dpassess.lint.context import BankContext, ItemContext
+    from dpassess.model import ChoiceItem, Item, ItemBase
     from dpassess.runtime.records import SuppressionRecord
+
+    #: Every item class: what an item rule applies to unless it says otherwise.
+    EVERY_ITEM: tuple[type[Item], ...]
+    #: The choice item classes (options and a key).
+    CHOICE: tuple[type[ChoiceItem], ...]
 
 __all__ = [
     "CHOICE", "EVERY_ITEM", "FAMILIES", "HEADINGS", "RULES", "Hit", "Rule", "Scope", "Severity",
@@ -55,10 +68,22 @@ FAMILIES: dict[str, str] = {
     "SP": "Suppressions",
 }
 
-#: Every item class: what an item rule applies to unless it says otherwise.
-EVERY_ITEM = cast("tuple[type[Item], ...]", tuple(ITEM_CLASSES.values()))
-#: The choice item classes (options and a key).
-CHOICE: tuple[type[ChoiceItem], ...] = get_args(ChoiceItem)
+
+def _every_item() -> tuple[type[Item], ...]:
+    from dpassess.model import ITEM_CLASSES
+
+    return cast("tuple[type[Item], ...]", tuple(ITEM_CLASSES.values()))
+
+
+def __getattr__(name: str) -> Any:
+    """`EVERY_ITEM` and `CHOICE`, from the item model when first asked for (by a rule module)."""
+    if name == "EVERY_ITEM":
+        return _every_item()
+    if name == "CHOICE":
+        from dpassess.model import ChoiceItem
+
+        return cast("tuple[type[ChoiceItem], ...]", get_args(ChoiceItem))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Hit(NamedTuple):
@@ -90,7 +115,7 @@ class Rule:
     target: str | None = None
     removed: bool = False
     #: The item classes an item rule runs on.
-    items: tuple[type[ItemBase], ...] = EVERY_ITEM
+    items: tuple[type[ItemBase], ...] = ()
     #: "Can it make a right answer wrong?": "Yes..." or "No..." and why (sets the severity).
     key_risk: str = ""
     #: Why a removed rule was retired (and what replaces it).
@@ -107,12 +132,57 @@ class Rule:
         return " ".join(m.group(1).split()) if m else self.name
 
 
-RULES: dict[str, Rule] = {}
+class _Rules(dict[str, "Rule"]):
+    """Every rule by code, as registered by the rule modules, which the first read imports (a
+    rule module registering itself reads it too: the import under way is not started again).
+    Only the reads below are made of it."""
+
+    def _load(self) -> None:
+        global _LOADED
+        if not _LOADED:
+            _LOADED = True
+            import dpassess.lint.rules  # noqa: F401  (registers every rule)
+
+    def __getitem__(self, code: str) -> Rule:
+        self._load()
+        return super().__getitem__(code)
+
+    def __contains__(self, code: object) -> bool:
+        self._load()
+        return super().__contains__(code)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._load()
+        return super().__len__()
+
+    def get(self, code: str, default: Any = None) -> Any:
+        self._load()
+        return super().get(code, default)
+
+    def keys(self) -> dict_keys[str, Rule]:
+        self._load()
+        return super().keys()
+
+    def values(self) -> dict_values[str, Rule]:
+        self._load()
+        return super().values()
+
+    def items(self) -> dict_items[str, Rule]:
+        self._load()
+        return super().items()
+
+
+_LOADED = False
+RULES: dict[str, Rule] = _Rules()
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 _CODE = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 _NAME = re.compile(r"^[a-z]+(?:-[a-z0-9]+)*$")
 
-ItemT = TypeVar("ItemT", bound=Item)
+ItemT = TypeVar("ItemT", bound="Item")
 F = TypeVar("F", bound=Callable[..., Iterable[Hit]])
 
 
@@ -126,7 +196,7 @@ def _check_id(code: str, name: str) -> None:
 
 
 def _register(code: str, name: str, severity: Severity | str, fix: str, scope: Scope,
-              target: str | None, items: tuple[type[ItemBase], ...], key_risk: str
+              target: str | None, items: tuple[type[ItemBase], ...] | None, key_risk: str
               ) -> Callable[[F], F]:
     """Check the rule's code, name, severity rationale and docstring, and add it to RULES."""
 
@@ -147,7 +217,8 @@ def _register(code: str, name: str, severity: Severity | str, fix: str, scope: S
             # `\t` of `\textcolor` in a docstring that is not raw: the page would show a tab
             raise ValueError(f"{code}: docstring holds a tab or control character; write TeX in "
                              "a raw docstring (r\"\"\"...)")
-        RULES[code] = Rule(code, name, level, scope, fix, fn, doc, target, items=items,
+        RULES[code] = Rule(code, name, level, scope, fix, fn, doc, target,
+                           items=_every_item() if items is None else items,
                            key_risk=key_risk)
         return fn
 
@@ -163,7 +234,7 @@ def retire(code: str, name: str, why: str) -> None:
     (and what replaces it), and no new rule may take its code or name."""
     _check_id(code, name)
     RULES[code] = Rule(code, name, Severity.info, "item", "", _nothing, "", removed=True,
-                       retired=why)
+                       items=_every_item(), retired=why)
 
 
 if TYPE_CHECKING:
@@ -182,7 +253,7 @@ def rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: 
          items: tuple[type[ItemT], ...],
          target: str | None = None) -> Callable[[ItemCheck[ItemT]], ItemCheck[ItemT]]: ...
 def rule(code: str, name: str, severity: Severity | str, *, key_risk: str, fix: str,
-         items: tuple[type[ItemBase], ...] = EVERY_ITEM,
+         items: tuple[type[ItemBase], ...] | None = None,
          target: str | None = None) -> Callable[[Any], Any]:
     """Register an item rule, run on every item of the classes `items` (default: all). Its
     docstring must carry the four doc headings."""
@@ -200,7 +271,7 @@ def suppression_rule(code: str, name: str, severity: Severity | str, *, key_risk
                      ) -> Callable[[SuppressionCheck], SuppressionCheck]:
     """Register a rule on an item's suppressions, given which of them silenced a finding in
     this run and the codes that ran."""
-    return _register(code, name, severity, fix, "suppression", None, EVERY_ITEM, key_risk)
+    return _register(code, name, severity, fix, "suppression", None, None, key_risk)
 
 
 def by_name() -> dict[str, Rule]:
