@@ -221,11 +221,12 @@ def ordering_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
 
 
 @st.composite
-def cloze_items(draw, langs: tuple[str, ...] = LANGS) -> Item:
-    """Cloze items: 1-4 gaps of any kind, each named once in every language's stem (between
-    drawn lines), with their wordings, options and feedback per language."""
-    kinds = draw(st.lists(st.sampled_from(["short_answer", "numerical", "choice",
-                                           "multiple_response"]), min_size=1, max_size=4))
+def cloze_items(draw, langs: tuple[str, ...] = LANGS,
+                gap_kinds: tuple[str, ...] = ("short_answer", "numerical", "choice",
+                                              "multiple_response")) -> Item:
+    """Cloze items: 1-4 gaps of any kind (of `gap_kinds`), each named once in every language's
+    stem (between drawn lines), with their wordings, options and feedback per language."""
+    kinds = draw(st.lists(st.sampled_from(gap_kinds), min_size=1, max_size=4))
     gaps: list[dict] = []
     per_lang: dict[str, dict[str, dict]] = {lang: {} for lang in langs}
     for n, kind in enumerate(kinds, 1):
