@@ -127,11 +127,34 @@ class Job:
     options: Mapping[str, str]
 
 
+#: A fact the assembly asks of one item (`Fragments.fact`): a plain value.
+Fact = bool | int | str | None
+
+
 class Fragments(Protocol):
     """What a format's assembly asks for each item's fragment (from the runner's cache, or
-    built by the format's `fragment`)."""
+    built by the format's `fragment`), and for the facts about an item that the file's own
+    parts read (whether it has maths, ...): `fact(item, name, compute)` is `compute()`, or
+    the value it gave for the same item (model, stimulus and source path), name and file the
+    last time, from the runner's cache. A fact reads only the item (and its stimulus), and the
+    file's format, language and options."""
 
     def __call__(self, item: Item, context: Context = ()) -> Fragment: ...
+
+    def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact: ...
+
+
+class _Built:
+    """Every fragment built, every fact computed (no cache)."""
+
+    def __init__(self, build: Callable[[Any, Item, Context], Fragment], state: Any) -> None:
+        self._build, self._state = build, state
+
+    def __call__(self, item: Item, context: Context = ()) -> Fragment:
+        return self._build(self._state, item, context)
+
+    def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
+        return compute()
 
 
 S = TypeVar("S")
@@ -188,14 +211,8 @@ class Format(Generic[S]):
         """Write the file of `state` (made by `start`, or by the caller of a writer whose state
         is not made from a collection: the papers) to `out` and return its warnings;
         `fragments` gives the fragments (default: each built, no cache)."""
-        if fragments is None:
-            build = self.fragment
-
-            def source(item: Item, context: Context = ()) -> Fragment:
-                return build(state, item, context)
-
-            return self.assemble(state, source, out)
-        return self.assemble(state, fragments, out)
+        return self.assemble(state, fragments if fragments is not None
+                             else _Built(self.fragment, state), out)
 
     def export(self, collection: Collection, lang: str, out: BinaryIO | None = None,
                **options: str) -> ExportResult:

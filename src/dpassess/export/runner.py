@@ -26,7 +26,7 @@ from __future__ import annotations
 import marshal
 import mmap
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -37,6 +37,7 @@ from dpassess.export import (
     Collection,
     Context,
     Exporter,
+    Fact,
     Fragment,
     Fragments,
     check_lang,
@@ -50,6 +51,7 @@ from dpassess.runtime.records import (
     OutputIndex,
     finding,
     finding_row,
+    findings,
 )
 
 if TYPE_CHECKING:
@@ -122,31 +124,33 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
         if workers > 1:
             for e in exports:
                 if e.cache is not None:
-                    for model in [*e.collection.items, *e.collection.stimuli.values()]:
-                        digests(model)
+                    digests.keys(e.collection)
         done = parallel.run(_write_export, digests, tasks, workers)
         for (path, data), tmp in zip(files, temps[len(exports):], strict=True):
             _write(tmp, path, data)
         for tmp, path in zip(temps, paths, strict=True):
             replace_from_temp(tmp, path)
-    for export, (_, places) in zip(exports, done, strict=True):
+    for export, (_, places, facts) in zip(exports, done, strict=True):
         if export.cache is not None and places is not None:
-            _store_index(export, places)
-    return [warnings for warnings, _ in done]
+            _store_index(export, places, facts)
+    return [warnings for warnings, _, _ in done]
 
 
 def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
-                  ) -> tuple[list[Diagnostic], dict[Key, FragmentPlace] | None]:
+                  ) -> tuple[list[Diagnostic], dict[Key, FragmentPlace] | None, dict[Any, Any]]:
     """Write the file of `task` to its temporary file; its warnings, and (with a cache) where
-    its fragments lie in it."""
+    its fragments lie in it and the facts its assembly asked."""
     export, tmp = task
     fmt = EXPORTERS[export.fmt]
     cache = export.cache
     previous = None
+    facts: dict[Any, Any] = {}
+    known: dict[Any, Any] = {}
     if cache is not None:
         index = OutputIndex.read(cache.load_plain(str(export.path), FRAGMENTS,
                                                   _fragments_salt(export)))
         previous = _Previous.open(export.path, index) if index is not None else None
+        known = index.facts if index is not None else {}
     places: dict[Key, FragmentPlace] | None = None
     try:
         with open(tmp, "wb", buffering=_BUFFER) as out:
@@ -154,9 +158,11 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
                 warnings = fmt.write(export.collection, export.lang, out, export.options)
             else:
                 sink = _Sink(out)
-                store = FragmentStore(digests=digests, previous=previous, sink=sink)
+                store = FragmentStore(digests=digests, previous=previous, sink=sink,
+                                      known_facts=known)
                 warnings = store.write(fmt, export.collection, export.lang, cast(BinaryIO, sink),
                                        export.options)
+                facts = store.facts
                 # (a write that went round the sink would make every offset doubtful)
                 places = sink.places if out.tell() == sink.pos else {}
     except OSError as exc:
@@ -164,10 +170,11 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
     finally:
         if previous is not None:
             previous.close()
-    return dedupe(warnings), places
+    return dedupe(warnings), places, facts
 
 
-def _store_index(export: ExportFile, places: dict[Key, FragmentPlace]) -> None:
+def _store_index(export: ExportFile, places: dict[Key, FragmentPlace], facts: dict[Any, Any]
+                 ) -> None:
     """Keep where the fragments of `export`'s file (just renamed into place) lie, with its
     stat."""
     assert export.cache is not None
@@ -176,7 +183,7 @@ def _store_index(export: ExportFile, places: dict[Key, FragmentPlace]) -> None:
     except OSError:
         return
     export.cache.store_plain(str(export.path), FRAGMENTS, _fragments_salt(export),
-                             OutputIndex.of(st, places).plain())
+                             OutputIndex.of(st, places, facts).plain())
 
 
 class _Previous:
@@ -296,8 +303,9 @@ def _fragments_salt(export: ExportFile) -> bytes:
                       sorted(export.options.items()), dpassess.__version__))
 
 
-#: The layout of the fragments' cache file (2: the places of the fragments in the file).
-_LAYOUT = 2
+#: The layout of the fragments' cache file (2: the places of the fragments in the file; 3:
+#: one hash per item in each key, and the facts).
+_LAYOUT = 3
 
 
 def _write(tmp: Path, path: Path, data: bytes) -> None:
@@ -308,8 +316,9 @@ def _write(tmp: Path, path: Path, data: bytes) -> None:
 
 
 class ItemDigests:
-    """The hash of each item's (or stimulus's) model, computed once per object (shared by the
-    fragments of every file one write exports; it holds the objects while it lives)."""
+    """The hash of each item's (or stimulus's) model, computed once per object, and each
+    item's key (`FragmentStore._item_key`), once per item and collection: shared by the
+    fragments of every file one write exports (it holds the objects while it lives)."""
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Item | Stimulus, bytes]] = {}
@@ -325,15 +334,37 @@ class ItemDigests:
         self._known[id(item)] = (item, value)
         return value
 
+    def key(self, collection: Collection, item: Item) -> ItemKey:
+        """What a fragment reads of the item, as one hash: its model's, its source path, its
+        stimulus's id and model hash (once per item and collection, for every file of one
+        write)."""
+        known = self.items.get(id(item))
+        if known is not None and known[0] is item and known[1] is collection:
+            return known[2]
+        sid = item.stimulus
+        stimulus = collection.stimuli.get(sid) if sid is not None else None
+        value = digest(repr((self(item), collection.paths.get(item.id), sid,
+                             None if stimulus is None else self(stimulus))).encode(
+                                 "utf-8", "surrogatepass"))
+        self.items[id(item)] = (item, collection, value)
+        return value
 
-#: What a fragment reads of its item: its model's hash, its source path, its stimulus's id and
-#: model hash.
-ItemKey = tuple[bytes, str | None, str | None, bytes | None]
-#: A fragment's key: the hash of what the file's fragments all read, then what this one reads
-#: of its item (`FragmentStore._item_key`), then its context: plain values only.
-Key = tuple[Any, ...]
+    def keys(self, collection: Collection) -> None:
+        """Every item's key in `collection`, computed now."""
+        for item in collection.items:
+            self.key(collection, item)
+
+
+#: What a fragment reads of its item, as one hash (`ItemDigests.key`): its model's hash, its
+#: source path, its stimulus's id and model hash.
+ItemKey = bytes
+#: A fragment's key: the hash of what the file's fragments all read, the hash of what this one
+#: reads of its item (`ItemKey`), then its context: plain values only.
+Key = tuple[bytes, ItemKey, Context]
 #: A stored fragment: its bytes and its warnings as plain values (finding rows).
 _Entry = tuple[bytes, tuple[tuple[Any, ...], ...]]
+#: The types a stored fact may have.
+_FACT_TYPES = (bool, int, str, type(None))
 
 
 class FragmentStore:
@@ -342,25 +373,30 @@ class FragmentStore:
 
     A fragment's key is everything its bytes read: the hash of the item's model (so an edit to
     a comment of its YAML file changes nothing; an assembled form's item differs from its
-    file), the item's stimulus (id and model hash), its source path, the format, language and
-    options, the collection's id and category (one hash for the file), and the context the
-    assembly gives.
+    file), the item's stimulus (id and model hash), its source path (one hash per item,
+    `ItemDigests.key`), the format, language and options, the collection's id and category
+    (one hash for the file), and the context the assembly gives.
 
     The runner's store (`previous`, `sink`) finds the last write's fragments in the previous
     file (`_Previous`) and notes where this write puts each reusable one (`_Sink`): the file
     is the store. Without them (a file held in memory) the fragments are kept here, and
     `dumps()` gives them as plain data (`marshal` of bytes, strings, numbers and tuples:
     nothing that runs code when read) for the next store's `stored` (bytes that are not what
-    `dumps()` gives count as none; an entry of another shape is a miss)."""
+    `dumps()` gives count as none; an entry of another shape is a miss).
+
+    The facts the assembly asks (`Fragments.fact`) are kept by the same key (`facts`: the
+    runner stores them with the file's index; the previous ones are `known_facts`)."""
 
     def __init__(self, stored: bytes | memoryview | None = None,
                  digests: ItemDigests | None = None, *, previous: _Previous | None = None,
-                 sink: _Sink | None = None) -> None:
+                 sink: _Sink | None = None, known_facts: dict[Any, Any] | None = None) -> None:
         self._stored = _loads(stored)
         self._previous, self._sink = previous, sink
         self._used: dict[Key, _Entry] = {}
         self._digest = digests if digests is not None else ItemDigests()
-        self._items = self._digest.items
+        self._known_facts = known_facts if known_facts is not None else {}
+        #: (file key, item key, name) -> value: the facts asked this time.
+        self.facts: dict[tuple[bytes, ItemKey, str], Any] = {}
         self._hit: set[Key] = set()
         self._missed: set[Key] = set()
 
@@ -382,34 +418,15 @@ class FragmentStore:
             item: Item, context: Context) -> Key:
         """The key of `item`'s fragment in the file of `collection` in `fmt`, `lang` and
         `options`, read with `context`."""
-        return (self._file_key(fmt, collection, lang, options), *self._item_key(collection, item),
-                context)
+        return (self._file_key(fmt, collection, lang, options),
+                self._digest.key(collection, item), context)
 
     def source(self, fmt: Exporter, collection: Collection, lang: str,
                options: Mapping[str, str], state: Any) -> Fragments:
         """What the format's assembly asks for each item's fragment: the stored one when its
         key is there, else built by `fmt.fragment` (and kept when it is reusable)."""
-        build = fmt.fragment
-        file_key = self._file_key(fmt.name, collection, lang, options)
-        item_key = self._item_key
-        sink = self._sink
-
-        def fragment(item: Item, context: Context = ()) -> Fragment:
-            key = (file_key, *item_key(collection, item), context)
-            hit = self._get(key)
-            if hit is not None:
-                return hit
-            self._missed.add(key)
-            made = build(state, item, context)
-            if made.reusable:
-                rows = tuple(finding_row(w) for w in made.warnings)
-                if sink is not None:
-                    sink.expect(made.data, key, rows)
-                else:
-                    self._used[key] = (made.data, rows)
-            return made
-
-        return fragment
+        return _Source(self, fmt.fragment, state, collection,
+                       self._file_key(fmt.name, collection, lang, options))
 
     @staticmethod
     def _file_key(fmt: str, collection: Collection, lang: str, options: Mapping[str, str]
@@ -418,19 +435,6 @@ class FragmentStore:
         collection's id and category."""
         return digest(repr((fmt, lang, tuple(options.items()), collection.id,
                             collection.category)).encode("utf-8", "surrogatepass"))
-
-    def _item_key(self, collection: Collection, item: Item) -> ItemKey:
-        """What a fragment reads of the item: its model's hash, its source path, its stimulus's
-        id and model hash (once per item and collection, for every file of one write)."""
-        known = self._items.get(id(item))
-        if known is not None and known[0] is item and known[1] is collection:
-            return known[2]
-        sid = item.stimulus
-        stimulus = collection.stimuli.get(sid) if sid is not None else None
-        value = (self._digest(item), collection.paths.get(item.id), sid,
-                 None if stimulus is None else self._digest(stimulus))
-        self._items[id(item)] = (item, collection, value)
-        return value
 
     def write(self, fmt: Exporter, collection: Collection, lang: str, out: BinaryIO,
               options: Mapping[str, str]) -> list[Diagnostic]:
@@ -469,6 +473,70 @@ class FragmentStore:
         """The fragments used or built since this object was made, as bytes: what to store (and
         give the next export's `FragmentStore`)."""
         return marshal.dumps(self._used)
+
+
+class _Source:
+    """The fragments and facts of one file (`Fragments`), from `store`.
+
+    A fragment of the previous file is found here, at the place its index gives (checked: a
+    place of another shape, or outside the file, is a miss), with no call per layer: this runs
+    once per item and file."""
+
+    def __init__(self, store: FragmentStore, build: Callable[[Any, Item, Context], Fragment],
+                 state: Any, collection: Collection, file_key: bytes) -> None:
+        self._store, self._build, self._state = store, build, state
+        self._collection, self._file_key = collection, file_key
+        self._item_key = store._digest.key
+        self._keys = store._digest.items
+        previous = store._previous
+        self._places = previous.index.places if previous is not None else None
+        self._map = previous._map if previous is not None else None
+        self._size = previous.index.size if previous is not None else 0
+        self._sink = store._sink
+
+    def __call__(self, item: Item, context: Context = ()) -> Fragment:
+        store = self._store
+        known = self._keys.get(id(item))
+        if known is not None and known[0] is item and known[1] is self._collection:
+            key = (self._file_key, known[2], context)
+        else:
+            key = (self._file_key, self._item_key(self._collection, item), context)
+        places = self._places
+        if places is not None:
+            entry = places.get(key)
+            if type(entry) is tuple and len(entry) == 3:
+                offset, length, rows = entry
+                if (type(offset) is int and type(length) is int and offset >= 0
+                        and 0 <= length <= self._size - offset):
+                    warnings = [] if rows == () else findings(rows)
+                    if warnings is not None:
+                        assert self._map is not None and self._sink is not None
+                        data = self._map[offset:offset + length]
+                        self._sink.expect(data, key, rows)
+                        store._hit.add(key)
+                        return Fragment(data, warnings)
+        hit = store._get(key) if self._places is None else None
+        if hit is not None:
+            return hit
+        store._missed.add(key)
+        made = self._build(self._state, item, context)
+        if made.reusable:
+            rows = tuple(finding_row(w) for w in made.warnings)
+            sink = self._sink
+            if sink is not None:
+                sink.expect(made.data, key, rows)
+            else:
+                store._used[key] = (made.data, rows)
+        return made
+
+    def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
+        store = self._store
+        key = (self._file_key, self._item_key(self._collection, item), name)
+        value = store._known_facts.get(key, store)  # (the store: not known)
+        if value is store or type(value) not in _FACT_TYPES:
+            value = compute()
+        store.facts[key] = value
+        return cast(Fact, value)
 
 
 def _loads(stored: bytes | memoryview | None) -> dict[Any, Any]:

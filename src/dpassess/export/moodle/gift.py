@@ -117,7 +117,7 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
         "left out of it; export one file per language")
         for item, langs, _ in chosen
         if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
-    warnings += multilang_maths(NAME, collection, lang)
+    warnings += multilang_maths(NAME, collection, lang, fragments)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes

@@ -101,7 +101,7 @@ def _assemble(writer: _Writer, fragments: Fragments, out: BinaryIO) -> list[Diag
     collection, lang = writer.collection, writer.lang
     if lang != ALL_LANGUAGES and not any(lang in item.text for item in collection.items):
         raise nothing_to_export(collection, lang)
-    writer.warnings += multilang_maths(NAME, collection, lang)
+    writer.warnings += multilang_maths(NAME, collection, lang, fragments)
     writer.stream = stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
     root = category_name(collection, lang)
     stream.write(writer.category(category_path(root), writer.bank_title()))

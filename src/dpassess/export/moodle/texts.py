@@ -20,7 +20,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from dpassess.diagnostics import Diagnostic
-from dpassess.export import MULTI, Collection
+from dpassess.export import MULTI, Collection, Fragments
 from dpassess.export.moodle.images import may_link_files
 from dpassess.lms.moodle import (
     MAX_NAME,
@@ -380,17 +380,23 @@ MULTILANG_MATHS = (
     "the first formula")
 
 
-def multilang_maths(fmt: str, collection: Collection, lang: str) -> list[Diagnostic]:
+def multilang_maths(fmt: str, collection: Collection, lang: str, fragments: Fragments
+                    ) -> list[Diagnostic]:
     """In a `multi` file, one warning when an item of several languages has maths: Moodle's
-    multilang filter must then run before MathJax (`MULTILANG_MATHS`)."""
+    multilang filter must then run before MathJax (`MULTILANG_MATHS`). Whether an item has is
+    a fact of the item (`fragments.fact`: kept by the runner)."""
     if lang != MULTI:
         return []
     for item in collection.items:
-        if len(item.text) > 1 and any(
-                _has_maths(src) for content in item.text.values()
-                for _, src in markdown_texts(content)):
+        if len(item.text) > 1 and fragments.fact(item, "maths", partial(_item_has_maths, item)):
             return [collection.warning(fmt, None, "text", MULTILANG_MATHS)]
     return []
+
+
+def _item_has_maths(item: Item) -> bool:
+    """Whether a text of `item`, in any language, has maths."""
+    return any(_has_maths(src) for content in item.text.values()
+               for _, src in markdown_texts(content))
 
 
 def _has_maths(source: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import BinaryIO
 
 from lxml import etree
@@ -103,7 +104,7 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
-                or _may_name_files(item, lang)):
+                or fragments.fact(item, "files", partial(_may_name_files, item, lang))):
             early[i] = made = fragments(item)
             notes[i], shown[item.id] = made.warnings, list(made.files)
         else:
