@@ -169,7 +169,15 @@ class Format(Generic[S]):
     `options` are its own options, each with its values (the first is the default).
     `start(collection, lang, options)` makes one file's state; `fragment(state, item,
     context)` builds one item's fragment; `assemble(state, fragments, out)` writes the file to
-    `out` and returns its warnings in order (see the module docstring)."""
+    `out` and returns its warnings in order (see the module docstring).
+
+    `glue(state, item)`, optional, is everything the file's own parts (all but the fragments:
+    header, categories, the file's warnings) read of the item, as plain values (tuples,
+    strings, numbers, None). A format that gives it lets the runner write a file in which
+    only some items changed, and none in its `glue`, by copying the previous file around the
+    changed items' fragments (built again with the contexts they had): the assembly is not
+    run. Such a format's fragments are then all of the file's bytes that depend on an item
+    beyond its `glue`, and `fragment` must work on a state fresh from `start`."""
 
     name: str
     folder: str
@@ -179,6 +187,7 @@ class Format(Generic[S]):
     fragment: Callable[[S, Item, Context], Fragment]
     assemble: Callable[[S, Fragments, BinaryIO], list[Diagnostic]]
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    glue: Callable[[S, Item], object] | None = None
 
     def file_name(self, collection: Collection, lang: str) -> str:
         """The name of the file of `collection` in `lang`."""
@@ -297,6 +306,17 @@ def exported_languages(fmt: str, collection: Collection, item: Item, lang: str
             if fallback not in have:
                 have.append(fallback)
     return tuple(have), warnings
+
+
+def languages_of_items(fmt: str, collection: Collection, lang: str
+                       ) -> list[tuple[tuple[str, ...], Sequence[Diagnostic]]]:
+    """`exported_languages` of every item of the collection, in order (in one loop: a file's
+    assembly asks it of every item, and most have the file's language)."""
+    if lang == MULTI:
+        return [exported_languages(fmt, collection, item, lang) for item in collection.items]
+    one: tuple[tuple[str, ...], Sequence[Diagnostic]] = ((lang,), ())
+    return [one if lang in item.text else exported_languages(fmt, collection, item, lang)
+            for item in collection.items]
 
 
 def nothing_to_export(collection: Collection, lang: str) -> UsageError:

@@ -26,10 +26,12 @@ from __future__ import annotations
 import marshal
 import mmap
 import os
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 from dpassess.diagnostics import Diagnostic, UsageError, dedupe
 from dpassess.export import (
@@ -130,16 +132,17 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
             _write(tmp, path, data)
         for tmp, path in zip(temps, paths, strict=True):
             replace_from_temp(tmp, path)
-    for export, (_, places, facts) in zip(exports, done, strict=True):
+    for export, (_, places, facts, layout) in zip(exports, done, strict=True):
         if export.cache is not None and places is not None:
-            _store_index(export, places, facts)
-    return [warnings for warnings, _, _ in done]
+            _store_index(export, places, facts, layout)
+    return [warnings for warnings, _, _, _ in done]
 
 
-def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
-                  ) -> tuple[list[Diagnostic], dict[Key, FragmentPlace] | None, dict[Any, Any]]:
+def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> _Written:
     """Write the file of `task` to its temporary file; its warnings, and (with a cache) where
-    its fragments lie in it and the facts its assembly asked."""
+    its fragments lie in it, the facts its assembly asked and its layout (`_Layout`): by
+    splicing the previous file (`_splice`) when only some items changed and the format can
+    say that nothing else did, else through the format's assembly."""
     export, tmp = task
     fmt = EXPORTERS[export.fmt]
     cache = export.cache
@@ -151,13 +154,25 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
                                                   _fragments_salt(export)))
         previous = _Previous.open(export.path, index) if index is not None else None
         known = index.facts if index is not None else {}
+        if previous is not None and fmt.glue is not None:
+            try:
+                spliced = _splice(export, fmt, previous, digests, tmp)
+            except OSError as exc:
+                previous.close()
+                raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}"
+                                 ) from exc
+            if spliced is not None:
+                previous.close()
+                return spliced
     places: dict[Key, FragmentPlace] | None = None
+    layout: object = None
     try:
         with open(tmp, "wb", buffering=_BUFFER) as out:
             if cache is None:
                 warnings = fmt.write(export.collection, export.lang, out, export.options)
             else:
                 sink = _Sink(out)
+                sink.previous = previous._map if previous is not None else None
                 store = FragmentStore(digests=digests, previous=previous, sink=sink,
                                       known_facts=known)
                 warnings = store.write(fmt, export.collection, export.lang, cast(BinaryIO, sink),
@@ -165,16 +180,23 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]
                 facts = store.facts
                 # (a write that went round the sink would make every offset doubtful)
                 places = sink.places if out.tell() == sink.pos else {}
+                if fmt.glue is not None and places:
+                    layout = store.layout(fmt.glue, export.collection, warnings)
     except OSError as exc:
         raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}") from exc
     finally:
         if previous is not None:
             previous.close()
-    return dedupe(warnings), places, facts
+    return dedupe(warnings), places, facts, layout
 
 
-def _store_index(export: ExportFile, places: dict[Key, FragmentPlace], facts: dict[Any, Any]
-                 ) -> None:
+#: What `_write_export` gives: the file's warnings; with a cache, the places of its fragments,
+#: the facts asked and its layout (plain values).
+_Written = tuple[list[Diagnostic], "dict[Key, FragmentPlace] | None", dict[Any, Any], object]
+
+
+def _store_index(export: ExportFile, places: dict[Key, FragmentPlace], facts: dict[Any, Any],
+                 layout: object) -> None:
     """Keep where the fragments of `export`'s file (just renamed into place) lie, with its
     stat."""
     assert export.cache is not None
@@ -183,15 +205,15 @@ def _store_index(export: ExportFile, places: dict[Key, FragmentPlace], facts: di
     except OSError:
         return
     export.cache.store_plain(str(export.path), FRAGMENTS, _fragments_salt(export),
-                             OutputIndex.of(st, places, facts).plain())
+                             OutputIndex.of(st, places, facts, layout).plain())
 
 
 class _Previous:
     """The file an export wrote last time, as its index says it is (read through a map of
     it: a fragment's bytes are sliced out where the index puts them)."""
 
-    def __init__(self, index: OutputIndex, data: mmap.mmap) -> None:
-        self.index, self._map = index, data
+    def __init__(self, index: OutputIndex, data: mmap.mmap, fd: int) -> None:
+        self.index, self._map, self.fd = index, data, fd
 
     @classmethod
     def open(cls, path: Path, index: OutputIndex) -> _Previous | None:
@@ -202,13 +224,12 @@ class _Previous:
         except OSError:
             return None
         try:
-            if not index.matches(os.fstat(fd)) or index.size == 0:
-                return None
-            return cls(index, mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+            if index.matches(os.fstat(fd)) and index.size != 0:
+                return cls(index, mmap.mmap(fd, 0, access=mmap.ACCESS_READ), fd)
         except (OSError, ValueError):
-            return None
-        finally:
-            os.close(fd)
+            pass
+        os.close(fd)
+        return None
 
     def get(self, key: Key) -> tuple[bytes, tuple[FindingRow, ...], list[Diagnostic]] | None:
         """The bytes, warning rows and warnings of the fragment of `key`, or None."""
@@ -220,6 +241,7 @@ class _Previous:
 
     def close(self) -> None:
         self._map.close()
+        os.close(self.fd)
 
 
 class _Sink:
@@ -230,28 +252,45 @@ class _Sink:
 
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self._write = out.write
         self.pos = out.tell()
         self._end = self.pos
-        self._expected: dict[int, tuple[bytes, Key, tuple[FindingRow, ...]]] = {}
+        #: id of the bytes expected -> (those bytes, their key, warning rows, their offset in
+        #: the previous file or -1).
+        self._expected: dict[int, tuple[bytes, Key, tuple[FindingRow, ...], int]] = {}
         #: fragment key -> its place in the file.
         self.places: dict[Key, FragmentPlace] = {}
+        #: The previous file (a fragment found there: `before`).
+        self.previous: mmap.mmap | None = None
 
-    def expect(self, data: bytes, key: Key, rows: tuple[FindingRow, ...]) -> None:
-        """Note where `data` (the fragment of `key`, warnings `rows`) is written, if it is
-        (empty bytes are anywhere)."""
+    def expect(self, data: bytes, key: Key, rows: tuple[FindingRow, ...], at: int = -1
+               ) -> None:
+        """Note where `data` (the fragment of `key`, warnings `rows`; at offset `at` of the
+        previous file when it was found there) is written, if it is (empty bytes are
+        anywhere)."""
         if data:
-            self._expected[id(data)] = (data, key, rows)
+            self._expected[id(data)] = (data, key, rows, at)
         else:
             self.places[key] = (0, 0, rows)
 
+    def before(self, data: bytes, n: int) -> bytes | None:
+        """The `n` bytes before `data` in the previous file, when `data` is a fragment expected
+        from there (a zip entry's header, which the same name and bytes give again)."""
+        expected = self._expected.get(id(data))
+        if expected is None or self.previous is None:
+            return None
+        at = expected[3]
+        return self.previous[at - n:at] if at >= n else None
+
     def write(self, data: bytes | memoryview) -> int:
-        n = self._out.write(data)  # all of it (a buffered file)
+        n = self._write(data)  # all of it (a buffered file)
         pos = self.pos
         if pos < self._end:
             self._overwritten(pos, n)
-        expected = self._expected.pop(id(data), None)
-        if expected is not None:  # (the very object: it is held while expected)
-            self.places[expected[1]] = (pos, n, expected[2])
+        if self._expected:
+            expected = self._expected.pop(id(data), None)
+            if expected is not None:  # (the very object: it is held while expected)
+                self.places[expected[1]] = (pos, n, expected[2])
         self.pos = pos = pos + n
         if pos > self._end:
             self._end = pos
@@ -325,6 +364,7 @@ class ItemDigests:
         #: `FragmentStore._item_key` of each item, by item (shared by the files of one
         #: collection).
         self.items: dict[int, tuple[Item, Collection, ItemKey]] = {}
+        self._lists: dict[int, tuple[Collection, list[ItemKey]]] = {}
 
     def __call__(self, item: Item | Stimulus) -> bytes:
         known = self._known.get(id(item))
@@ -349,10 +389,14 @@ class ItemDigests:
         self.items[id(item)] = (item, collection, value)
         return value
 
-    def keys(self, collection: Collection) -> None:
-        """Every item's key in `collection`, computed now."""
-        for item in collection.items:
-            self.key(collection, item)
+    def keys(self, collection: Collection) -> list[ItemKey]:
+        """Every item's key in `collection`, in order (once per collection)."""
+        known = self._lists.get(id(collection))
+        if known is not None and known[0] is collection:
+            return known[1]
+        keys = [self.key(collection, item) for item in collection.items]
+        self._lists[id(collection)] = (collection, keys)
+        return keys
 
 
 #: What a fragment reads of its item, as one hash (`ItemDigests.key`): its model's hash, its
@@ -399,10 +443,16 @@ class FragmentStore:
         self.facts: dict[tuple[bytes, ItemKey, str], Any] = {}
         self._hit: set[Key] = set()
         self._missed: set[Key] = set()
+        #: (item key, context) of each fragment asked, in order; whether every fragment
+        #: built was reusable; the file's state (for `layout`).
+        self.asked: list[tuple[ItemKey, Context]] = []
+        self.reusable = True
+        self._state: Any = None
 
     @property
     def hits(self) -> int:
-        """How many fragments were found (each key once)."""
+        """How many fragments were found (each key once; the stored ones, not those of a
+        previous file)."""
         return len(self._hit)
 
     @property
@@ -425,8 +475,25 @@ class FragmentStore:
                options: Mapping[str, str], state: Any) -> Fragments:
         """What the format's assembly asks for each item's fragment: the stored one when its
         key is there, else built by `fmt.fragment` (and kept when it is reusable)."""
+        self._state = state
         return _Source(self, fmt.fragment, state, collection,
                        self._file_key(fmt.name, collection, lang, options))
+
+    def layout(self, glue: Callable[[Any, Item], object], collection: Collection,
+               warnings: list[Diagnostic]) -> object:
+        """The file just written by item (`_Layout`, as plain values), or None when it cannot
+        be spliced next time (a fragment not reusable, two items of one key)."""
+        keys = self._digest.keys(collection)
+        asked: dict[ItemKey, list[Context]] = {key: [] for key in keys}
+        if not self.reusable or len(asked) != len(keys):
+            return None
+        for key, context in self.asked:
+            asked[key].append(context)
+        state = self._state
+        return tuple(_Layout(_file_signature(collection), tuple(keys),
+                             tuple(glue(state, item) for item in collection.items),
+                             tuple(tuple(asked[key]) for key in keys),
+                             tuple(finding_row(w) for w in warnings)))  # (plain: no class)
 
     @staticmethod
     def _file_key(fmt: str, collection: Collection, lang: str, options: Mapping[str, str]
@@ -493,6 +560,7 @@ class _Source:
         self._map = previous._map if previous is not None else None
         self._size = previous.index.size if previous is not None else 0
         self._sink = store._sink
+        self._asked = store.asked.append
 
     def __call__(self, item: Item, context: Context = ()) -> Fragment:
         store = self._store
@@ -501,6 +569,7 @@ class _Source:
             key = (self._file_key, known[2], context)
         else:
             key = (self._file_key, self._item_key(self._collection, item), context)
+        self._asked((key[1], context))
         places = self._places
         if places is not None:
             entry = places.get(key)
@@ -512,8 +581,7 @@ class _Source:
                     if warnings is not None:
                         assert self._map is not None and self._sink is not None
                         data = self._map[offset:offset + length]
-                        self._sink.expect(data, key, rows)
-                        store._hit.add(key)
+                        self._sink.expect(data, key, rows, offset)
                         return Fragment(data, warnings)
         hit = store._get(key) if self._places is None else None
         if hit is not None:
@@ -527,6 +595,8 @@ class _Source:
                 sink.expect(made.data, key, rows)
             else:
                 store._used[key] = (made.data, rows)
+        else:
+            store.reusable = False
         return made
 
     def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
@@ -537,6 +607,146 @@ class _Source:
             value = compute()
         store.facts[key] = value
         return cast(Fact, value)
+
+
+class _Layout(NamedTuple):
+    """An export file by item, as the runner wrote it (kept with its index, as plain values):
+    what the file's own parts read of the collection (`_file_signature`), each item's key, its
+    `glue` (`Format.glue`) and the contexts of the fragments the assembly asked of it, in
+    order, and the file's warnings."""
+
+    signature: object
+    items: tuple[ItemKey, ...]
+    glue: tuple[object, ...]
+    asked: tuple[tuple[Context, ...], ...]
+    warnings: tuple[FindingRow, ...]
+
+    @staticmethod
+    def read(value: object) -> _Layout | None:
+        """The layout of `plain` values, or None (not of its shape)."""
+        if not (type(value) is tuple and len(value) == 5):
+            return None
+        layout = _Layout(*value)
+        n = len(layout.items) if type(layout.items) is tuple else -1
+        if not (n >= 0 and type(layout.glue) is tuple and type(layout.asked) is tuple
+                and len(layout.glue) == n and len(layout.asked) == n
+                and all(type(a) is tuple for a in layout.asked)):
+            return None
+        return layout
+
+
+def _file_signature(collection: Collection) -> object:
+    """What a file's own parts may read of its collection besides its items: its id,
+    category, title, languages and default language."""
+    return (collection.id, collection.category, tuple(sorted(collection.title.items())),
+            collection.languages, collection.default_language)
+
+
+#: Splice a file only when at most this many of its items changed (else the assembly writes
+#: it: as fast then).
+SPLICE_MAX = 64
+
+
+def _splice(export: ExportFile, fmt: Exporter, previous: _Previous, digests: ItemDigests,
+            tmp: Path) -> _Written | None:
+    """Write `export`'s file to `tmp` as the previous file with the fragments of the items
+    that changed built again (with the contexts they had) in place of theirs, when that gives
+    the bytes its assembly would: the same number of items in the same places, the file's
+    signature the same, each changed item's glue the same, and neither its old fragments nor
+    its new ones with a warning or reading another file. Else None (nothing written)."""
+    index = previous.index
+    layout = _Layout.read(index.layout)
+    collection = export.collection
+    if layout is None or layout.signature != _file_signature(collection):
+        return None
+    keys = digests.keys(collection)
+    old = layout.items
+    if len(keys) != len(old):
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(keys, old, strict=True)) if a != b]
+    if len(changed) > SPLICE_MAX:
+        return None
+    settings = fmt.settings(export.options)
+    file_key = FragmentStore._file_key(fmt.name, collection, export.lang, settings)
+    glue = fmt.glue
+    assert glue is not None
+    state = fmt.start(collection, export.lang, settings) if changed else None
+    places = index.places
+    # (offset, length, new bytes, old key, new key) of each fragment replaced
+    spliced: list[tuple[int, int, bytes, Key, Key]] = []
+    for i in changed:
+        item = collection.items[i]
+        if glue(state, item) != layout.glue[i]:
+            return None
+        for context in layout.asked[i]:
+            old_key = (file_key, old[i], context)
+            entry = places.get(old_key)
+            if not (type(entry) is tuple and len(entry) == 3):
+                return None
+            offset, length, rows = entry
+            if not (type(offset) is int and type(length) is int and rows == ()
+                    and offset >= 0 and 0 <= length <= index.size - offset):
+                return None
+            made = fmt.fragment(state, item, context)
+            if made.warnings or not made.reusable:
+                return None
+            spliced.append((offset, length, made.data, old_key, (file_key, keys[i], context)))
+    warnings = findings(layout.warnings)
+    if warnings is None:
+        return None
+    spliced.sort(key=lambda s: s[0])
+    if any(a[0] + a[1] > b[0] for a, b in pairwise(spliced)):
+        return None  # (places that overlap: not a file the runner wrote)
+    _copy_around(previous, spliced, tmp)
+    new_places = _shifted(places, spliced)
+    new_layout = tuple(layout._replace(items=tuple(keys)))  # (plain: no class)
+    return dedupe(warnings), new_places, dict(index.facts), new_layout
+
+
+def _copy_around(previous: _Previous, spliced: list[tuple[int, int, bytes, Key, Key]],
+                 tmp: Path) -> None:
+    """Write to `tmp` the previous file with each spliced range replaced by its new bytes:
+    the unchanged ranges copied by the kernel (`os.copy_file_range`) where it can."""
+    source = previous.fd
+    with open(tmp, "wb", buffering=0) as out:
+        pos = 0
+        for offset, length, data, _, _ in [*spliced, (previous.index.size, 0, b"", (), ())]:
+            _copy(source, out, pos, offset - pos, previous)
+            out.write(data)
+            pos = offset + length
+
+
+def _copy(source: int, out: Any, start: int, count: int, previous: _Previous) -> None:
+    """Copy `count` bytes of the file `source` from `start` to `out` (at its end)."""
+    fd = out.fileno()
+    while count > 0:
+        try:
+            n = os.copy_file_range(source, fd, count, start)
+        except (AttributeError, OSError):
+            n = 0
+        if n <= 0:  # (not on this system or between these files: through memory)
+            out.write(previous._map[start:start + count])
+            return
+        start, count = start + n, count - n
+
+
+def _shifted(places: dict[Key, FragmentPlace], spliced: list[tuple[int, int, bytes, Key, Key]]
+             ) -> dict[Key, FragmentPlace]:
+    """`places` after `spliced`: each place after a replaced range moved by the change of its
+    length, each replaced fragment under its new key at its new place."""
+    starts = [offset for offset, _, _, _, _ in spliced]
+    shifts = list(accumulate(len(data) - length for _, length, data, _, _ in spliced))
+    gone = {old_key for _, _, _, old_key, _ in spliced}
+    new: dict[Key, FragmentPlace] = {}
+    for key, entry in places.items():
+        if key in gone or type(entry) is not tuple or len(entry) != 3 or type(entry[0]) is not int:
+            continue  # (not a place: a miss next time)
+        offset, length, rows = entry
+        n = bisect_right(starts, offset)
+        new[key] = (offset + shifts[n - 1], length, rows) if n else (offset, length, rows)
+    for n, (offset, _, data, _, key) in enumerate(spliced):
+        new[key] = (offset + (shifts[n - 1] if n else 0), len(data), ())
+    return new
 
 
 def _loads(stored: bytes | memoryview | None) -> dict[Any, Any]:

@@ -29,7 +29,7 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
-    exported_languages,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.canvas.items import FORMAT as NAME
@@ -96,8 +96,8 @@ def _assemble(job: _Quiz, fragments: Fragments, out: BinaryIO) -> list[Diagnosti
     points = 0.0
     dropped: list[Diagnostic] = []  # what was said of the items Canvas cannot take
     offered = False
-    for item in collection.items:
-        langs, missing = exported_languages(NAME, collection, item, lang)
+    for item, (langs, missing) in zip(collection.items,
+                                      languages_of_items(NAME, collection, lang), strict=True):
         notes.extend(missing)
         if not langs:
             continue

@@ -388,12 +388,21 @@ def multilang_maths(fmt: str, collection: Collection, lang: str, fragments: Frag
     if lang != MULTI:
         return []
     for item in collection.items:
-        if len(item.text) > 1 and fragments.fact(item, "maths", partial(_item_has_maths, item)):
+        if len(item.text) > 1 and fragments.fact(item, "maths", partial(item_has_maths, item)):
             return [collection.warning(fmt, None, "text", MULTILANG_MATHS)]
     return []
 
 
-def _item_has_maths(item: Item) -> bool:
+def multilang_glue(collection: Collection, item: Item, lang: str) -> tuple[object, ...]:
+    """What the file's own parts read of `item` in a Moodle XML or GIFT file in `lang` (its
+    `Format.glue`, with what the format reads besides): its id, topic, languages and source
+    path (the warnings of a language it lacks, its category), and in a `multi` file whether it
+    has maths in several languages (`multilang_maths`)."""
+    return (item.id, item.topic, tuple(item.text), collection.paths.get(item.id),
+            lang == MULTI and len(item.text) > 1 and item_has_maths(item))
+
+
+def item_has_maths(item: Item) -> bool:
     """Whether a text of `item`, in any language, has maths."""
     return any(_has_maths(src) for content in item.text.values()
                for _, src in markdown_texts(content))

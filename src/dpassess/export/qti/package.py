@@ -9,15 +9,21 @@ only stored entries give the same bytes on every machine. Git and LMS uploads co
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import IO, BinaryIO
 
 #: The earliest time a zip can record (MS-DOS epoch).
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _REGULAR_0644 = 0o100644 << 16
 _UNIX = 3
+#: A local header's fixed part (the name follows).
+_HEADER = 30
+#: A local header's sizes, name length and extra length (after the CRC).
+_SIZES = struct.Struct("<IIHH").pack
 
 
 def _info(name: str) -> zipfile.ZipInfo:
@@ -28,6 +34,16 @@ def _info(name: str) -> zipfile.ZipInfo:
     return info
 
 
+@lru_cache(maxsize=1)
+def _fixed_header() -> bytes:
+    """What a stored entry's local header holds before its CRC, whatever its name and bytes:
+    the signature, the versions, flags, method and the fixed time."""
+    probe = _info("x")
+    probe.flag_bits = 0
+    probe.CRC = probe.file_size = probe.compress_size = 0
+    return probe.FileHeader(False)[:14]
+
+
 class ZipStream:
     """A zip written entry by entry to `out` (a seekable binary file); `close()` writes the
     central directory. The bytes equal `zip_bytes` of the same entries in the same order."""
@@ -35,6 +51,11 @@ class ZipStream:
     def __init__(self, out: BinaryIO) -> None:
         self.zf = zipfile.ZipFile(out, "w", zipfile.ZIP_STORED)
         self._direct = out.seekable()
+        #: The bytes before a fragment in the previous file, when the runner writes it
+        #: (`dpassess.export.runner._Sink.before`).
+        self._before: Callable[[bytes, int], bytes | None] | None = getattr(
+            out, "before", None) if getattr(out, "previous", None) is not None else None
+        self._fixed = _fixed_header()
 
     def add(self, name: str, data: bytes) -> None:
         """Add an entry of `data`. To a seekable file, its header is written once, with the
@@ -47,16 +68,39 @@ class ZipStream:
         info = _info(name)
         info.flag_bits = 0
         info.file_size = info.compress_size = len(data)
-        info.CRC = zlib.crc32(data)
         # (what else writestr checks cannot happen here: the package's names are unique, and
         # zip64 entry counts are allowed)
         assert zf.fp is not None
-        info.header_offset = zf.fp.tell()
-        zf.fp.write(info.FileHeader(False))
-        zf.fp.write(data)
+        fp = zf.fp
+        header = self._previous_header(name, data)
+        if header is not None:
+            info.CRC = int.from_bytes(header[14:18], "little")
+        else:
+            info.CRC = zlib.crc32(data)
+            header = info.FileHeader(False)
+        info.header_offset = fp.tell()
+        fp.write(header)
+        fp.write(data)
         zf.start_dir = zf.fp.tell()
         zf.filelist.append(info)
         zf.NameToInfo[name] = info
+
+    def _previous_header(self, name: str, data: bytes) -> bytes | None:
+        """The header `data` had in the previous zip of the runner's output file (`before`:
+        `data` is a fragment found there), when it was this entry's: the same name, and a
+        stored entry of `len(data)` bytes with this package's fixed time and permissions. Its
+        CRC is then `data`'s (the previous file is as the runner wrote it), and
+        `ZipInfo.FileHeader` would give the same bytes again."""
+        before = self._before
+        if before is None:
+            return None
+        encoded = name.encode("ascii", "ignore")
+        header = before(data, _HEADER + len(encoded))
+        if (header is None or header[:14] != self._fixed or header[_HEADER:] != encoded
+                or len(encoded) != len(name)
+                or header[18:30] != _SIZES(len(data), len(data), len(encoded), 0)):
+            return None
+        return header
 
     def open(self, name: str, size: int = 0) -> IO[bytes]:
         """An entry to write in pieces (close it before adding the next one); `size`, when

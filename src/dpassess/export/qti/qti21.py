@@ -10,7 +10,7 @@ byte-identical zip.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import BinaryIO
 
@@ -23,7 +23,7 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
-    exported_languages,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.qti.assessment_test import assessment_test
@@ -80,11 +80,11 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
     that run MathJax."""
     collection, lang = job.collection, job.lang
     items = collection.items
-    notes: dict[int, list[Diagnostic]] = {}  # item index -> its warnings, once known
+    notes: dict[int, Sequence[Diagnostic]] = {}  # item index -> its warnings, once known
     exported: list[Item] = []
     by_path: dict[str, int] = {}  # item file -> index of the item written there (the last one)
-    for i, item in enumerate(items):
-        langs, missing = exported_languages(NAME, collection, item, lang)
+    for i, (item, (langs, missing)) in enumerate(zip(
+            items, languages_of_items(NAME, collection, lang), strict=True)):
         if not langs:
             notes[i] = missing
             continue
