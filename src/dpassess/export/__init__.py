@@ -177,7 +177,9 @@ class Format(Generic[S]):
     only some items changed, and none in its `glue`, by copying the previous file around the
     changed items' fragments (built again with the contexts they had): the assembly is not
     run. Such a format's fragments are then all of the file's bytes that depend on an item
-    beyond its `glue`, and `fragment` must work on a state fresh from `start`."""
+    beyond its `glue`, and `fragment` must work on a state fresh from `start`. `zipped` says
+    the file is a zip that `dpassess.export.qti.package.ZipStream` writes (its fragments lie
+    in stored entries: an entry that changed gets its new CRC and size)."""
 
     name: str
     folder: str
@@ -188,6 +190,7 @@ class Format(Generic[S]):
     assemble: Callable[[S, Fragments, BinaryIO], list[Diagnostic]]
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     glue: Callable[[S, Item], object] | None = None
+    zipped: bool = False
 
     def file_name(self, collection: Collection, lang: str) -> str:
         """The name of the file of `collection` in `lang`."""

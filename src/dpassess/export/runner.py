@@ -642,6 +642,10 @@ def _file_signature(collection: Collection) -> object:
             collection.languages, collection.default_language)
 
 
+#: A fragment spliced in: its offset and length in the previous file, its new bytes, its old
+#: and new keys, its warnings (the same as before).
+_Spliced = tuple[int, int, bytes, Key, Key, tuple[FindingRow, ...]]
+
 #: Splice a file only when at most this many of its items changed (else the assembly writes
 #: it: as fast then).
 SPLICE_MAX = 64
@@ -672,8 +676,8 @@ def _splice(export: ExportFile, fmt: Exporter, previous: _Previous, digests: Ite
     assert glue is not None
     state = fmt.start(collection, export.lang, settings) if changed else None
     places = index.places
-    # (offset, length, new bytes, old key, new key) of each fragment replaced
-    spliced: list[tuple[int, int, bytes, Key, Key]] = []
+    # (offset, length, new bytes, old key, new key, warning rows) of each fragment replaced
+    spliced: list[_Spliced] = []
     for i in changed:
         item = collection.items[i]
         if glue(state, item) != layout.glue[i]:
@@ -684,39 +688,72 @@ def _splice(export: ExportFile, fmt: Exporter, previous: _Previous, digests: Ite
             if not (type(entry) is tuple and len(entry) == 3):
                 return None
             offset, length, rows = entry
-            if not (type(offset) is int and type(length) is int and rows == ()
+            if not (type(offset) is int and type(length) is int
                     and offset >= 0 and 0 <= length <= index.size - offset):
                 return None
             made = fmt.fragment(state, item, context)
-            if made.warnings or not made.reusable:
-                return None
-            spliced.append((offset, length, made.data, old_key, (file_key, keys[i], context)))
+            if not made.reusable or not made.data or not length:
+                return None  # (an empty fragment has no place in the file)
+            new_rows = tuple(finding_row(w) for w in made.warnings)
+            if new_rows != rows:
+                return None  # (the file's warnings would change)
+            spliced.append((offset, length, made.data, old_key, (file_key, keys[i], context),
+                            rows))
     warnings = findings(layout.warnings)
     if warnings is None:
         return None
     spliced.sort(key=lambda s: s[0])
     if any(a[0] + a[1] > b[0] for a, b in pairwise(spliced)):
         return None  # (places that overlap: not a file the runner wrote)
-    _copy_around(previous, spliced, tmp)
+    if not _copy_around(previous, spliced, tmp, zipped=fmt.zipped):
+        return None
     new_places = _shifted(places, spliced)
     new_layout = tuple(layout._replace(items=tuple(keys)))  # (plain: no class)
     return dedupe(warnings), new_places, dict(index.facts), new_layout
 
 
-def _copy_around(previous: _Previous, spliced: list[tuple[int, int, bytes, Key, Key]],
-                 tmp: Path) -> None:
+def _copy_around(previous: _Previous, spliced: list[_Spliced],
+                 tmp: Path, *, zipped: bool) -> bool:
     """Write to `tmp` the previous file with each spliced range replaced by its new bytes:
-    the unchanged ranges copied by the kernel (`os.copy_file_range`) where it can."""
+    the unchanged ranges copied by the kernel (`os.copy_file_range`) where it can; in a zip
+    (`zipped`) through `package.splice` (False: not a zip it can splice; `tmp` is left
+    empty)."""
     source = previous.fd
-    with open(tmp, "wb", buffering=0) as out:
+    with open(tmp, "wb", buffering=0) as raw:
+        out = _Whole(raw)
+        if zipped:
+            from dpassess.export.qti import package
+
+            def copy(start: int, count: int) -> None:
+                _copy(source, out, start, count, previous)
+
+            return package.splice(previous._map, [s[:3] for s in spliced],
+                                  cast(BinaryIO, out), copy)
         pos = 0
-        for offset, length, data, _, _ in [*spliced, (previous.index.size, 0, b"", (), ())]:
+        for offset, length, data in [*(r[:3] for r in spliced), (previous.index.size, 0, b"")]:
             _copy(source, out, pos, offset - pos, previous)
             out.write(data)
             pos = offset + length
+    return True
 
 
-def _copy(source: int, out: Any, start: int, count: int, previous: _Previous) -> None:
+class _Whole:
+    """An unbuffered file whose `write` writes all it is given (a raw write may write less)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, data: bytes | memoryview) -> int:
+        view = memoryview(data)
+        while view:
+            view = view[self.raw.write(view):]
+        return len(data)
+
+    def fileno(self) -> int:
+        return int(self.raw.fileno())
+
+
+def _copy(source: int, out: _Whole, start: int, count: int, previous: _Previous) -> None:
     """Copy `count` bytes of the file `source` from `start` to `out` (at its end)."""
     fd = out.fileno()
     while count > 0:
@@ -730,13 +767,13 @@ def _copy(source: int, out: Any, start: int, count: int, previous: _Previous) ->
         start, count = start + n, count - n
 
 
-def _shifted(places: dict[Key, FragmentPlace], spliced: list[tuple[int, int, bytes, Key, Key]]
+def _shifted(places: dict[Key, FragmentPlace], spliced: list[_Spliced]
              ) -> dict[Key, FragmentPlace]:
     """`places` after `spliced`: each place after a replaced range moved by the change of its
     length, each replaced fragment under its new key at its new place."""
-    starts = [offset for offset, _, _, _, _ in spliced]
-    shifts = list(accumulate(len(data) - length for _, length, data, _, _ in spliced))
-    gone = {old_key for _, _, _, old_key, _ in spliced}
+    starts = [s[0] for s in spliced]
+    shifts = list(accumulate(len(s[2]) - s[1] for s in spliced))
+    gone = {s[3] for s in spliced}
     new: dict[Key, FragmentPlace] = {}
     for key, entry in places.items():
         if key in gone or type(entry) is not tuple or len(entry) != 3 or type(entry[0]) is not int:
@@ -744,8 +781,8 @@ def _shifted(places: dict[Key, FragmentPlace], spliced: list[tuple[int, int, byt
         offset, length, rows = entry
         n = bisect_right(starts, offset)
         new[key] = (offset + shifts[n - 1], length, rows) if n else (offset, length, rows)
-    for n, (offset, _, data, _, key) in enumerate(spliced):
-        new[key] = (offset + (shifts[n - 1] if n else 0), len(data), ())
+    for n, (offset, _, data, _, key, rows) in enumerate(spliced):
+        new[key] = (offset + (shifts[n - 1] if n else 0), len(data), rows)
     return new
 
 

@@ -237,7 +237,15 @@ def _xml(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
+def _glue(job: _Quiz, item: Item) -> object:
+    """What the package's own parts read of `item` (`Format.glue`): its id, languages and
+    source path (the warning of a language it lacks), points (the quiz's) and shuffling (the
+    quiz's setting)."""
+    return (item.id, tuple(item.text), job.collection.paths.get(item.id), item.points,
+            getattr(item, "shuffle", False))
+
+
 #: The format: one Canvas quiz package (zip) per language.
 FORMAT = Format(NAME, folder="canvas", suffix=".zip", multi=False, start=_Quiz,
-                fragment=_fragment, assemble=_assemble)
+                fragment=_fragment, assemble=_assemble, glue=_glue, zipped=True)
 export = FORMAT.export

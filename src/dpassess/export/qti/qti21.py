@@ -28,7 +28,7 @@ from dpassess.export import (
 )
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
-from dpassess.export.qti.manifest import item_resource, write_manifest
+from dpassess.export.qti.manifest import item_resource, resource_stream, write_manifest
 from dpassess.export.qti.names import FORMAT as NAME
 from dpassess.export.qti.names import Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
@@ -62,7 +62,9 @@ def _fragment(job: _Package, item: Item, context: Context) -> Fragment:
     collection, lang = job.collection, job.lang
     if context:
         kind, shown = context
-        assert kind == RESOURCE and isinstance(shown, tuple) and job.manifest is not None
+        assert kind == RESOURCE and isinstance(shown, tuple)
+        if job.manifest is None:  # (a fresh state: `Format.glue`)
+            job.manifest = resource_stream(collection, lang)
         item_resource(job.manifest.parent, collection, lang, item, shown)
         return Fragment(job.manifest.flushed(), [])
     root, notes = _item(collection, item, lang, job.maths)
@@ -217,7 +219,18 @@ def _xml(root: etree._Element) -> bytes:
 
 
 
+def _glue(job: _Package, item: Item) -> object:
+    """What the package's own parts read of `item` (`Format.glue`): its id (its file's path,
+    its identifier in the manifest and the test), languages and source path (the warning of a
+    language it lacks), stimulus and whether its text may name a file (which items are built
+    before the manifest), and points (its weight in the test)."""
+    lang = job.lang
+    return (item.id, tuple(item.text), job.collection.paths.get(item.id), item.stimulus,
+            item.points, lang in item.text and _may_name_files(item, lang))
+
+
 #: The format: one QTI 2.1 package (zip) per language; formulas as MathML or TeX.
 FORMAT = Format(NAME, folder="qti21", suffix=".zip", multi=False, start=_Package,
-                fragment=_fragment, assemble=_assemble, options={"maths": ("mathml", "tex")})
+                fragment=_fragment, assemble=_assemble, options={"maths": ("mathml", "tex")},
+                glue=_glue, zipped=True)
 export = FORMAT.export
