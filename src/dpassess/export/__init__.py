@@ -31,7 +31,7 @@ import importlib
 import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar, cast
 
 from dpassess.diagnostics import Diagnostic, UsageError, warning
 from dpassess.export.formats import FORMATS, PAPERS
@@ -133,28 +133,29 @@ Fact = bool | int | str | None
 
 class Fragments(Protocol):
     """What a format's assembly asks for each item's fragment (from the runner's cache, or
-    built by the format's `fragment`), and for the facts about an item that the file's own
-    parts read (whether it has maths, ...): `fact(item, name, compute)` is `compute()`, or
-    the value it gave for the same item (model, stimulus and source path), name and file the
-    last time, from the runner's cache. A fact reads only the item (and its stimulus), and the
-    file's format, language and options."""
+    built by the format's `fragment`). The runner's also keeps facts (`fact`)."""
 
     def __call__(self, item: Item, context: Context = ()) -> Fragment: ...
 
-    def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact: ...
+
+def fact(fragments: Fragments, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
+    """A fact about `item` that the file's own parts read (whether it has maths, ...):
+    `compute()`, or the value it gave for the same item (model, stimulus and source path),
+    name and file the last time, kept by the runner (`fragments.fact`, when the fragments are
+    the runner's). A fact reads only the item (and its stimulus), and the file's format,
+    language and options."""
+    ask = getattr(fragments, "fact", None)
+    return compute() if ask is None else cast(Fact, ask(item, name, compute))
 
 
 class _Built:
-    """Every fragment built, every fact computed (no cache)."""
+    """Every fragment built (no cache)."""
 
     def __init__(self, build: Callable[[Any, Item, Context], Fragment], state: Any) -> None:
         self._build, self._state = build, state
 
     def __call__(self, item: Item, context: Context = ()) -> Fragment:
         return self._build(self._state, item, context)
-
-    def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
-        return compute()
 
 
 S = TypeVar("S")

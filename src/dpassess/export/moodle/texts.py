@@ -20,7 +20,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from dpassess.diagnostics import Diagnostic
-from dpassess.export import MULTI, Collection, Fragments
+from dpassess.export import MULTI, Collection, Fragments, fact
 from dpassess.export.moodle.images import may_link_files
 from dpassess.lms.moodle import (
     MAX_NAME,
@@ -388,7 +388,7 @@ def multilang_maths(fmt: str, collection: Collection, lang: str, fragments: Frag
     if lang != MULTI:
         return []
     for item in collection.items:
-        if len(item.text) > 1 and fragments.fact(item, "maths", partial(item_has_maths, item)):
+        if len(item.text) > 1 and fact(fragments, item, "maths", partial(item_has_maths, item)):
             return [collection.warning(fmt, None, "text", MULTILANG_MATHS)]
     return []
 

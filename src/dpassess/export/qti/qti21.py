@@ -23,6 +23,7 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
+    fact,
     languages_of_items,
     nothing_to_export,
 )
@@ -106,7 +107,7 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
-                or fragments.fact(item, "files", partial(_may_name_files, item, lang))):
+                or fact(fragments, item, "files", partial(_may_name_files, item, lang))):
             early[i] = made = fragments(item)
             notes[i], shown[item.id] = made.warnings, list(made.files)
         else:
