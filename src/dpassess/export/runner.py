@@ -19,6 +19,13 @@ bytes from the previous file, at their offsets; a previous file that is not as i
 touched, replaced: another stat) gives nothing, and every fragment is built. The cache holds no
 second copy of the exports, and nothing in it runs code when read. The bytes are the same as
 without a cache. Formats know nothing of this: they ask for fragments.
+
+A format that says what its own parts read of an item (`Format.glue`) is not assembled at all
+when the items that changed since the previous file changed only in their fragments: the runner
+keeps each such file's layout by item (`_Layout`: item keys, glue, the contexts each item's
+fragments were asked with, the file's warnings) and writes the previous file with those items'
+new fragments in place of theirs (`_splice`): the rest copied kernel-side, and in a zip the
+changed entries and the central directory written again (`export/qti/package.splice`).
 """
 
 from __future__ import annotations
