@@ -172,13 +172,14 @@ class Format(Generic[S]):
     context)` builds one item's fragment; `assemble(state, fragments, out)` writes the file to
     `out` and returns its warnings in order (see the module docstring).
 
-    `glue(state, item)`, optional, is everything the file's own parts (all but the fragments:
+    `glue(state, item, fragments)`, optional, is everything the file's own parts (all but the fragments:
     header, categories, the file's warnings) read of the item, as plain values (tuples,
     strings, numbers, None). A format that gives it lets the runner write a file in which
     only some items changed, and none in its `glue`, by copying the previous file around the
     changed items' fragments (built again with the contexts they had): the assembly is not
     run. Such a format's fragments are then all of the file's bytes that depend on an item
-    beyond its `glue`, and `fragment` must work on a state fresh from `start`. `zipped` says
+    beyond its `glue`, and `fragment` must work on a state fresh from `start`; `glue` may ask
+    facts (`fact(fragments, ...)`) as the assembly does. `zipped` says
     the file is a zip that `dpassess.export.qti.package.ZipStream` writes (its fragments lie
     in stored entries: an entry that changed gets its new CRC and size)."""
 
@@ -190,7 +191,7 @@ class Format(Generic[S]):
     fragment: Callable[[S, Item, Context], Fragment]
     assemble: Callable[[S, Fragments, BinaryIO], list[Diagnostic]]
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    glue: Callable[[S, Item], object] | None = None
+    glue: Callable[[S, Item, Fragments], object] | None = None
     zipped: bool = False
 
     def file_name(self, collection: Collection, lang: str) -> str:

@@ -455,6 +455,7 @@ class FragmentStore:
         self.asked: list[tuple[ItemKey, Context]] = []
         self.reusable = True
         self._state: Any = None
+        self._source: _Source | None = None
 
     @property
     def hits(self) -> int:
@@ -483,10 +484,11 @@ class FragmentStore:
         """What the format's assembly asks for each item's fragment: the stored one when its
         key is there, else built by `fmt.fragment` (and kept when it is reusable)."""
         self._state = state
-        return _Source(self, fmt.fragment, state, collection,
-                       self._file_key(fmt.name, collection, lang, options))
+        self._source = _Source(self, fmt.fragment, state, collection,
+                               self._file_key(fmt.name, collection, lang, options))
+        return self._source
 
-    def layout(self, glue: Callable[[Any, Item], object], collection: Collection,
+    def layout(self, glue: Callable[[Any, Item, Fragments], object], collection: Collection,
                warnings: list[Diagnostic]) -> object:
         """The file just written by item (`_Layout`, as plain values), or None when it cannot
         be spliced next time (a fragment not reusable, two items of one key)."""
@@ -496,9 +498,10 @@ class FragmentStore:
             return None
         for key, context in self.asked:
             asked[key].append(context)
-        state = self._state
+        state, source = self._state, self._source
+        assert source is not None
         return tuple(_Layout(_file_signature(collection), tuple(keys),
-                             tuple(glue(state, item) for item in collection.items),
+                             tuple(glue(state, item, source) for item in collection.items),
                              tuple(tuple(asked[key]) for key in keys),
                              tuple(finding_row(w) for w in warnings)))  # (plain: no class)
 
@@ -609,10 +612,12 @@ class _Source:
     def fact(self, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
         store = self._store
         key = (self._file_key, self._item_key(self._collection, item), name)
-        value = store._known_facts.get(key, store)  # (the store: not known)
-        if value is store or type(value) not in _FACT_TYPES:
-            value = compute()
-        store.facts[key] = value
+        value = store.facts.get(key, store)  # (the store: not known)
+        if value is store:
+            value = store._known_facts.get(key, store)
+            if value is store or type(value) not in _FACT_TYPES:
+                value = compute()
+            store.facts[key] = value
         return cast(Fact, value)
 
 
@@ -682,12 +687,15 @@ def _splice(export: ExportFile, fmt: Exporter, previous: _Previous, digests: Ite
     glue = fmt.glue
     assert glue is not None
     state = fmt.start(collection, export.lang, settings) if changed else None
+    # (the facts the glue asks: those of the previous file, and those of the changed items)
+    asked = FragmentStore(digests=digests, known_facts=index.facts)
+    source = _Source(asked, fmt.fragment, state, collection, file_key)
     places = index.places
     # (offset, length, new bytes, old key, new key, warning rows) of each fragment replaced
     spliced: list[_Spliced] = []
     for i in changed:
         item = collection.items[i]
-        if glue(state, item) != layout.glue[i]:
+        if glue(state, item, source) != layout.glue[i]:
             return None
         for context in layout.asked[i]:
             old_key = (file_key, old[i], context)
@@ -716,7 +724,7 @@ def _splice(export: ExportFile, fmt: Exporter, previous: _Previous, digests: Ite
         return None
     new_places = _shifted(places, spliced)
     new_layout = tuple(layout._replace(items=tuple(keys)))  # (plain: no class)
-    return dedupe(warnings), new_places, dict(index.facts), new_layout
+    return dedupe(warnings), new_places, {**index.facts, **asked.facts}, new_layout
 
 
 def _copy_around(previous: _Previous, spliced: list[_Spliced],

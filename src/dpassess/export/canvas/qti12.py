@@ -237,7 +237,7 @@ def _xml(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def _glue(job: _Quiz, item: Item) -> object:
+def _glue(job: _Quiz, item: Item, fragments: Fragments) -> object:
     """What the package's own parts read of `item` (`Format.glue`): its id, languages and
     source path (the warning of a language it lacks), points (the quiz's) and shuffling (the
     quiz's setting)."""

@@ -423,12 +423,12 @@ def _essay(q: _Question, item: Essay) -> list[str]:
     return [f"{q.head}{q.tail}}}"]
 
 
-def _glue(job: Job, item: Item) -> object:
+def _glue(job: Job, item: Item, fragments: Fragments) -> object:
     """What the file's own parts read of `item` (`Format.glue`): besides what a Moodle XML
     file's read (`multilang_glue`), its type, gaps, shuffling and Moodle settings (which
     questions are left out, the warnings of the settings GIFT cannot carry)."""
     moodle = item.lms.moodle if item.lms is not None else None
-    return (*multilang_glue(job.collection, item, job.lang), type(item).__name__,
+    return (*multilang_glue(job.collection, item, job.lang, fragments), type(item).__name__,
             len(item.gaps) if isinstance(item, Cloze) else None,
             item.shuffle if isinstance(item, SingleChoice | MultipleResponse | Matching) else None,
             moodle is not None and (moodle.penalty is not None

@@ -575,9 +575,9 @@ def _set_text(el: etree._Element, value: str) -> None:
 
 
 #: The format: one Moodle XML file per language, and one of every language (`multi`).
-def _glue(writer: _Writer, item: Item) -> object:
+def _glue(writer: _Writer, item: Item, fragments: Fragments) -> object:
     """What the file's own parts read of `item` (`Format.glue`, `multilang_glue`)."""
-    return multilang_glue(writer.collection, item, writer.lang)
+    return multilang_glue(writer.collection, item, writer.lang, fragments)
 
 
 FORMAT = Format(NAME, folder="moodle", suffix=".xml", multi=True, start=_start,

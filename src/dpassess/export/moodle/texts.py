@@ -393,13 +393,15 @@ def multilang_maths(fmt: str, collection: Collection, lang: str, fragments: Frag
     return []
 
 
-def multilang_glue(collection: Collection, item: Item, lang: str) -> tuple[object, ...]:
+def multilang_glue(collection: Collection, item: Item, lang: str, fragments: Fragments
+                   ) -> tuple[object, ...]:
     """What the file's own parts read of `item` in a Moodle XML or GIFT file in `lang` (its
     `Format.glue`, with what the format reads besides): its id, topic, languages and source
     path (the warnings of a language it lacks, its category), and in a `multi` file whether it
     has maths in several languages (`multilang_maths`)."""
     return (item.id, item.topic, tuple(item.text), collection.paths.get(item.id),
-            lang == MULTI and len(item.text) > 1 and item_has_maths(item))
+            lang == MULTI and len(item.text) > 1
+            and fact(fragments, item, "maths", partial(item_has_maths, item)))
 
 
 def item_has_maths(item: Item) -> bool:

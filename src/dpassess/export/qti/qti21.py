@@ -220,14 +220,15 @@ def _xml(root: etree._Element) -> bytes:
 
 
 
-def _glue(job: _Package, item: Item) -> object:
+def _glue(job: _Package, item: Item, fragments: Fragments) -> object:
     """What the package's own parts read of `item` (`Format.glue`): its id (its file's path,
     its identifier in the manifest and the test), languages and source path (the warning of a
     language it lacks), stimulus and whether its text may name a file (which items are built
     before the manifest), and points (its weight in the test)."""
     lang = job.lang
     return (item.id, tuple(item.text), job.collection.paths.get(item.id), item.stimulus,
-            item.points, lang in item.text and _may_name_files(item, lang))
+            item.points,
+            lang in item.text and fact(fragments, item, "files", partial(_may_name_files, item, lang)))
 
 
 #: The format: one QTI 2.1 package (zip) per language; formulas as MathML or TeX.
