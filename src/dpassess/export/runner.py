@@ -161,19 +161,13 @@ def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> _Writt
                                                   _fragments_salt(export)))
         previous = _Previous.open(export.path, index) if index is not None else None
         known = index.facts if index is not None else {}
-        if previous is not None and fmt.glue is not None:
-            try:
-                spliced = _splice(export, fmt, previous, digests, tmp)
-            except OSError as exc:
-                previous.close()
-                raise UsageError(f"{export.path}: cannot write: {exc.strerror or exc}"
-                                 ) from exc
-            if spliced is not None:
-                previous.close()
-                return spliced
     places: dict[Key, FragmentPlace] | None = None
     layout: object = None
     try:
+        if previous is not None and fmt.glue is not None:
+            spliced = _splice(export, fmt, previous, digests, tmp)
+            if spliced is not None:
+                return spliced
         with open(tmp, "wb", buffering=_BUFFER) as out:
             if cache is None:
                 warnings = fmt.write(export.collection, export.lang, out, export.options)
