@@ -31,7 +31,7 @@ import importlib
 import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar, cast
 
 from dpassess.diagnostics import Diagnostic, UsageError, warning
 from dpassess.export.formats import FORMATS, PAPERS
@@ -127,11 +127,35 @@ class Job:
     options: Mapping[str, str]
 
 
+#: A fact the assembly asks of one item (`Fragments.fact`): a plain value.
+Fact = bool | int | str | None
+
+
 class Fragments(Protocol):
     """What a format's assembly asks for each item's fragment (from the runner's cache, or
-    built by the format's `fragment`)."""
+    built by the format's `fragment`). The runner's also keeps facts (`fact`)."""
 
     def __call__(self, item: Item, context: Context = ()) -> Fragment: ...
+
+
+def fact(fragments: Fragments, item: Item, name: str, compute: Callable[[], Fact]) -> Fact:
+    """A fact about `item` that the file's own parts read (whether it has maths, ...):
+    `compute()`, or the value it gave for the same item (model, stimulus and source path),
+    name and file the last time, kept by the runner (`fragments.fact`, when the fragments are
+    the runner's). A fact reads only the item (and its stimulus), and the file's format,
+    language and options."""
+    ask = getattr(fragments, "fact", None)
+    return compute() if ask is None else cast(Fact, ask(item, name, compute))
+
+
+class _Built:
+    """Every fragment built (no cache)."""
+
+    def __init__(self, build: Callable[[Any, Item, Context], Fragment], state: Any) -> None:
+        self._build, self._state = build, state
+
+    def __call__(self, item: Item, context: Context = ()) -> Fragment:
+        return self._build(self._state, item, context)
 
 
 S = TypeVar("S")
@@ -146,7 +170,18 @@ class Format(Generic[S]):
     `options` are its own options, each with its values (the first is the default).
     `start(collection, lang, options)` makes one file's state; `fragment(state, item,
     context)` builds one item's fragment; `assemble(state, fragments, out)` writes the file to
-    `out` and returns its warnings in order (see the module docstring)."""
+    `out` and returns its warnings in order (see the module docstring).
+
+    `glue(state, item, fragments)`, optional, is everything the file's own parts (all but the fragments:
+    header, categories, the file's warnings) read of the item, as plain values (tuples,
+    strings, numbers, None). A format that gives it lets the runner write a file in which
+    only some items changed, and none in its `glue`, by copying the previous file around the
+    changed items' fragments (built again with the contexts they had): the assembly is not
+    run. Such a format's fragments are then all of the file's bytes that depend on an item
+    beyond its `glue`, and `fragment` must work on a state fresh from `start`; `glue` may ask
+    facts (`fact(fragments, ...)`) as the assembly does. `zipped` says
+    the file is a zip that `dpassess.export.qti.package.ZipStream` writes (its fragments lie
+    in stored entries: an entry that changed gets its new CRC and size)."""
 
     name: str
     folder: str
@@ -156,6 +191,8 @@ class Format(Generic[S]):
     fragment: Callable[[S, Item, Context], Fragment]
     assemble: Callable[[S, Fragments, BinaryIO], list[Diagnostic]]
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    glue: Callable[[S, Item, Fragments], object] | None = None
+    zipped: bool = False
 
     def file_name(self, collection: Collection, lang: str) -> str:
         """The name of the file of `collection` in `lang`."""
@@ -188,14 +225,8 @@ class Format(Generic[S]):
         """Write the file of `state` (made by `start`, or by the caller of a writer whose state
         is not made from a collection: the papers) to `out` and return its warnings;
         `fragments` gives the fragments (default: each built, no cache)."""
-        if fragments is None:
-            build = self.fragment
-
-            def source(item: Item, context: Context = ()) -> Fragment:
-                return build(state, item, context)
-
-            return self.assemble(state, source, out)
-        return self.assemble(state, fragments, out)
+        return self.assemble(state, fragments if fragments is not None
+                             else _Built(self.fragment, state), out)
 
     def export(self, collection: Collection, lang: str, out: BinaryIO | None = None,
                **options: str) -> ExportResult:
@@ -280,6 +311,17 @@ def exported_languages(fmt: str, collection: Collection, item: Item, lang: str
             if fallback not in have:
                 have.append(fallback)
     return tuple(have), warnings
+
+
+def languages_of_items(fmt: str, collection: Collection, lang: str
+                       ) -> list[tuple[tuple[str, ...], Sequence[Diagnostic]]]:
+    """`exported_languages` of every item of the collection, in order (in one loop: a file's
+    assembly asks it of every item, and most have the file's language)."""
+    if lang == MULTI:
+        return [exported_languages(fmt, collection, item, lang) for item in collection.items]
+    one: tuple[tuple[str, ...], Sequence[Diagnostic]] = ((lang,), ())
+    return [one if lang in item.text else exported_languages(fmt, collection, item, lang)
+            for item in collection.items]
 
 
 def nothing_to_export(collection: Collection, lang: str) -> UsageError:

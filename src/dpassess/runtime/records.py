@@ -365,7 +365,10 @@ FragmentPlace = tuple[int, int, tuple[FindingRow, ...]]
 class OutputIndex(NamedTuple):
     """An export file as the runner last wrote it: its stat (size, mtime and ctime in ns,
     inode: a file written, touched or replaced since does not match, and nothing is taken
-    from it), and for each fragment key the place of its bytes in the file."""
+    from it), for each fragment key the place of its bytes in the file, the facts the
+    format asked of its items (`facts`: (item key, name) -> a plain value; they read the item
+    only, not the file), and the file's layout by item (`layout`: plain values the runner
+    checks when it uses them, or None)."""
 
     size: int
     mtime_ns: int
@@ -373,11 +376,15 @@ class OutputIndex(NamedTuple):
     inode: int
     #: fragment key (plain values, `dpassess.export.runner.Key`) -> its place.
     places: dict[Any, FragmentPlace]
+    facts: dict[Any, Any]
+    layout: object = None
 
     @staticmethod
-    def of(st: Any, places: dict[Any, FragmentPlace]) -> OutputIndex:
+    def of(st: Any, places: dict[Any, FragmentPlace], facts: dict[Any, Any] | None = None,
+           layout: object = None) -> OutputIndex:
         """The index of a file whose `os.stat` is `st`."""
-        return OutputIndex(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, places)
+        return OutputIndex(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, places,
+                           facts if facts is not None else {}, layout)
 
     def matches(self, st: Any) -> bool:
         """Whether `st` (`os.stat` of the file now) is the file as indexed."""
@@ -386,16 +393,16 @@ class OutputIndex(NamedTuple):
     @staticmethod
     def read(value: object) -> OutputIndex | None:
         """The record of `plain(record)`, or None. Each place is checked when it is used
-        (`place`)."""
+        (`place`), each fact by its user."""
         try:
-            tag, size, mtime, ctime, inode, places = _fields(value, 6)
+            tag, size, mtime, ctime, inode, places, facts, layout = _fields(value, 8)
         except TypeError:
             return None
         if not (tag == ("output", VERSION) and all(
                 isinstance(v, int) and not isinstance(v, bool) for v in (size, mtime, ctime, inode))
-                and isinstance(places, dict)):
+                and isinstance(places, dict) and isinstance(facts, dict)):
             return None
-        return OutputIndex(size, mtime, ctime, inode, places)
+        return OutputIndex(size, mtime, ctime, inode, places, facts, layout)
 
     def place(self, key: object
               ) -> tuple[int, int, tuple[FindingRow, ...], list[Diagnostic]] | None:
@@ -420,4 +427,4 @@ class OutputIndex(NamedTuple):
 
     def plain(self) -> object:
         return (("output", VERSION), self.size, self.mtime_ns, self.ctime_ns, self.inode,
-                self.places)
+                self.places, self.facts, self.layout)

@@ -29,7 +29,7 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
-    exported_languages,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.canvas.items import FORMAT as NAME
@@ -96,8 +96,8 @@ def _assemble(job: _Quiz, fragments: Fragments, out: BinaryIO) -> list[Diagnosti
     points = 0.0
     dropped: list[Diagnostic] = []  # what was said of the items Canvas cannot take
     offered = False
-    for item in collection.items:
-        langs, missing = exported_languages(NAME, collection, item, lang)
+    for item, (langs, missing) in zip(collection.items,
+                                      languages_of_items(NAME, collection, lang), strict=True):
         notes.extend(missing)
         if not langs:
             continue
@@ -237,7 +237,15 @@ def _xml(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
+def _glue(job: _Quiz, item: Item, fragments: Fragments) -> object:
+    """What the package's own parts read of `item` (`Format.glue`): its id, languages and
+    source path (the warning of a language it lacks), points (the quiz's) and shuffling (the
+    quiz's setting)."""
+    return (item.id, tuple(item.text), job.collection.paths.get(item.id), item.points,
+            getattr(item, "shuffle", False))
+
+
 #: The format: one Canvas quiz package (zip) per language.
 FORMAT = Format(NAME, folder="canvas", suffix=".zip", multi=False, start=_Quiz,
-                fragment=_fragment, assemble=_assemble)
+                fragment=_fragment, assemble=_assemble, glue=_glue, zipped=True)
 export = FORMAT.export

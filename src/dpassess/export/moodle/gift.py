@@ -27,7 +27,7 @@ from dpassess.export import (
     Fragment,
     Fragments,
     Job,
-    exported_languages,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.moodle.cloze import gap_item
@@ -40,6 +40,7 @@ from dpassess.export.moodle.texts import (
     category_path,
     check_match,
     grades,
+    multilang_glue,
     multilang_maths,
     number,
     premise_html,
@@ -107,8 +108,8 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
     `out`; categories and the warnings about the whole file are written here, each question's
     block is its fragment."""
     collection, lang = job.collection, job.lang
-    chosen = [(item, *exported_languages(NAME, collection, item, lang))
-              for item in collection.items]
+    chosen = [(item, langs, notes) for item, (langs, notes)
+              in zip(collection.items, languages_of_items(NAME, collection, lang), strict=True)]
     if lang != ALL_LANGUAGES and not any(langs for _, langs, _ in chosen):
         raise nothing_to_export(collection, lang)
     warnings = _run_warnings(collection, [item for item, langs, _ in chosen if langs])
@@ -117,7 +118,7 @@ def _assemble(job: Job, fragments: Fragments, out: BinaryIO) -> list[Diagnostic]
         "left out of it; export one file per language")
         for item, langs, _ in chosen
         if isinstance(item, Cloze) and len(item.gaps) == 1 and len(langs) > 1]
-    warnings += multilang_maths(NAME, collection, lang)
+    warnings += multilang_maths(NAME, collection, lang, fragments)
     topic, root = None, category_name(collection, lang)
     for item, langs, notes in chosen:
         warnings += notes
@@ -422,7 +423,19 @@ def _essay(q: _Question, item: Essay) -> list[str]:
     return [f"{q.head}{q.tail}}}"]
 
 
+def _glue(job: Job, item: Item, fragments: Fragments) -> object:
+    """What the file's own parts read of `item` (`Format.glue`): besides what a Moodle XML
+    file's read (`multilang_glue`), its type, gaps, shuffling and Moodle settings (which
+    questions are left out, the warnings of the settings GIFT cannot carry)."""
+    moodle = item.lms.moodle if item.lms is not None else None
+    return (*multilang_glue(job.collection, item, job.lang, fragments), type(item).__name__,
+            len(item.gaps) if isinstance(item, Cloze) else None,
+            item.shuffle if isinstance(item, SingleChoice | MultipleResponse | Matching) else None,
+            moodle is not None and (moodle.penalty is not None
+                                    or moodle.answer_numbering is not None))
+
+
 #: The format: one GIFT text file per language, and one of every language (`multi`).
 FORMAT = Format(NAME, folder="gift", suffix=".txt", multi=True, start=Job, fragment=_fragment,
-                assemble=_assemble)
+                assemble=_assemble, glue=_glue)
 export = FORMAT.export

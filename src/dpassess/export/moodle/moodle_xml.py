@@ -13,6 +13,7 @@ returns the warnings with empty data.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -29,7 +30,7 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
-    exported_languages,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.moodle import cloze
@@ -43,6 +44,7 @@ from dpassess.export.moodle.texts import (
     check_match,
     grades,
     midpoint,
+    multilang_glue,
     multilang_maths,
     number,
     premise_html,
@@ -101,15 +103,16 @@ def _assemble(writer: _Writer, fragments: Fragments, out: BinaryIO) -> list[Diag
     collection, lang = writer.collection, writer.lang
     if lang != ALL_LANGUAGES and not any(lang in item.text for item in collection.items):
         raise nothing_to_export(collection, lang)
-    writer.warnings += multilang_maths(NAME, collection, lang)
+    writer.warnings += multilang_maths(NAME, collection, lang, fragments)
     writer.stream = stream = ChildStream(out, etree.Element("quiz"), xml_declaration=True)
     root = category_name(collection, lang)
     stream.write(writer.category(category_path(root), writer.bank_title()))
+    write = stream.out.write
     seen: set[tuple[str, str]] = set()
     categories: dict[str, bytes] = {}  # category path -> its question, when it has no warning
     topic = None
-    for item in collection.items:
-        langs, notes = exported_languages(NAME, collection, item, lang)
+    for item, (langs, notes) in zip(collection.items,
+                                    languages_of_items(NAME, collection, lang), strict=True):
         writer.warnings += notes
         if not langs:
             continue
@@ -120,7 +123,7 @@ def _assemble(writer: _Writer, fragments: Fragments, out: BinaryIO) -> list[Diag
         seen.add((item.topic, item.id))
         question = fragments(item, (langs, duplicate))
         writer.warnings += question.warnings
-        stream.write_bytes(question.data)
+        write(question.data)  # (`stream.write_bytes`: as it is, where the runner notes it)
     stream.close()
     return writer.warnings
 
@@ -162,7 +165,9 @@ class _Writer:
         self.collection, self.lang = collection, lang
         self.warnings: list[Diagnostic] = []
         self.images = _Watched()
-        self.stream: ChildStream  # set by `_assemble`, before any question
+        # the stream `_assemble` writes the file to (a question is serialised as that one
+        # would: a fragment can be built on a fresh state, `Format.glue`)
+        self.stream = ChildStream(io.BytesIO(), etree.Element("quiz"), xml_declaration=True)
 
     def category(self, path: str, info: str = "") -> etree._Element:
         question = etree.Element("question", type="category")
@@ -570,6 +575,11 @@ def _set_text(el: etree._Element, value: str) -> None:
 
 
 #: The format: one Moodle XML file per language, and one of every language (`multi`).
+def _glue(writer: _Writer, item: Item, fragments: Fragments) -> object:
+    """What the file's own parts read of `item` (`Format.glue`, `multilang_glue`)."""
+    return multilang_glue(writer.collection, item, writer.lang, fragments)
+
+
 FORMAT = Format(NAME, folder="moodle", suffix=".xml", multi=True, start=_start,
-                fragment=_fragment, assemble=_assemble)
+                fragment=_fragment, assemble=_assemble, glue=_glue)
 export = FORMAT.export

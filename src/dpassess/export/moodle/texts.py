@@ -20,7 +20,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from dpassess.diagnostics import Diagnostic
-from dpassess.export import MULTI, Collection
+from dpassess.export import MULTI, Collection, Fragments, fact
 from dpassess.export.moodle.images import may_link_files
 from dpassess.lms.moodle import (
     MAX_NAME,
@@ -380,17 +380,34 @@ MULTILANG_MATHS = (
     "the first formula")
 
 
-def multilang_maths(fmt: str, collection: Collection, lang: str) -> list[Diagnostic]:
+def multilang_maths(fmt: str, collection: Collection, lang: str, fragments: Fragments
+                    ) -> list[Diagnostic]:
     """In a `multi` file, one warning when an item of several languages has maths: Moodle's
-    multilang filter must then run before MathJax (`MULTILANG_MATHS`)."""
+    multilang filter must then run before MathJax (`MULTILANG_MATHS`). Whether an item has is
+    a fact of the item (`fragments.fact`: kept by the runner)."""
     if lang != MULTI:
         return []
     for item in collection.items:
-        if len(item.text) > 1 and any(
-                _has_maths(src) for content in item.text.values()
-                for _, src in markdown_texts(content)):
+        if len(item.text) > 1 and fact(fragments, item, "maths", partial(item_has_maths, item)):
             return [collection.warning(fmt, None, "text", MULTILANG_MATHS)]
     return []
+
+
+def multilang_glue(collection: Collection, item: Item, lang: str, fragments: Fragments
+                   ) -> tuple[object, ...]:
+    """What the file's own parts read of `item` in a Moodle XML or GIFT file in `lang` (its
+    `Format.glue`, with what the format reads besides): its id, topic, languages and source
+    path (the warnings of a language it lacks, its category), and in a `multi` file whether it
+    has maths in several languages (`multilang_maths`)."""
+    return (item.id, item.topic, tuple(item.text), collection.paths.get(item.id),
+            lang == MULTI and len(item.text) > 1
+            and fact(fragments, item, "maths", partial(item_has_maths, item)))
+
+
+def item_has_maths(item: Item) -> bool:
+    """Whether a text of `item`, in any language, has maths."""
+    return any(_has_maths(src) for content in item.text.values()
+               for _, src in markdown_texts(content))
 
 
 def _has_maths(source: str) -> bool:

@@ -4,6 +4,7 @@ one resource at a time."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 from urllib.parse import quote
@@ -55,6 +56,12 @@ def write_manifest(out: IO[bytes], collection: Collection, lang: str, items: Seq
     for item in items:
         stream.write_bytes(make(stream, item, tuple(files.get(item.id, ()))))
     stream.close()
+
+
+def resource_stream(collection: Collection, lang: str) -> ChildStream:
+    """A stream whose `parent` stands for the manifest's resources, as `write_manifest`'s
+    does (an item's resource is serialised the same by either): its bytes are not kept."""
+    return _open(io.BytesIO(), collection, lang, ())
 
 
 def _open(out: IO[bytes], collection: Collection, lang: str, items: Sequence[Item]

@@ -10,7 +10,8 @@ byte-identical zip.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import BinaryIO
 
 from lxml import etree
@@ -22,12 +23,13 @@ from dpassess.export import (
     Format,
     Fragment,
     Fragments,
-    exported_languages,
+    fact,
+    languages_of_items,
     nothing_to_export,
 )
 from dpassess.export.qti.assessment_test import assessment_test
 from dpassess.export.qti.items import assessment_item
-from dpassess.export.qti.manifest import item_resource, write_manifest
+from dpassess.export.qti.manifest import item_resource, resource_stream, write_manifest
 from dpassess.export.qti.names import FORMAT as NAME
 from dpassess.export.qti.names import Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
@@ -61,7 +63,9 @@ def _fragment(job: _Package, item: Item, context: Context) -> Fragment:
     collection, lang = job.collection, job.lang
     if context:
         kind, shown = context
-        assert kind == RESOURCE and isinstance(shown, tuple) and job.manifest is not None
+        assert kind == RESOURCE and isinstance(shown, tuple)
+        if job.manifest is None:  # (a fresh state: `Format.glue`)
+            job.manifest = resource_stream(collection, lang)
         item_resource(job.manifest.parent, collection, lang, item, shown)
         return Fragment(job.manifest.flushed(), [])
     root, notes = _item(collection, item, lang, job.maths)
@@ -79,11 +83,11 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
     that run MathJax."""
     collection, lang = job.collection, job.lang
     items = collection.items
-    notes: dict[int, list[Diagnostic]] = {}  # item index -> its warnings, once known
+    notes: dict[int, Sequence[Diagnostic]] = {}  # item index -> its warnings, once known
     exported: list[Item] = []
     by_path: dict[str, int] = {}  # item file -> index of the item written there (the last one)
-    for i, item in enumerate(items):
-        langs, missing = exported_languages(NAME, collection, item, lang)
+    for i, (item, (langs, missing)) in enumerate(zip(
+            items, languages_of_items(NAME, collection, lang), strict=True)):
         if not langs:
             notes[i] = missing
             continue
@@ -103,7 +107,7 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
         if i in notes:
             continue
         if (by_path[item_path(item)] != i or item.stimulus is not None
-                or _may_name_files(item, lang)):
+                or fact(fragments, item, "files", partial(_may_name_files, item, lang))):
             early[i] = made = fragments(item)
             notes[i], shown[item.id] = made.warnings, list(made.files)
         else:
@@ -216,7 +220,19 @@ def _xml(root: etree._Element) -> bytes:
 
 
 
+def _glue(job: _Package, item: Item, fragments: Fragments) -> object:
+    """What the package's own parts read of `item` (`Format.glue`): its id (its file's path,
+    its identifier in the manifest and the test), languages and source path (the warning of a
+    language it lacks), stimulus and whether its text may name a file (which items are built
+    before the manifest), and points (its weight in the test)."""
+    lang = job.lang
+    return (item.id, tuple(item.text), job.collection.paths.get(item.id), item.stimulus,
+            item.points,
+            lang in item.text and fact(fragments, item, "files", partial(_may_name_files, item, lang)))
+
+
 #: The format: one QTI 2.1 package (zip) per language; formulas as MathML or TeX.
 FORMAT = Format(NAME, folder="qti21", suffix=".zip", multi=False, start=_Package,
-                fragment=_fragment, assemble=_assemble, options={"maths": ("mathml", "tex")})
+                fragment=_fragment, assemble=_assemble, options={"maths": ("mathml", "tex")},
+                glue=_glue, zipped=True)
 export = FORMAT.export
