@@ -188,8 +188,6 @@ class PageStore:
     places: dict[bytes, tuple[int, int, tuple[Diagnostic, ...]]] = field(default_factory=dict)
     #: the pages left as they are (in the site, not in `render_site`'s files)
     kept: list[str] = field(default_factory=list)
-    #: the item pages this run rendered, by path
-    rendered: list[str] = field(default_factory=list)
 
 
 #: One use of an item on an assembled form: the blueprint, the form's label, the position and
@@ -297,7 +295,6 @@ def render_site(views: Sequence[BankView], assemblies: Sequence[Assembly] = (),
                 continue
             mark, images = len(site.warnings), site.images
             site.files[path] = _item_page(site, view, item, path, uses.get(item.id, []))
-            store.rendered.append(path)
             if site.images == images:
                 store.now[path] = (key, tuple(site.warnings[mark:]))
     for a in sorted(assemblies, key=lambda a: a.problem.blueprint.id):

@@ -18,7 +18,9 @@ The records of `dpassess lint` (`dpassess.lint.incremental`), one per bank file:
 And `FileStamp`, what `dpassess build` knows of a file without reading it again (its size,
 mtime, inode and content hash); `OutputIndex`, where each item's part (fragment) lies in an
 export file the runner wrote, so that the next write of that file copies it from there
-(`dpassess.export.runner`).
+(`dpassess.export.runner`); `PreviewPages`, the preview site as last written into a folder
+(each page's key and stat, where each index row lies in the index page:
+`dpassess.app.preview`).
 """
 
 from __future__ import annotations
