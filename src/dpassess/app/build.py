@@ -228,7 +228,7 @@ def build(
         reuse = ((config(), by_root[roots[0]], own[roots[0]][1])
                  if len(roots) == 1 and roots[0] in by_root else None)
         outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported,
-                                 reuse)
+                                 reuse, seen)
         if preview_key is not None:
             outputs.key = preview_key
             new_store = new_store._replace(preview=_record(outputs))
@@ -362,13 +362,16 @@ def _preview_key(keys: dict[Path, bytes | None], bp_dir: Path, index: dict[str, 
 
 def _write_preview(roots: list[Path], out: Path, bp_dir: Path, cache: Cache | None,
                    report: BuildReport, exported: dict[Path, list[Diagnostic]],
-                   loaded: Loaded | None = None) -> _Outputs:
+                   loaded: Loaded | None = None, seen: Mapping[str, Stat] | None = None
+                   ) -> _Outputs:
     """The preview site of every bank (and of the forms of every blueprint) in `out`, with
     the warnings of the bank's exports (`exported`, by bank folder); `loaded`: the one bank
-    as this run loaded and linted it (`dpassess.app.preview.site`)."""
+    as this run loaded and linted it (`dpassess.app.preview.site`); `seen`: the files read,
+    whose content hashes key the preview's pages."""
     from dpassess.app.preview import preview
 
-    done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported, loaded=loaded)
+    done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported, loaded=loaded,
+                   digests={p: st.digest for p, st in (seen or {}).items()})
     report.warnings += done.warnings
     # rebuilt, all of it (files already holding their bytes are not touched on disk); one line
     # for them all, the lines above list the rest

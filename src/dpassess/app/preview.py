@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import os
 import threading
 import time
@@ -24,9 +23,12 @@ from dpassess.diagnostics import BankLoadError, Diagnostic, DpassessError, Sever
 from dpassess.runtime.cache import Cache
 
 if TYPE_CHECKING:
+    from http.server import SimpleHTTPRequestHandler
+
     from dpassess.lint import LintConfig
     from dpassess.model import Bank
     from dpassess.preview.pages import PageStore
+    from dpassess.runtime.records import PagePlace
 
 
 @dataclass
@@ -44,17 +46,18 @@ class PreviewReport:
 
 def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache | None = None,
          export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
-         loaded: Loaded | None = None,
+         loaded: Loaded | None = None, store: PageStore | None = None,
+         digests: Mapping[str, bytes] | None = None,
          ) -> tuple[dict[str, bytes], list[Diagnostic], int, int]:
     """The files of the preview of the banks at or below `paths` (and of the forms of each
     blueprint in `blueprints` whose bank is one of them), the warnings, the number of items
     and of lint findings. `export_warnings`: each bank's export warnings by its folder, when
     the caller has them (else the preview exports each bank to learn them). `loaded`: the
     bank of the one path, as the caller loaded and linted it, and with which settings (used
-    when they lint as the settings at the path do, else the bank is loaded again). Raises
-    BankLoadError when a bank does not load."""
-    from dpassess.assemble import assemble_problem, load_blueprint, load_problem
-    from dpassess.assemble.problem import bank_path
+    when they lint as the settings at the path do, else the bank is loaded again). `store`:
+    what an earlier run left in the site's folder (`dpassess.preview.render_site`: the pages
+    it keeps are not among the files); `digests`: the content hash of the banks' files, by
+    path, when the caller knows them. Raises BankLoadError when a bank does not load."""
     from dpassess.lint import load_config
     from dpassess.lint.incremental import load_and_lint
     from dpassess.preview import gather, render_site
@@ -71,9 +74,13 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
                     if export_warnings is not None else None) for bank in banks]
     warnings: list[Diagnostic] = []
     assemblies = []
-    if blueprints is not None and blueprints.is_dir():
+    shown = sorted(blueprints.glob("*.yaml")) if blueprints is not None and blueprints.is_dir() else []
+    if shown:  # the solver is imported only when there is a blueprint to show
+        from dpassess.assemble import assemble_problem, load_blueprint, load_problem
+        from dpassess.assemble.problem import bank_path
+
         by_root = {Path(b.root).resolve(): b for b in banks}
-        for bp_path in sorted(blueprints.glob("*.yaml")):
+        for bp_path in shown:
             try:
                 bp = load_blueprint(bp_path)
                 bank = by_root.get(bank_path(bp, bp_path))
@@ -84,9 +91,7 @@ def site(paths: Sequence[Path], blueprints: Path | None = None, *, cache: Cache 
                 warnings.append(Diagnostic(str(bp_path), 0, 0, "", f"its forms are "
                                            f"not shown: {exc}", code="preview",
                                            severity=Severity.warning))
-    store = _load_pages(cache, banks)
-    files, more = render_site(views, assemblies, store)
-    _store_pages(cache, banks, store)
+    files, more = render_site(views, assemblies, store, digests=digests)
     n_items = sum(len(b) for b in banks)
     return files, [*warnings, *more], n_items, len(findings)
 
@@ -107,20 +112,40 @@ def _lints_as(one: LintConfig, other: LintConfig) -> bool:
 def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
             cache: Cache | None = None,
             export_warnings: Mapping[Path, list[Diagnostic]] | None = None,
-            loaded: Loaded | None = None) -> PreviewReport:
+            loaded: Loaded | None = None,
+            digests: Mapping[str, bytes] | None = None) -> PreviewReport:
     """Write the preview site into `out` (every changed file or none; see `site`): a file that
     already holds the bytes is left alone, so a rebuild after one edit rewrites only the pages
-    it changed. Raises BankLoadError, or UsageError naming a path that cannot be written."""
+    it changed. With `cache`, the pages an earlier run wrote into `out` and that are as it
+    wrote them (the same size, mtime, ctime and inode) are kept without being made or read
+    again when what they show is unchanged, and so are the rows of the index page.
+    `digests`: the content hash of the banks' files by path, when the caller knows them
+    (`dpassess build`): they key the pages without hashing each item's model. Raises
+    BankLoadError, or UsageError naming a path that cannot be written."""
+    from dpassess.runtime.gcpause import gc_paused
+
+    with gc_paused():  # pages and rows make no reference cycles; see dpassess.runtime.gcpause
+        return _preview(paths, out, blueprints, cache=cache, export_warnings=export_warnings,
+                        loaded=loaded, digests=digests)
+
+
+def _preview(paths: Sequence[Path], out: Path, blueprints: Path | None, *,
+             cache: Cache | None, export_warnings: Mapping[Path, list[Diagnostic]] | None,
+             loaded: Loaded | None, digests: Mapping[str, bytes] | None) -> PreviewReport:
     from dpassess.runtime.files import write_all
 
+    store, entries = _load_pages(cache, out)
     files, warnings, n_items, n_findings = site(paths, blueprints, cache=cache,
-                                                export_warnings=export_warnings, loaded=loaded)
+                                                export_warnings=export_warnings, loaded=loaded,
+                                                store=store, digests=digests)
     earlier = _listed(out)
-    files[MANIFEST] = "".join(f"{name}\n" for name in files).encode("utf-8")
-    targets = [(out / name, data) for name, data in files.items()]
-    changed = [(p, data) for p, data in targets if _differs(p, data)]
+    kept = store.kept if store is not None else []
+    names = sorted([*files, *kept]) if kept else list(files)
+    files[MANIFEST] = "".join(f"{name}\n" for name in names).encode("utf-8")
+    changed = [(out / name, data) for name, data in files.items()
+               if _differs(out / name, data)]
     write_all(changed)
-    for name in sorted(earlier - set(files), reverse=True):
+    for name in sorted(earlier - set(names) - {MANIFEST}, reverse=True):
         gone = out / name
         with contextlib.suppress(OSError):
             gone.unlink()
@@ -128,19 +153,21 @@ def preview(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *,
                 if folder == out:
                     break
                 folder.rmdir()  # only when empty (OSError ends the walk up)
-    return PreviewReport(out, [p for p, _ in targets], [p for p, _ in changed], warnings,
-                         n_items, n_findings)
+    if store is not None:
+        _store_pages(cache, out, store, entries)
+    return PreviewReport(out, [out / name for name in [*names, MANIFEST]],
+                         [p for p, _ in changed], warnings, n_items, n_findings)
 
 
-#: The cache's kind for the item pages of a preview, and the layout of what it holds.
+#: The cache's kind for what a preview left in its folder, and the layout of what it holds.
 PAGES = "preview-pages"
-_PAGES_LAYOUT = 1
+_PAGES_LAYOUT = 2
 
 
-def _pages_at(banks: Sequence[Bank]) -> tuple[str, bytes]:
-    """Where the item pages of a preview of these banks are kept, and their salt: dpassess
-    (in every salt) and the libraries that make a page's bytes (lxml and libxml2 write it;
-    Markdown and TeX are read by the others), so that an upgrade of one renders them again."""
+def _pages_at(out: Path) -> tuple[str, bytes]:
+    """Where the record of the preview in `out` is kept, and its salt: dpassess (in every
+    salt) and the libraries that make a page's bytes (lxml and libxml2 write it; Markdown and
+    TeX are read by the others), so that an upgrade of one makes them again."""
     from importlib import metadata
 
     from lxml import etree
@@ -153,43 +180,84 @@ def _pages_at(banks: Sequence[Bank]) -> tuple[str, bytes]:
             versions.append(metadata.version(name))
         except metadata.PackageNotFoundError:
             versions.append(None)
-    where = os.pathsep.join(sorted(str(Path(b.root).resolve()) for b in banks))
-    return where, salt(b"", (PAGES, _PAGES_LAYOUT, versions))
+    return str(out.resolve()), salt(b"", (PAGES, _PAGES_LAYOUT, versions))
 
 
-def _load_pages(cache: Cache | None, banks: Sequence[Bank]) -> PageStore | None:
-    """The item pages an earlier preview of these banks kept (none when that value is not
-    of the expected shape), or None without a cache."""
-    from dpassess.preview.pages import PageStore
-    from dpassess.runtime.records import findings
+#: A file's stat as the record keeps it: size, mtime and ctime (ns), inode.
+_Stat = tuple[int, int, int, int]
 
-    if cache is None or not banks:
+
+def _stat(path: str) -> _Stat | None:
+    try:
+        st = os.stat(path)
+    except OSError:
         return None
-    where, key = _pages_at(banks)
-    stored = cache.load_plain(where, PAGES, key)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _load_pages(cache: Cache | None, out: Path
+                ) -> tuple[PageStore | None, dict[str, PagePlace]]:
+    """What the record of the last preview in `out` says is still there as written: its
+    pages (by path: key and warnings) whose files have the stat they had, and the rows of its
+    index page if that file has; and the record's entry of each such page. (None, {})
+    without a cache."""
+    from dpassess.preview.pages import PageStore
+    from dpassess.runtime.records import PreviewPages
+
+    if cache is None:
+        return None, {}
     store = PageStore()
-    if isinstance(stored, dict):
-        for k, v in stored.items():
-            if not (isinstance(k, bytes) and isinstance(v, tuple) and len(v) == 2
-                    and isinstance(v[0], bytes)):
-                return PageStore()
-            warned = findings(v[1])
-            if warned is None:
-                return PageStore()
-            store.earlier[k] = (v[0], tuple(warned))
-    return store
+    where, key = _pages_at(out)
+    record = PreviewPages.read(cache.load_plain(where, PAGES, key))
+    if record is None:
+        return store, {}
+    root = f"{out}/"
+    entries: dict[str, PagePlace] = {}
+    for path, entry in record.pages.items():
+        if not (type(entry) is tuple and len(entry) == 6 and isinstance(path, str)
+                and _stat(root + path) == entry[1:5]):
+            continue  # (the stat equal to the file's: they are ints)
+        page = PreviewPages.page(entry)
+        if page is not None:
+            store.earlier[path] = (page[0], tuple(page[2]))
+            entries[path] = entry
+    index = f"{root}index.html"
+    if record.rows and _stat(index) == record.index_stat:
+        try:
+            with open(index, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            data = b""
+        if len(data) == record.index_stat[0]:
+            for k, place in record.rows.items():
+                row = PreviewPages.row(place, len(data))
+                if row is not None and isinstance(k, bytes):
+                    store.rows[k] = (data[row[0]:row[0] + row[1]], tuple(row[2]))
+    return store, entries
 
 
-def _store_pages(cache: Cache | None, banks: Sequence[Bank], store: PageStore | None) -> None:
-    """Keep this run's item pages (plain data: bytes and the warnings as rows) for the next."""
-    from dpassess.runtime.records import finding_row
+def _store_pages(cache: Cache | None, out: Path, store: PageStore,
+                 entries: Mapping[str, PagePlace]) -> None:
+    """Keep what this run left in `out` for the next: each page's key, stat and warnings (a
+    page kept keeps its record's entry), and where each row lies in the index page."""
+    from dpassess.runtime.records import PreviewPages, finding_row
 
-    if cache is None or store is None or store.now.keys() == store.earlier.keys():
+    if cache is None:
         return
-    where, key = _pages_at(banks)
-    cache.store_plain(where, PAGES, key, {
-        k: (data, tuple(finding_row(d) for d in warned))
-        for k, (data, warned) in store.now.items()})
+    root = f"{out}/"
+    pages: dict[str, PagePlace] = {}
+    kept = set(store.kept)
+    for path, (key, warned) in store.now.items():
+        if path in kept and path in entries:
+            pages[path] = entries[path]
+        elif (st := _stat(root + path)) is not None:
+            pages[path] = (key, *st, tuple(finding_row(d) for d in warned))
+    index = _stat(f"{root}index.html")
+    rows = {k: (offset, length, tuple(finding_row(d) for d in warned) if warned else ())
+            for k, (offset, length, warned) in store.places.items()}
+    where, salt_ = _pages_at(out)
+    cache.store_plain(where, PAGES, salt_, PreviewPages(
+        pages, index if index is not None else (0, 0, 0, 0), rows).plain())
 
 
 #: The list of the site's files (one relative path a line), so that the next run removes the
@@ -244,9 +312,15 @@ def _signature(paths: Sequence[Path], blueprints: Path | None) -> tuple[Any, ...
     return tuple(seen)
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+def _quiet() -> type[SimpleHTTPRequestHandler]:
+    """The file handler that logs nothing (http.server is imported only to serve)."""
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Quiet
 
 
 def serve(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *, port: int = 8000,
@@ -269,7 +343,9 @@ def serve(paths: Sequence[Path], out: Path, blueprints: Path | None = None, *, p
     out.mkdir(parents=True, exist_ok=True)
     before = _signature(paths, blueprints)
     build()
-    handler = functools.partial(_Quiet, directory=str(out))
+    import http.server
+
+    handler = functools.partial(_quiet(), directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -18,15 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpassess.assemble.forms import Form, make_forms
-from dpassess.assemble.output import (
-    Layout,
-    layout,
-    stale_forms,
-    summary_data,
-    summary_text,
-    unequal_points,
-    write,
-)
 from dpassess.assemble.problem import (
     BlueprintError,
     Problem,
@@ -34,13 +25,43 @@ from dpassess.assemble.problem import (
     load_blueprint,
     load_problem,
 )
-from dpassess.assemble.solve import Infeasible, Selection, Status, solve
 from dpassess.diagnostics import BankLoadError, Diagnostic
 from dpassess.model import Bank
 from dpassess.model.blueprint import Blueprint, check_seed, check_time_limit
 
 if TYPE_CHECKING:
+    from dpassess.assemble.output import Layout as Layout
+    from dpassess.assemble.output import layout as layout
+    from dpassess.assemble.output import stale_forms as stale_forms
+    from dpassess.assemble.output import summary_data as summary_data
+    from dpassess.assemble.output import summary_text as summary_text
+    from dpassess.assemble.output import unequal_points as unequal_points
+    from dpassess.assemble.output import write as write
+    from dpassess.assemble.solve import Infeasible as Infeasible
+    from dpassess.assemble.solve import Selection as Selection
+    from dpassess.assemble.solve import Status as Status
     from dpassess.runtime.cache import Cache
+
+#: Names this package gives from the modules that import the solver (ortools) and the
+#: exporters: loaded when first asked for, so that what only reads forms or items (the
+#: preview, the answer keys) does not import the solver.
+_LAZY = {
+    **dict.fromkeys(("Layout", "layout", "stale_forms", "summary_data", "summary_text",
+                     "unequal_points", "write"), "dpassess.assemble.output"),
+    **dict.fromkeys(("Infeasible", "Selection", "Status"), "dpassess.assemble.solve"),
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Assembly",
@@ -74,10 +95,14 @@ class Assembly:
     time_limit: float
 
     def summary(self) -> str:
+        from dpassess.assemble.output import summary_data, summary_text
+
         return summary_text(summary_data(self.problem, self.selection, self.forms, self.seed))
 
     def layout(self, out_dir: str | os.PathLike[str]) -> Layout:
         """Every file of the forms under `out_dir` (see `output.layout`); nothing is written."""
+        from dpassess.assemble.output import layout
+
         return layout(self.problem, self.selection, self.forms, self.seed, Path(out_dir))
 
 
@@ -181,6 +206,8 @@ def assemble_problem(
 ) -> Assembly:
     """Select and arrange the forms of a resolved blueprint (see `assemble`); `progress` is
     told how the search stands about every second."""
+    from dpassess.assemble.solve import Infeasible, Status, solve
+
     s = problem.blueprint.seed if seed is None else check_seed(seed)
     limit = problem.blueprint.time_limit if time_limit is None else check_time_limit(time_limit)
     sel = solve(problem, s, limit, progress)
@@ -197,6 +224,7 @@ def write_assembly(
     run that this one does not write: such folders are left in place, the earlier summary.json
     names them). Raises UsageError naming a path that cannot be written, or when `out_dir` is
     inside the bank the forms are drawn from."""
+    from dpassess.assemble.output import stale_forms, summary_data, unequal_points, write
     from dpassess.runtime.files import refuse_inside
 
     refuse_inside(out_dir, [assembly.problem.bank.root], "--out")

@@ -37,13 +37,22 @@ class BankView:
     problems: list[Diagnostic] = field(default_factory=list)
 
 
-def _item_of(bank: Bank) -> dict[str, str]:
-    """Source file (as given and resolved) -> item id."""
-    out: dict[str, str] = {}
-    for e in bank.entries:
-        out[e.path] = e.item.id
-        out[str(Path(e.path).resolve())] = e.item.id
-    return out
+class _ItemOf:
+    """Source file -> item id: as the bank names it, else as resolved (the resolved names are
+    made only when a path is not found as given)."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.entries = bank.entries
+        self.given = {e.path: e.item.id for e in bank.entries}
+        self._resolved: dict[str, str] | None = None
+
+    def get(self, path: str) -> str | None:
+        found = self.given.get(path)
+        if found is None:
+            if self._resolved is None:
+                self._resolved = {str(Path(e.path).resolve()): e.item.id for e in self.entries}
+            found = self._resolved.get(path)
+        return found
 
 
 def gather(bank: Bank, findings: Sequence[Diagnostic],
@@ -53,7 +62,7 @@ def gather(bank: Bank, findings: Sequence[Diagnostic],
     build`: their format is their code, their language not known), else those of an export in
     every format, every language and `multi`, retired items included."""
     view = BankView(bank)
-    files = _item_of(bank)
+    files = _ItemOf(bank)
     root = Path(bank.root).resolve()
     for d in sorted(findings, key=lambda d: d.sort_key):
         item = d.item if d.item is not None and d.item in bank else files.get(d.path) or files.get(
@@ -68,7 +77,7 @@ def gather(bank: Bank, findings: Sequence[Diagnostic],
     view.history, view.problems = read_history(Path(bank.root))
     if export_warnings is not None:
         for d in export_warnings:
-            key = d.item if d.item is not None and d.item in bank else files.get(d.path, "")
+            key = d.item if d.item is not None and d.item in bank else files.get(d.path) or ""
             view.losses.setdefault(key, []).append(Loss(d.code, "", d))
         return view
     collection = Collection.from_bank(bank, include_retired=True)
@@ -76,6 +85,7 @@ def gather(bank: Bank, findings: Sequence[Diagnostic],
         for lang in [*bank.languages, *([MULTI] if exp.multi else [])]:
             result = exp.export(collection, lang)
             for d in result.warnings:
-                key = d.item if d.item is not None and d.item in bank else files.get(d.path, "")
+                key = d.item if d.item is not None and d.item in bank else files.get(
+                    d.path) or ""
                 view.losses.setdefault(key, []).append(Loss(fmt, lang, d))
     return view

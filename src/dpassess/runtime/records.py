@@ -18,7 +18,9 @@ The records of `dpassess lint` (`dpassess.lint.incremental`), one per bank file:
 And `FileStamp`, what `dpassess build` knows of a file without reading it again (its size,
 mtime, inode and content hash); `OutputIndex`, where each item's part (fragment) lies in an
 export file the runner wrote, so that the next write of that file copies it from there
-(`dpassess.export.runner`).
+(`dpassess.export.runner`); `PreviewPages`, the preview site as last written into a folder
+(each page's key and stat, where each index row lies in the index page:
+`dpassess.app.preview`).
 """
 
 from __future__ import annotations
@@ -353,6 +355,66 @@ class BuildState(NamedTuple):
         return (BUILD_VERSION, plain(self.files), plain(self.banks), plain(self.forms),
                 plain(self.preview))
 
+
+
+# --- the preview's record (for `dpassess.app.preview`) ------------------------------------
+
+#: A page of the preview as last written: its key (the hash of what its bytes read), its
+#: file's stat (size, mtime and ctime in ns, inode) and the warnings making it gave.
+PagePlace = tuple[bytes, int, int, int, int, tuple[FindingRow, ...]]
+#: Where an index row lies in the index page: its offset, its length, its warnings.
+RowPlace = tuple[int, int, tuple[FindingRow, ...]]
+
+
+class PreviewPages(NamedTuple):
+    """The preview site as last written into one folder: each page's key, stat and warnings
+    (a page whose file has another stat now is made again), the stat of the index page and
+    where each of its rows lies in it, by the row's key (the rows are taken from the file
+    when it is as written)."""
+
+    pages: dict[str, PagePlace]
+    index_stat: tuple[int, int, int, int]
+    rows: dict[bytes, RowPlace]
+
+    @staticmethod
+    def read(value: object) -> PreviewPages | None:
+        """The record of `plain(record)`, or None. Each page and row is checked when it is used
+        (`page`, `row`)."""
+        try:
+            tag, pages, index, rows = _fields(value, 4)
+        except TypeError:
+            return None
+        if not (tag == ("preview", VERSION) and isinstance(pages, dict)
+                and isinstance(rows, dict) and type(index) is tuple and len(index) == 4
+                and all(type(v) is int for v in index)):
+            return None
+        return PreviewPages(pages, index, rows)
+
+    def plain(self) -> object:
+        return (("preview", VERSION), self.pages, self.index_stat, self.rows)
+
+    @staticmethod
+    def page(entry: object) -> tuple[bytes, tuple[int, int, int, int], list[Diagnostic]] | None:
+        """A page's key, stat and warnings, or None when `entry` is not of that shape."""
+        if not (type(entry) is tuple and len(entry) == 6 and type(entry[0]) is bytes
+                and type(entry[1]) is int and type(entry[2]) is int and type(entry[3]) is int
+                and type(entry[4]) is int):
+            return None
+        warnings = [] if entry[5] == () else findings(entry[5])
+        if warnings is None:
+            return None
+        return entry[0], entry[1:5], warnings
+
+    @staticmethod
+    def row(entry: object, size: int) -> tuple[int, int, list[Diagnostic]] | None:
+        """A row's offset, length and warnings in an index page of `size` bytes, or None."""
+        if not (type(entry) is tuple and len(entry) == 3 and type(entry[0]) is int
+                and type(entry[1]) is int and entry[0] >= 0 and 0 <= entry[1] <= size - entry[0]):
+            return None
+        warnings = [] if entry[2] == () else findings(entry[2])
+        if warnings is None:
+            return None
+        return entry[0], entry[1], warnings
 
 
 # --- the export runner's records (for `dpassess.export.runner`) -------------------------
