@@ -10,8 +10,9 @@ runs when no cache is given; the cache only saves work. Per bank folder it keeps
   item (`ItemFeatures`). After an edit, `lint_paths` parses and checks only the files whose
   hash changed (and the items whose stimulus file changed) and runs the bank rules on the
   stored features of the others: an unchanged item is never rebuilt as a model;
-- `models`: per item file its parsed model, for `load_and_lint` (`dpassess build`, the
-  preview), which returns the banks themselves: only changed files are parsed.
+- `models`: per item file its parsed model as plain data (`dpassess.runtime.modeldata`), for
+  `load_and_lint` (`dpassess build`, the preview), which returns the banks themselves: only
+  changed files are parsed, the others are rebuilt from the stored data without validation.
 
 A bank whose statistics records the item-analysis rules read, whose files are not all its own
 (a link), or that does not load, is loaded whole (the loader then reports what is wrong), with
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, cast
@@ -44,10 +46,8 @@ from dpassess.lint.engine import ItemResult, lint_bank, lint_banks
 from dpassess.lint.features import item_features
 from dpassess.lint.text import clear_memos
 from dpassess.model import Bank, BankConfig, ItemBase, LoadedItem, LoadedStimulus, Stimulus
-from dpassess.runtime import records as records_io
+from dpassess.runtime import modeldata
 from dpassess.runtime.cache import Cache, digest, salt
-from dpassess.runtime.cache import seal as _seal
-from dpassess.runtime.cache import unseal as _unseal
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.records import (
     FindingRow,
@@ -62,8 +62,9 @@ from dpassess.runtime.records import (
 from dpassess.stats.history import record_files
 
 #: The layout of what is stored (4: typed records of plain data, `dpassess.runtime.records`;
-#: item models apart, for the callers that want the banks).
-CACHE_FORMAT = 4
+#: item models apart, for the callers that want the banks; 5: the models as plain data too,
+#: `dpassess.runtime.modeldata`).
+CACHE_FORMAT = 5
 
 #: Above this share of changed files a bank is loaded whole (the loader's workers parse
 #: faster than this process alone).
@@ -78,7 +79,7 @@ def _settings(config: LintConfig, root: Path) -> tuple[object, ...]:
     carry paths as given) and the dpassess version."""
     return (
         tuple(r.code for r in config.rules()), config.min_options, config.key_longest_ratio,
-        str(root), dpassess.__version__, CACHE_FORMAT,
+        str(root), dpassess.__version__, CACHE_FORMAT, modeldata.VERSION,
     )
 
 
@@ -116,10 +117,11 @@ def load_and_lint(
     cache: Cache | None = None,
     *,
     jobs: int | None = None,
+    digests: Mapping[str, bytes] | None = None,
 ) -> tuple[list[Bank], list[Diagnostic]]:
     """`(load_banks(paths), lint_paths(paths, config, cache))`, parsing each file at most once:
-    items whose file is unchanged come from the cache."""
-    return _run(paths, config, cache, jobs=jobs, want_banks=True, digests={})
+    items whose file is unchanged come from the cache. `digests`: as for `lint_paths`."""
+    return _run(paths, config, cache, jobs=jobs, want_banks=True, digests=digests or {})
 
 
 class _Folder(NamedTuple):
@@ -136,12 +138,56 @@ class _Folder(NamedTuple):
 
 
 class _Stored(NamedTuple):
-    """What the cache holds of a folder's files that still hold: each file's record, and the
-    bytes it was read from (stored again as they were: the records of unchanged files are not
-    serialised again)."""
+    """What the cache holds of a folder's files that still hold: each file's record, the plain
+    data it was read from (for the shards written again), and the shards of the `items` layer
+    that no longer hold exactly the folder's records (written again at the end)."""
 
     records: dict[str, LintRecord]
-    raw: dict[str, bytes]
+    raw: dict[str, object]
+    dirty: set[int]
+
+
+#: The `items` and `models` layers are each kept in this many files (shards, by a hash of the
+#: file path): an edit writes again the shard of the file edited, not the whole layer.
+SHARDS = 32
+
+
+def _shard(path: str) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SHARDS
+
+
+def _shards(folder: _Folder) -> dict[int, list[str]]:
+    """The folder's files by shard."""
+    out: dict[int, list[str]] = {}
+    for f in folder.files:
+        out.setdefault(_shard(f), []).append(f)
+    return out
+
+
+def _load_shards(cache: Cache, folder: _Folder, layer: str) -> tuple[dict[str, object], set[int]]:
+    """The entries stored in the shards of `layer` that hold one of the folder's files (by
+    path), and the shards whose stored paths are not the folder's (missing, damaged, a file
+    added or removed)."""
+    entries: dict[str, object] = {}
+    dirty: set[int] = set()
+    for i, files in _shards(folder).items():
+        value = cache.load_plain(folder.key_root, f"{layer}-{i:02x}", folder.salt)
+        if not isinstance(value, dict):
+            dirty.add(i)
+            continue
+        if len(value) != len(files):
+            dirty.add(i)
+        entries.update(value)
+    return entries, dirty
+
+
+def _store_shards(cache: Cache, folder: _Folder, layer: str, dirty: set[int],
+                  values: Mapping[str, object]) -> None:
+    """Write again the `dirty` shards of `layer`, with the `values` of their files."""
+    for i, files in _shards(folder).items():
+        if i in dirty:
+            cache.store_plain(folder.key_root, f"{layer}-{i:02x}", folder.salt,
+                              {f: values[f] for f in files if f in values})
 
 
 def _run(
@@ -156,6 +202,22 @@ def _run(
     if cache is None:
         loaded = load_banks(paths)
         return loaded, lint_banks(loaded, config, jobs=jobs)
+    # Reading the stored records and models allocates a container per field of every item,
+    # and makes no reference cycle: the collector's passes would traverse them all for nothing.
+    with gc_paused():
+        return _run_cached(paths, config, cache, jobs=jobs, want_banks=want_banks,
+                           digests=digests)
+
+
+def _run_cached(
+    paths: Iterable[str | os.PathLike[str]],
+    config: LintConfig,
+    cache: Cache,
+    *,
+    jobs: int | None,
+    want_banks: bool,
+    digests: Mapping[str, bytes],
+) -> tuple[list[Bank], list[Diagnostic]]:
     roots: list[Path] = []
     seen: set[Path] = set()
     for p in paths:
@@ -188,23 +250,23 @@ def _run(
             if not want_banks:
                 continue
         # (the records are not read when only the models are wanted)
-        stored = (_stored(cache.load_plain(folder.key_root, "items", folder.salt), folder)
-                  if found_before is None else _Stored({}, {}))
+        stored = (_stored(cache, folder) if found_before is None
+                  else _Stored({}, {}, set()))
         if not want_banks:
             found = _lint_changed(folder, stored, config, cache, jobs)
             if found is not None:
                 out += found
                 continue
-        models, raw = _models(cache, folder)
+        models = _models(cache, folder)
         try:
-            bank = load_bank(root, jobs=jobs, preloaded=models)
+            bank = load_bank(root, jobs=jobs, preloaded=models.models)
         except BankLoadError as exc:
             diags += exc.diagnostics
             continue
         banks.append(bank)
         if found_before is None:
             todo.append((bank, folder, stored))
-        _store_models(cache, folder, bank, models, raw)
+        _store_models(cache, folder, bank, models)
     if diags:
         raise BankLoadError(diags)
     for bank, folder, stored in todo:
@@ -231,23 +293,20 @@ def _folder(root: Path, config: LintConfig, known: Mapping[str, bytes]) -> _Fold
                    whole.digest())
 
 
-def _stored(value: object, folder: _Folder) -> _Stored:
+def _stored(cache: Cache, folder: _Folder) -> _Stored:
     """The stored records of the folder's files whose content hash is unchanged."""
+    value, dirty = _load_shards(cache, folder, "items")
     records: dict[str, LintRecord] = {}
-    raw: dict[str, bytes] = {}
-    if isinstance(value, dict):
-        for f in folder.files:
-            blob = value.get(f)
-            if not isinstance(blob, bytes):
-                continue
-            try:
-                rec = read_lint_record(records_io.loads(blob))
-            except Exception:  # a class named, a damaged stream: a miss
-                continue
-            if rec is not None and rec.digest == folder.digests[f]:
-                records[f] = rec
-                raw[f] = blob
-    return _Stored(records, raw)
+    raw: dict[str, object] = {}
+    for f in folder.files:
+        plain = value.get(f)
+        rec = read_lint_record(plain) if plain is not None else None
+        if rec is not None and rec.digest == folder.digests[f]:
+            records[f] = rec
+            raw[f] = plain
+        else:
+            dirty.add(_shard(f))
+    return _Stored(records, raw, dirty)
 
 
 def _result(rec: LintItem) -> ItemResult | None:
@@ -406,14 +465,17 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
     stored, and neither are the bank's findings."""
     digests = folder.digests
     features = {path: f for path, f in zip(record, bctx.features, strict=True)}
-    values: dict[str, bytes] = {}
+    values: dict[str, object] = {}
+    dirty = set(stored.dirty)
     for f in folder.files:
         p = parsed.get(f)
         if p is None:
             if f in stored.raw:
                 values[f] = stored.raw[f]
-        elif isinstance(p, Stimulus):
-            values[f] = records_io.dumps(LintStimulus(digests[f], p.id).plain())
+            continue
+        dirty.add(_shard(f))
+        if isinstance(p, Stimulus):
+            values[f] = LintStimulus(digests[f], p.id).plain()
         elif f in record:
             stim = None
             if p.stimulus is not None:
@@ -422,46 +484,65 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
                     continue
                 stim = (p.stimulus, sdigest)
             rows: tuple[FindingRow, ...] = tuple(map(finding_row, record[f][0]))
-            values[f] = records_io.dumps(LintItem(digests[f], stim, rows,
-                                                  tuple(sorted(record[f][1])),
-                                                  features[f]).plain())
-    cache.store_plain(folder.key_root, "items", folder.salt, values)
+            values[f] = LintItem(digests[f], stim, rows, tuple(sorted(record[f][1])),
+                                 features[f]).plain()
+    _store_shards(cache, folder, "items", dirty, values)
     if len(values) == len(folder.files) and all(f in digests for f in record):
         cache.store_plain(folder.key_root, "lint", folder.salt,
                           (folder.full, tuple(map(finding_row, found))))
 
 
-def _models(cache: Cache, folder: _Folder) -> tuple[dict[str, Parsed], dict[str, object]]:
-    """The stored models of the folder's unchanged files, and the stored entries they were
-    read from."""
-    value = cache.load_plain(folder.key_root, "models", folder.salt)
+class _Models(NamedTuple):
+    """The stored models of a folder's unchanged files; the plain data of those in shards
+    written again (`dirty`), as read."""
+
+    models: dict[str, Parsed]
+    raw: dict[str, object]
+    dirty: set[int]
+
+
+def _models(cache: Cache, folder: _Folder) -> _Models:
+    """The stored models of the folder's unchanged files. Each is plain data
+    (`dpassess.runtime.modeldata`), rebuilt without validating it again: a damaged entry is a
+    miss."""
+    value, dirty = _load_shards(cache, folder, "models")
     out: dict[str, Parsed] = {}
-    raw: dict[str, object] = {}
-    if not isinstance(value, dict):
-        return out, raw
-    for f in folder.files:
-        entry = value.get(f)
-        if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == folder.digests[f]:
-            model = _unseal(entry[1:])
+    digests = folder.digests
+    with gc_paused():
+        for f in folder.files:
+            entry = value.get(f)
+            model = None
+            if type(entry) is tuple and len(entry) == 2 and entry[0] == digests[f]:
+                try:
+                    model = modeldata.load(entry[1])
+                except Exception:  # another layout, a damaged entry: a miss
+                    model = None
             if isinstance(model, ItemBase | Stimulus):
                 out[f] = cast(Parsed, model)
-                raw[f] = entry
-    return out, raw
+            else:
+                dirty.add(_shard(f))
+    # (the plain data is kept only for the shards written again)
+    raw = {f: value[f] for f in out if _shard(f) in dirty}
+    return _Models(out, raw, dirty)
 
 
-def _store_models(cache: Cache, folder: _Folder, bank: Bank, models: Mapping[str, Parsed],
-                  raw: Mapping[str, object]) -> None:
-    """Store the models of the bank's files when one was parsed (each pickled and sealed with
-    its hash, in a file that carries the user's key), for `load_and_lint`; those read from the
-    cache are stored as they were read."""
+def _store_models(cache: Cache, folder: _Folder, bank: Bank, stored: _Models) -> None:
+    """Store the models of the bank's files in the shards that changed (each model as plain
+    data, with the content hash of its file), for `load_and_lint`; those read from the cache
+    are stored as they were read."""
+    if not stored.dirty:
+        return
     parsed: list[tuple[str, Parsed]] = [(e.path, e.item) for e in bank.entries]
     parsed += [(s.path, s.stimulus) for s in bank.stimuli]
-    if len(parsed) == len(models) == len(folder.files) and all(
-            models.get(path) is model for path, model in parsed):
-        return
     value: dict[str, object] = {}
     for path, model in parsed:
-        if path in folder.digests:
-            value[path] = (raw[path] if models.get(path) is model and path in raw
-                           else (folder.digests[path], *_seal(model)))
-    cache.store_plain(folder.key_root, "models", folder.salt, value)
+        if path not in folder.digests or _shard(path) not in stored.dirty:
+            continue
+        if stored.models.get(path) is model and path in stored.raw:
+            value[path] = stored.raw[path]
+            continue
+        try:
+            value[path] = (folder.digests[path], modeldata.dump(model))
+        except TypeError:  # not a model of the table: parsed again next time
+            continue
+    _store_shards(cache, folder, "models", stored.dirty, value)
