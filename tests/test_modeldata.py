@@ -129,7 +129,7 @@ def test_a_planted_model_is_a_miss(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     folder = incremental._folder(bank, LintConfig(), {})
     assert folder is not None
-    shards = incremental._shards(folder)
+    shards = folder.shards
     files = folder.files
     values = {i: cache.load_plain(folder.key_root, f"models-{i:02x}", folder.salt)
               for i in shards}

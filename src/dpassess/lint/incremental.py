@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -44,17 +44,21 @@ from dpassess.lint.config import LintConfig
 from dpassess.lint.context import BankContext
 from dpassess.lint.engine import ItemResult, lint_bank, lint_banks
 from dpassess.lint.features import item_features
+from dpassess.lint.registry import Hit
 from dpassess.lint.text import clear_memos
 from dpassess.model import Bank, BankConfig, ItemBase, LoadedItem, LoadedStimulus, Stimulus
 from dpassess.runtime import modeldata
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.records import (
+    BankHits,
     FindingRow,
+    HitRow,
     ItemFeatures,
     LintItem,
     LintRecord,
     LintStimulus,
+    features_digest,
     finding_row,
     findings,
     read_lint_record,
@@ -135,6 +139,9 @@ class _Folder(NamedTuple):
     digests: dict[str, bytes]
     #: One hash over every file the bank's findings depend on.
     full: bytes
+    #: The shard of each file (`_shard`), and the files of each shard.
+    shard: dict[str, int]
+    shards: dict[int, list[str]]
 
 
 class _Stored(NamedTuple):
@@ -156,21 +163,13 @@ def _shard(path: str) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SHARDS
 
 
-def _shards(folder: _Folder) -> dict[int, list[str]]:
-    """The folder's files by shard."""
-    out: dict[int, list[str]] = {}
-    for f in folder.files:
-        out.setdefault(_shard(f), []).append(f)
-    return out
-
-
 def _load_shards(cache: Cache, folder: _Folder, layer: str) -> tuple[dict[str, object], set[int]]:
     """The entries stored in the shards of `layer` that hold one of the folder's files (by
     path), and the shards whose stored paths are not the folder's (missing, damaged, a file
     added or removed)."""
     entries: dict[str, object] = {}
     dirty: set[int] = set()
-    for i, files in _shards(folder).items():
+    for i, files in folder.shards.items():
         value = cache.load_plain(folder.key_root, f"{layer}-{i:02x}", folder.salt)
         if not isinstance(value, dict):
             dirty.add(i)
@@ -184,7 +183,7 @@ def _load_shards(cache: Cache, folder: _Folder, layer: str) -> tuple[dict[str, o
 def _store_shards(cache: Cache, folder: _Folder, layer: str, dirty: set[int],
                   values: Mapping[str, object]) -> None:
     """Write again the `dirty` shards of `layer`, with the `values` of their files."""
-    for i, files in _shards(folder).items():
+    for i, files in folder.shards.items():
         if i in dirty:
             cache.store_plain(folder.key_root, f"{layer}-{i:02x}", folder.salt,
                               {f: values[f] for f in files if f in values})
@@ -289,8 +288,12 @@ def _folder(root: Path, config: LintConfig, known: Mapping[str, bytes]) -> _Fold
     for stats in record_files(root):  # the IA rules read the recorded statistics
         whole.update(b"stats\0" + str(stats).encode("utf-8", "surrogateescape") + b"\0"
                      + (known.get(str(stats)) or _digest(str(stats)) or b"unreadable"))
+    shard = {f: _shard(f) for f in files}
+    shards: dict[int, list[str]] = {}
+    for f in files:
+        shards.setdefault(shard[f], []).append(f)
     return _Folder(root, str(root), salt(bank_bytes, _settings(config, root)), files, digests,
-                   whole.digest())
+                   whole.digest(), shard, shards)
 
 
 def _stored(cache: Cache, folder: _Folder) -> _Stored:
@@ -305,7 +308,7 @@ def _stored(cache: Cache, folder: _Folder) -> _Stored:
             records[f] = rec
             raw[f] = plain
         else:
-            dirty.add(_shard(f))
+            dirty.add(folder.shard[f])
     return _Stored(records, raw, dirty)
 
 
@@ -402,11 +405,13 @@ def _lint_changed(folder: _Folder, stored: _Stored, config: LintConfig, cache: C
                     paths.append(f)
             bctx.features = features
             record: dict[str, ItemResult] = {}
-            found = lint_bank(bctx, paths, jobs=jobs, known=known, record=record)
+            hits = _Hits(cache, folder, stored, paths, features)
+            found = lint_bank(bctx, paths, jobs=jobs, known=known, record=record,
+                              kept_hits=hits.kept, hits_out=hits.found)
         finally:
             clear_memos()
     _store(cache, folder, stored, bctx, record, {f: p for f, p in parsed.items()},
-           stimuli, found)
+           stimuli, found, hits)
     return found
 
 
@@ -442,29 +447,85 @@ def _lint_whole(bank: Bank, folder: _Folder, stored: _Stored, config: LintConfig
                          stimuli.get(e.item.stimulus, ""))))):
             known[e.path] = result
             kept[e.path] = rec.features
-    # the other items' features are made while the item rules' workers run
     bctx = BankContext(bank, config, kept=kept)
+    paths = [e.path for e in bank.entries]
     with gc_paused():
         try:
-            found = lint_bank(bctx, [e.path for e in bank.entries], jobs=jobs, known=known,
-                              record=record)
+            # Few items changed: their features are made now, to tell whether the bank rules'
+            # stored hits hold; else while the item rules' workers run (and the rules run).
+            few = len(paths) - len(known) <= FAST_MAX_SHARE * len(paths)
+            hits = _Hits(cache, folder, stored, paths, bctx.features if few else None)
+            found = lint_bank(bctx, paths, jobs=jobs, known=known, record=record,
+                              kept_hits=hits.kept, hits_out=hits.found)
         finally:
             clear_memos()
     parsed: dict[str, Parsed] = {e.path: e.item for e in bank.entries if e.path not in known}
     parsed.update({s.path: s.stimulus for s in bank.stimuli})
-    _store(cache, folder, stored, bctx, record, parsed, stimuli, found)
+    _store(cache, folder, stored, bctx, record, parsed, stimuli, found, hits)
     return found
+
+
+#: The bank rules whose hits are kept (`BankHits`): those that read only the items' features
+#: (`dpassess.lint.rules.bank`), not the statistics records.
+_KEPT_FAMILY = "BK"
+
+
+class _Hits:
+    """The bank rules' hits kept from an earlier run whose items had the same features (by
+    rule code: `kept`, empty when they do not hold), and those found now (`found`, filled by
+    `lint_bank`)."""
+
+    def __init__(self, cache: Cache, folder: _Folder, stored: _Stored, paths: Sequence[str],
+                 features: Sequence[ItemFeatures] | None) -> None:
+        self.kept: dict[str, list[Hit]] = {}
+        self.found: dict[str, list[Hit]] = {}
+        self.key: bytes | None = None
+        if features is None:
+            return
+        self.key = _bank_key(paths, _fdigests(paths, features, stored))
+        value = BankHits.read(cache.load_plain(folder.key_root, "bank-hits", folder.salt))
+        if value is not None and value.key == self.key:
+            self.kept = {code: [Hit(*row) for row in rows] for code, rows in value.hits.items()}
+
+    def store(self, cache: Cache, folder: _Folder, key: bytes) -> None:
+        """Keep the hits found, for the features whose key is `key`."""
+        if key == self.key and self.kept:
+            return  # as stored
+        hits = {code: tuple(map(tuple, found)) for code, found in self.found.items()
+                if code.startswith(_KEPT_FAMILY)}
+        cache.store_plain(folder.key_root, "bank-hits", folder.salt,
+                          BankHits(key, cast(dict[str, tuple[HitRow, ...]], hits)).plain())
+
+
+def _fdigests(paths: Sequence[str], features: Sequence[ItemFeatures], stored: _Stored
+              ) -> list[bytes]:
+    """`features_digest` of each item's features: the stored one when they are the stored
+    record's."""
+    out = []
+    for path, f in zip(paths, features, strict=True):
+        rec = stored.records.get(path)
+        out.append(rec.fdigest if isinstance(rec, LintItem) and rec.features is f
+                   else features_digest(f))
+    return out
+
+
+def _bank_key(paths: Sequence[str], fdigests: Sequence[bytes]) -> bytes:
+    """One hash over the items' paths and features, in authoring order."""
+    return hashlib.blake2b(b"".join(
+        p.encode("utf-8", "surrogateescape") + b"\0" + d for p, d in zip(paths, fdigests, strict=True)
+    ), digest_size=16).digest()
 
 
 def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
            record: Mapping[str, ItemResult], parsed: Mapping[str, Parsed],
-           stimuli: Mapping[str, str], found: list[Diagnostic]) -> None:
+           stimuli: Mapping[str, str], found: list[Diagnostic], hits: _Hits) -> None:
     """Store the records of the folder's files: those read and still true as they were read,
     new ones for the files parsed; and the bank's findings when every file has its record.
     A file that appeared after the folder was listed has no content hash: it is linted, not
     stored, and neither are the bank's findings."""
     digests = folder.digests
     features = {path: f for path, f in zip(record, bctx.features, strict=True)}
+    fdigests = dict(zip(record, _fdigests(list(record), bctx.features, stored), strict=True))
     values: dict[str, object] = {}
     dirty = set(stored.dirty)
     for f in folder.files:
@@ -473,7 +534,7 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
             if f in stored.raw:
                 values[f] = stored.raw[f]
             continue
-        dirty.add(_shard(f))
+        dirty.add(folder.shard[f])
         if isinstance(p, Stimulus):
             values[f] = LintStimulus(digests[f], p.id).plain()
         elif f in record:
@@ -485,8 +546,9 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
                 stim = (p.stimulus, sdigest)
             rows: tuple[FindingRow, ...] = tuple(map(finding_row, record[f][0]))
             values[f] = LintItem(digests[f], stim, rows, tuple(sorted(record[f][1])),
-                                 features[f]).plain()
+                                 features[f], fdigests[f]).plain()
     _store_shards(cache, folder, "items", dirty, values)
+    hits.store(cache, folder, _bank_key(list(record), list(fdigests.values())))
     if len(values) == len(folder.files) and all(f in digests for f in record):
         cache.store_plain(folder.key_root, "lint", folder.salt,
                           (folder.full, tuple(map(finding_row, found))))
@@ -520,9 +582,9 @@ def _models(cache: Cache, folder: _Folder) -> _Models:
             if isinstance(model, ItemBase | Stimulus):
                 out[f] = cast(Parsed, model)
             else:
-                dirty.add(_shard(f))
+                dirty.add(folder.shard[f])
     # (the plain data is kept only for the shards written again)
-    raw = {f: value[f] for f in out if _shard(f) in dirty}
+    raw = {f: value[f] for f in out if folder.shard[f] in dirty}
     return _Models(out, raw, dirty)
 
 
@@ -536,7 +598,7 @@ def _store_models(cache: Cache, folder: _Folder, bank: Bank, stored: _Models) ->
     parsed += [(s.path, s.stimulus) for s in bank.stimuli]
     value: dict[str, object] = {}
     for path, model in parsed:
-        if path not in folder.digests or _shard(path) not in stored.dirty:
+        if path not in folder.digests or folder.shard[path] not in stored.dirty:
             continue
         if stored.models.get(path) is model and path in stored.raw:
             value[path] = stored.raw[path]

@@ -21,7 +21,7 @@ import typing
 from collections.abc import Callable, Mapping
 from enum import Enum
 from functools import cache
-from typing import Any, NamedTuple, Union
+from typing import Annotated, Any, NamedTuple, Union
 
 from pydantic import BaseModel
 
@@ -47,6 +47,9 @@ class _Spec(NamedTuple):
     names: tuple[str, ...]
     convs: tuple[tuple[str, _Conv], ...]
     sets: dict[int, set[str]]
+    #: Whether every field is a short immutable plain value (an option: its id and whether it
+    #: is locked): equal instances are then one shared object, as the models are frozen.
+    leaf: bool
 
 
 def _model_classes() -> dict[str, type[BaseModel]]:
@@ -80,8 +83,34 @@ def _spec(name: str) -> _Spec:
         names = tuple(cls.model_fields)
         convs = tuple((n, c) for n, f in cls.model_fields.items()
                       if (c := _reader(f.annotation)) is not None)
-        spec = _SPECS[name] = _Spec(cls, names, convs, {})
+        leaf = not convs and all(
+            _short(f.annotation if not f.metadata else Annotated[f.annotation, *f.metadata])
+            for f in cls.model_fields.values())
+        spec = _SPECS[name] = _Spec(cls, names, convs, {}, leaf)
     return spec
+
+
+def _short(ann: Any) -> bool:
+    """Whether a value of type `ann` is a number, a bool, None or a string of at most 64
+    characters (an id)."""
+    if ann in (int, float, bool, type(None)):
+        return True
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if origin is typing.Annotated:
+        limit = [getattr(m, "max_length", None) for m in args[1:]]
+        return ((args[0] is str and any(n is not None and n <= 64 for n in limit))
+                or (args[0] is not str and _short(args[0])))
+    if origin is typing.Literal:
+        return all(type(a) in (int, bool) or (type(a) is str and len(a) <= 64) for a in args)
+    if origin in (Union, types.UnionType):
+        return all(_short(a) for a in args)
+    return False
+
+
+#: The instances of the leaf classes read so far, by plain form (bounded).
+_SHARED: dict[tuple[Any, ...], BaseModel] = {}
+_SHARED_MAX = 1 << 16
 
 
 def _fields_set(spec: _Spec, mask: int) -> set[str]:
@@ -96,16 +125,24 @@ def _fields_set(spec: _Spec, mask: int) -> set[str]:
 
 def _read_model(value: tuple[Any, ...]) -> BaseModel:
     spec = _SPECS.get(value[0]) or _spec(value[0])
-    if len(value) != len(spec.names) + 2:
-        raise ValueError("not a model of its class")
-    d = dict(zip(spec.names, value[2:], strict=True))
+    if spec.leaf:
+        shared = _SHARED.get(value)
+        if shared is not None:
+            return shared
+    d = dict(zip(spec.names, value[2:], strict=True))  # ValueError: not a model of its class
     for n, conv in spec.convs:
         d[n] = conv(d[n])
+    fields_set = spec.sets.get(value[1])
     obj = _new(spec.cls)
     _setattr(obj, "__dict__", d)
-    _setattr(obj, "__pydantic_fields_set__", spec.sets.get(value[1]) or _fields_set(spec, value[1]))
+    _setattr(obj, "__pydantic_fields_set__",
+             fields_set if fields_set is not None else _fields_set(spec, value[1]))
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", None)
+    if spec.leaf:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[value] = obj
     return obj
 
 

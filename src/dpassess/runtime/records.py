@@ -23,6 +23,7 @@ export file the runner wrote, so that the next write of that file copies it from
 
 from __future__ import annotations
 
+import hashlib
 import io
 import pickle
 from collections.abc import Sequence
@@ -32,8 +33,9 @@ from typing import Any, NamedTuple
 from dpassess.diagnostics import Diagnostic, Severity
 
 #: The layout of every record below; bumped when one changes (a stored value of another
-#: layout is a miss; 2: stems and answers as hashes).
-VERSION = 2
+#: layout is a miss; 2: stems and answers as hashes; 3: each item's features hashed, and the
+#: bank rules' hits kept).
+VERSION = 3
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -154,6 +156,12 @@ class ItemFeatures(NamedTuple):
     suppress: tuple[SuppressionRecord, ...]
 
 
+def features_digest(features: ItemFeatures) -> bytes:
+    """A 16-byte hash of `features` (of its plain form's repr: equal features, equal hash)."""
+    return hashlib.blake2b(repr(plain(features)).encode("utf-8", "surrogatepass"),
+                           digest_size=16).digest()
+
+
 def _fields(value: object, n: int) -> tuple[Any, ...]:
     """`value` as a tuple of `n` fields (TypeError when it is not one)."""
     if not (isinstance(value, tuple) and len(value) == n):
@@ -196,13 +204,17 @@ class LintItem(NamedTuple):
     findings: tuple[FindingRow, ...]
     used: tuple[int, ...]
     features: ItemFeatures
+    #: `features_digest(features)`: the bank rules' hits are kept while every item's is the
+    #: same (`BankHits`).
+    fdigest: bytes
 
     @staticmethod
     def read(value: object) -> LintItem | None:
         """The record of `plain(record)`, or None."""
         try:
-            tag, digest, stimulus, rows, used, features = _fields(value, 6)
-            if tag != ("item", VERSION) or not isinstance(digest, bytes):
+            tag, digest, stimulus, rows, used, features, fdigest = _fields(value, 7)
+            if (tag != ("item", VERSION) or not isinstance(digest, bytes)
+                    or not isinstance(fdigest, bytes)):
                 return None
             if stimulus is not None:
                 sid, sdigest = _fields(stimulus, 2)
@@ -211,13 +223,13 @@ class LintItem(NamedTuple):
             if not (isinstance(rows, tuple) and isinstance(used, tuple)
                     and all(isinstance(i, int) for i in used)):
                 return None
-            return LintItem(digest, stimulus, rows, used, read_features(features))
+            return LintItem(digest, stimulus, rows, used, read_features(features), fdigest)
         except (TypeError, ValueError):
             return None
 
     def plain(self) -> object:
         return (("item", VERSION), self.digest, plain(self.stimulus), self.findings, self.used,
-                plain(self.features))
+                plain(self.features), self.fdigest)
 
 
 class LintStimulus(NamedTuple):
@@ -241,6 +253,41 @@ class LintStimulus(NamedTuple):
 
 
 LintRecord = LintItem | LintStimulus
+
+#: A bank rule's hit as plain data: the field path, the message, the help, the item id and
+#: the glossary term (`dpassess.lint.registry.Hit`).
+HitRow = tuple[tuple[str | int, ...], str, "str | None", "str | None", "str | None"]
+
+
+class BankHits(NamedTuple):
+    """The hits of the bank rules that read only the items' features (by rule code), and the
+    key of the features they were found in: one hash over every item's path and
+    `features_digest`, in authoring order. The same key, the same hits: the rules need not run
+    again after an edit that changes no item's features (a title, an explanation, feedback)."""
+
+    key: bytes
+    hits: dict[str, tuple[HitRow, ...]]
+
+    @staticmethod
+    def read(value: object) -> BankHits | None:
+        try:
+            tag, key, hits = _fields(value, 3)
+        except TypeError:
+            return None
+        if not (tag == ("bank-hits", VERSION) and isinstance(key, bytes)
+                and isinstance(hits, dict)
+                and all(isinstance(c, str) and isinstance(rows, tuple)
+                        and all(_is_hit_row(r) for r in rows) for c, rows in hits.items())):
+            return None
+        return BankHits(key, hits)
+
+    def plain(self) -> object:
+        return (("bank-hits", VERSION), self.key, plain(self.hits))
+
+
+def _is_hit_row(row: object) -> bool:
+    return (isinstance(row, tuple) and len(row) == 5 and isinstance(row[0], tuple)
+            and isinstance(row[1], str) and all(v is None or isinstance(v, str) for v in row[2:]))
 
 
 def read_lint_record(value: object) -> LintRecord | None:
