@@ -116,9 +116,11 @@ def test_a_changed_item_is_parsed_and_checked_again_alone(
 def test_the_bank_rules_hits_are_kept_while_no_item_features_change(
     bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: str
 ) -> None:
-    """An edit the bank rules do not read (a title, feedback) reuses their stored hits; one
-    they read (an option's length: the key is no longer the longest) runs them again, and so
-    does undoing it. Each time the findings are those of a run without a cache."""
+    """An edit the bank rules do not read (a title) reuses their stored hits; one that some
+    read (an option's length: the key is no longer the longest) runs those again (the key-cue
+    rules and the duplicate rule, which compares the options' texts), and so does undoing it; a
+    new stem, the duplicate rules. Each time the findings are
+    those of a run without a cache."""
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     spy = Spy(monkeypatch)
 
@@ -128,6 +130,9 @@ def test_the_bank_rules_hits_are_kept_while_no_item_features_change(
         return list(cached_mod.load_and_lint([bank], cfg, cache)[1])
 
     bank_rules = {r.code for r in cfg.rules() if r.scope == "bank" and r.code.startswith("BK")}
+    key_cues = {"BK004", "BK005", "BK006", "BK007"}
+    answers = {"BK001", "BK003"}  # (the duplicate rule reads the options' texts)
+    duplicates = {"BK001", "BK002", "BK003"}
     first = lint()
     assert {f.code for f in first} >= {"BK005", "BK006", "BK007"}  # hits to keep
     assert spy.kept_hits == set()
@@ -144,14 +149,19 @@ def test_the_bank_rules_hits_are_kept_while_no_item_features_change(
     item.write_text(short, encoding="utf-8")
     changed = lint()
     assert changed == uncached(bank, cfg) != first
-    assert spy.kept_hits == set()
+    assert spy.kept_hits == bank_rules - key_cues - answers
     item.write_text(text, encoding="utf-8")
     assert lint() == uncached(bank, cfg) == first
-    assert spy.kept_hits == set()  # the key of the first run's hits was replaced
+    assert spy.kept_hits == bank_rules - key_cues - answers  # the first run's keys were replaced
     item.write_text(text.replace("title: Memory limit of", "title: A memory limit of"),
                     encoding="utf-8")
     assert lint() == first
     assert spy.kept_hits == bank_rules
+    item.write_text(text.replace("stem: What memory limit remains in plain data parallelism?",
+                                 "stem: Which operation keeps replicas in sync?"),
+                    encoding="utf-8")
+    assert lint() == uncached(bank, cfg)
+    assert spy.kept_hits == bank_rules - duplicates
 
 
 def test_load_and_lint_parses_each_file_once_and_returns_the_banks(

@@ -51,6 +51,7 @@ from dpassess.runtime import modeldata
 from dpassess.runtime.cache import Cache, digest, salt
 from dpassess.runtime.gcpause import gc_paused
 from dpassess.runtime.records import (
+    FEATURE_PARTS,
     BankHits,
     FindingRow,
     HitRow,
@@ -465,36 +466,42 @@ def _lint_whole(bank: Bank, folder: _Folder, stored: _Stored, config: LintConfig
     return found
 
 
-#: The bank rules whose hits are kept (`BankHits`): those that read only the items' features
-#: (`dpassess.lint.rules.bank`), not the statistics records.
-_KEPT_FAMILY = "BK"
+#: The bank rules whose hits are kept (`BankHits`), each with the part of the items' features
+#: it reads (`dpassess.runtime.records.FEATURE_PARTS`; `dpassess.lint.rules.bank`). A rule not
+#: listed runs every time (the item-analysis rules read the statistics records).
+_READS = {"BK001": "answers", "BK002": "words", "BK003": "answers", "BK004": "choice",
+          "BK005": "choice", "BK006": "choice", "BK007": "choice", "BK008": "languages"}
 
 
 class _Hits:
-    """The bank rules' hits kept from an earlier run whose items had the same features (by
-    rule code: `kept`, empty when they do not hold), and those found now (`found`, filled by
-    `lint_bank`)."""
+    """The bank rules' hits kept from an earlier run whose items had the same features, or the
+    same part of them that the rule reads (by rule code: `kept`, empty when none hold), and
+    those found now (`found`, filled by `lint_bank`)."""
 
     def __init__(self, cache: Cache, folder: _Folder, stored: _Stored, paths: Sequence[str],
                  features: Sequence[ItemFeatures] | None) -> None:
         self.kept: dict[str, list[Hit]] = {}
         self.found: dict[str, list[Hit]] = {}
-        self.key: bytes | None = None
+        self.keys: tuple[bytes, ...] | None = None
         if features is None:
             return
-        self.key = _bank_key(paths, _fdigests(paths, features, stored))
+        self.keys = _bank_keys(paths, _fdigests(paths, features, stored))
         value = BankHits.read(cache.load_plain(folder.key_root, "bank-hits", folder.salt))
-        if value is not None and value.key == self.key:
-            self.kept = {code: [Hit(*row) for row in rows] for code, rows in value.hits.items()}
+        if value is None:
+            return
+        same = {part for part, old, new in zip(FEATURE_PARTS, value.keys, self.keys, strict=True)
+                if old == new}
+        self.kept = {code: [Hit(*row) for row in rows] for code, rows in value.hits.items()
+                     if _READS.get(code) in same}
 
-    def store(self, cache: Cache, folder: _Folder, key: bytes) -> None:
-        """Keep the hits found, for the features whose key is `key`."""
-        if key == self.key and self.kept:
+    def store(self, cache: Cache, folder: _Folder, keys: tuple[bytes, ...]) -> None:
+        """Keep the hits found, for the features whose keys are `keys`."""
+        if keys == self.keys and set(self.kept) == set(self.found) & set(_READS):
             return  # as stored
         hits = {code: tuple(map(tuple, found)) for code, found in self.found.items()
-                if code.startswith(_KEPT_FAMILY)}
+                if code in _READS}
         cache.store_plain(folder.key_root, "bank-hits", folder.salt,
-                          BankHits(key, cast(dict[str, tuple[HitRow, ...]], hits)).plain())
+                          BankHits(keys, cast(dict[str, tuple[HitRow, ...]], hits)).plain())
 
 
 def _fdigests(paths: Sequence[str], features: Sequence[ItemFeatures], stored: _Stored
@@ -509,11 +516,13 @@ def _fdigests(paths: Sequence[str], features: Sequence[ItemFeatures], stored: _S
     return out
 
 
-def _bank_key(paths: Sequence[str], fdigests: Sequence[bytes]) -> bytes:
-    """One hash over the items' paths and features, in authoring order."""
-    return hashlib.blake2b(b"".join(
-        p.encode("utf-8", "surrogateescape") + b"\0" + d for p, d in zip(paths, fdigests, strict=True)
-    ), digest_size=16).digest()
+def _bank_keys(paths: Sequence[str], fdigests: Sequence[bytes]) -> tuple[bytes, ...]:
+    """For each of the `FEATURE_PARTS`, one hash over the items' paths and the hashes of that
+    part, in authoring order."""
+    names = [p.encode("utf-8", "surrogateescape") + b"\0" for p in paths]
+    return tuple(hashlib.blake2b(b"".join(
+        n + d[16 * i:16 * i + 16] for n, d in zip(names, fdigests, strict=True)
+    ), digest_size=16).digest() for i in range(len(FEATURE_PARTS)))
 
 
 def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
@@ -548,7 +557,7 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
             values[f] = LintItem(digests[f], stim, rows, tuple(sorted(record[f][1])),
                                  features[f], fdigests[f]).plain()
     _store_shards(cache, folder, "items", dirty, values)
-    hits.store(cache, folder, _bank_key(list(record), list(fdigests.values())))
+    hits.store(cache, folder, _bank_keys(list(record), list(fdigests.values())))
     if len(values) == len(folder.files) and all(f in digests for f in record):
         cache.store_plain(folder.key_root, "lint", folder.salt,
                           (folder.full, tuple(map(finding_row, found))))

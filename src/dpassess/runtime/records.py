@@ -156,10 +156,25 @@ class ItemFeatures(NamedTuple):
     suppress: tuple[SuppressionRecord, ...]
 
 
+#: The parts of an item's features that the bank rules read, each hashed apart
+#: (`features_digest`), so that an edit of one part keeps the hits of the rules that read
+#: others: its id, enemies and stems' content words (the near-duplicate rule); its id, enemies,
+#: stems and answers (the duplicate and enemy rules); its id, key position and option lengths
+#: (the key-cue rules); its languages.
+FEATURE_PARTS = ("words", "answers", "choice", "languages")
+
+
+def _parts(f: ItemFeatures) -> tuple[object, ...]:
+    return ((f.id, f.enemies, tuple((s.lang, s.words, s.quoted) for s in f.stems)),
+            (f.id, f.enemies, tuple((s.lang, s.stem, s.answers) for s in f.stems)),
+            (f.id, f.choice), f.languages)
+
+
 def features_digest(features: ItemFeatures) -> bytes:
-    """A 16-byte hash of `features` (of its plain form's repr: equal features, equal hash)."""
-    return hashlib.blake2b(repr(plain(features)).encode("utf-8", "surrogatepass"),
-                           digest_size=16).digest()
+    """16 bytes of hash for each of the `FEATURE_PARTS` of `features` (of each part's plain
+    form's repr: equal parts, equal hashes), joined."""
+    return b"".join(hashlib.blake2b(repr(plain(part)).encode("utf-8", "surrogatepass"),
+                                    digest_size=16).digest() for part in _parts(features))
 
 
 def _fields(value: object, n: int) -> tuple[Any, ...]:
@@ -204,8 +219,8 @@ class LintItem(NamedTuple):
     findings: tuple[FindingRow, ...]
     used: tuple[int, ...]
     features: ItemFeatures
-    #: `features_digest(features)`: the bank rules' hits are kept while every item's is the
-    #: same (`BankHits`).
+    #: `features_digest(features)`: a bank rule's hits are kept while the hash of the part it
+    #: reads is the same for every item (`BankHits`).
     fdigest: bytes
 
     @staticmethod
@@ -261,28 +276,30 @@ HitRow = tuple[tuple[str | int, ...], str, "str | None", "str | None", "str | No
 
 class BankHits(NamedTuple):
     """The hits of the bank rules that read only the items' features (by rule code), and the
-    key of the features they were found in: one hash over every item's path and
-    `features_digest`, in authoring order. The same key, the same hits: the rules need not run
-    again after an edit that changes no item's features (a title, an explanation, feedback)."""
+    keys of the features they were found in: for each of the `FEATURE_PARTS` one hash over
+    every item's path and the hash of that part, in authoring order. The same key, the same
+    hits: a rule need not run again after an edit that changes no item's part it reads (a
+    title, an explanation or feedback: none; a stem: not the key-cue rules)."""
 
-    key: bytes
+    keys: tuple[bytes, ...]
     hits: dict[str, tuple[HitRow, ...]]
 
     @staticmethod
     def read(value: object) -> BankHits | None:
         try:
-            tag, key, hits = _fields(value, 3)
+            tag, keys, hits = _fields(value, 3)
         except TypeError:
             return None
-        if not (tag == ("bank-hits", VERSION) and isinstance(key, bytes)
+        if not (tag == ("bank-hits", VERSION) and isinstance(keys, tuple)
+                and len(keys) == len(FEATURE_PARTS) and all(isinstance(k, bytes) for k in keys)
                 and isinstance(hits, dict)
                 and all(isinstance(c, str) and isinstance(rows, tuple)
                         and all(_is_hit_row(r) for r in rows) for c, rows in hits.items())):
             return None
-        return BankHits(key, hits)
+        return BankHits(keys, hits)
 
     def plain(self) -> object:
-        return (("bank-hits", VERSION), self.key, plain(self.hits))
+        return (("bank-hits", VERSION), self.keys, plain(self.hits))
 
 
 def _is_hit_row(row: object) -> bool:
