@@ -483,9 +483,12 @@ class _Hits:
         self.kept: dict[str, list[Hit]] = {}
         self.found: dict[str, list[Hit]] = {}
         self.keys: tuple[bytes, ...] | None = None
+        #: Each item's `features_digest`, by path (when `features` were given).
+        self.fdigests: dict[str, bytes] = {}
         if features is None:
             return
-        self.keys = _bank_keys(paths, _fdigests(paths, features, stored))
+        self.fdigests = dict(zip(paths, _fdigests(paths, features, stored), strict=True))
+        self.keys = _bank_keys(paths, list(self.fdigests.values()))
         value = BankHits.read(cache.load_plain(folder.key_root, "bank-hits", folder.salt))
         if value is None:
             return
@@ -534,7 +537,8 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
     stored, and neither are the bank's findings."""
     digests = folder.digests
     features = {path: f for path, f in zip(record, bctx.features, strict=True)}
-    fdigests = dict(zip(record, _fdigests(list(record), bctx.features, stored), strict=True))
+    fdigests = (hits.fdigests if list(hits.fdigests) == list(record) else
+                dict(zip(record, _fdigests(list(record), bctx.features, stored), strict=True)))
     values: dict[str, object] = {}
     dirty = set(stored.dirty)
     for f in folder.files:
@@ -557,7 +561,8 @@ def _store(cache: Cache, folder: _Folder, stored: _Stored, bctx: BankContext,
             values[f] = LintItem(digests[f], stim, rows, tuple(sorted(record[f][1])),
                                  features[f], fdigests[f]).plain()
     _store_shards(cache, folder, "items", dirty, values)
-    hits.store(cache, folder, _bank_keys(list(record), list(fdigests.values())))
+    hits.store(cache, folder, hits.keys if fdigests is hits.fdigests and hits.keys is not None
+               else _bank_keys(list(record), list(fdigests.values())))
     if len(values) == len(folder.files) and all(f in digests for f in record):
         cache.store_plain(folder.key_root, "lint", folder.salt,
                           (folder.full, tuple(map(finding_row, found))))

@@ -27,7 +27,6 @@ import hashlib
 import io
 import pickle
 from collections.abc import Sequence
-from sys import intern
 from typing import Any, NamedTuple
 
 from dpassess.diagnostics import Diagnostic, Severity
@@ -184,11 +183,8 @@ def _fields(value: object, n: int) -> tuple[Any, ...]:
     return value
 
 
-def _stem(value: tuple[Any, ...]) -> StemFeatures:
-    lang, stem, answers, words, quoted = value
-    # one string object per word, as `words` made them (a bank has few distinct words)
-    return StemFeatures(lang, stem, answers, None if words is None else tuple(map(intern, words)),
-                        quoted)
+# (a word's string is one object in each file read: `dumps` writes a repeated one once)
+_stem = StemFeatures._make
 
 
 def read_features(value: object) -> ItemFeatures:
