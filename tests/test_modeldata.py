@@ -154,3 +154,15 @@ def test_a_planted_model_is_a_miss(tmp_path: Path) -> None:
         e.item.model_dump_json() for e in fresh.entries]
     models = incremental._models(cache, folder)
     assert set(models.models) == set(files) and not models.dirty
+
+
+def test_every_model_class_has_a_plain_form() -> None:
+    """Every class an item or a stimulus can hold (a new item type's too) has a reader and a
+    writer: a field of a type with no plain form is an error here, not a cache that silently
+    never hits."""
+    modeldata.ready()
+    from dpassess.model import ITEM_CLASSES, Stimulus
+
+    names = set(modeldata._SPECS)
+    assert {c.__name__ for c in ITEM_CLASSES.values()} | {"Stimulus", "Option"} <= names
+    assert Stimulus.__name__ in names
