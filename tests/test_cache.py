@@ -41,6 +41,8 @@ class Spy:
         self.loads = 0
         self.parsed = 0
         self.checked = 0
+        #: The bank rules whose hits the last lint_bank took from the cache.
+        self.kept_hits: set[str] = set()
         real_load, real_item = cached_mod.load_bank, cached_mod.load_item
         real_lint, real_bank = cached_mod.lint_banks, cached_mod.lint_bank
 
@@ -59,9 +61,10 @@ class Spy:
             self.checked += sum(len(b.entries) for b in banks) - len(known or {})
             return real_lint(banks, config, jobs=jobs, known=known, record=record)
 
-        def lint_bank(bctx, paths, *, jobs=None, known=None, record=None):  # type: ignore[no-untyped-def]
+        def lint_bank(bctx, paths, *, jobs=None, known=None, record=None, **kw):  # type: ignore[no-untyped-def]
             self.checked += sum(e.path not in (known or {}) for e in bctx.bank.entries)
-            return real_bank(bctx, paths, jobs=jobs, known=known, record=record)
+            self.kept_hits = set(kw.get("kept_hits") or ())
+            return real_bank(bctx, paths, jobs=jobs, known=known, record=record, **kw)
 
         monkeypatch.setattr(cached_mod, "load_bank", load_bank)
         monkeypatch.setattr(cached_mod, "load_item", load_item)
@@ -107,6 +110,58 @@ def test_a_changed_item_is_parsed_and_checked_again_alone(
     assert after != before
     # the bank is not loaded whole: the one file is parsed and checked
     assert (spy.loads, spy.parsed, spy.checked) == (0, 1, 1)
+
+
+@pytest.mark.parametrize("run", ["lint_paths", "load_and_lint"])
+def test_the_bank_rules_hits_are_kept_while_no_item_features_change(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: str
+) -> None:
+    """An edit the bank rules do not read (a title) reuses their stored hits; one that some
+    read (an option's length: the key is no longer the longest) runs those again (the key-cue
+    rules and the duplicate rule, which compares the options' texts), and so does undoing it; a
+    new stem, the duplicate rules. Each time the findings are
+    those of a run without a cache."""
+    cache, cfg = Cache(tmp_path / "c"), LintConfig()
+    spy = Spy(monkeypatch)
+
+    def lint() -> list[object]:
+        if run == "lint_paths":
+            return list(cached_mod.lint_paths([bank], cfg, cache))
+        return list(cached_mod.load_and_lint([bank], cfg, cache)[1])
+
+    bank_rules = {r.code for r in cfg.rules() if r.scope == "bank" and r.code.startswith("BK")}
+    key_cues = {"BK004", "BK005", "BK006", "BK007"}
+    answers = {"BK001", "BK003"}  # (the duplicate rule reads the options' texts)
+    duplicates = {"BK001", "BK002", "BK003"}
+    first = lint()
+    assert {f.code for f in first} >= {"BK005", "BK006", "BK007"}  # hits to keep
+    assert spy.kept_hits == set()
+    item = bank / "03-memory-limit.yaml"
+    text = item.read_text(encoding="utf-8")
+    item.write_text(text.replace("title: Memory limit of", "title: The memory limit of"),
+                    encoding="utf-8")
+    assert lint() == uncached(bank, cfg) == first
+    assert spy.kept_hits == bank_rules
+    short = text.replace("replicated-state: Each GPU keeps model parameters and optimizer state "
+                         "replicated, limiting the model\n        size that fits",
+                         "replicated-state: Replicas")
+    assert short != text
+    item.write_text(short, encoding="utf-8")
+    changed = lint()
+    assert changed == uncached(bank, cfg) != first
+    assert spy.kept_hits == bank_rules - key_cues - answers
+    item.write_text(text, encoding="utf-8")
+    assert lint() == uncached(bank, cfg) == first
+    assert spy.kept_hits == bank_rules - key_cues - answers  # the first run's keys were replaced
+    item.write_text(text.replace("title: Memory limit of", "title: A memory limit of"),
+                    encoding="utf-8")
+    assert lint() == first
+    assert spy.kept_hits == bank_rules
+    item.write_text(text.replace("stem: What memory limit remains in plain data parallelism?",
+                                 "stem: Which operation keeps replicas in sync?"),
+                    encoding="utf-8")
+    assert lint() == uncached(bank, cfg)
+    assert spy.kept_hits == bank_rules - duplicates
 
 
 def test_load_and_lint_parses_each_file_once_and_returns_the_banks(
@@ -201,8 +256,10 @@ def test_corrupted_cache_files_are_ignored(
 ) -> None:
     cache, cfg = Cache(tmp_path / "c"), LintConfig()
     first = cached_mod.lint_paths([bank], cfg, cache)
-    files = [p for p in (tmp_path / "c").iterdir() if p.suffix in (".lint", ".items", ".models")]
-    assert len(files) == 3
+    files = [p for p in (tmp_path / "c").iterdir()
+             if p.suffix == ".lint" or p.suffix.startswith((".items-", ".models-"))]
+    # the findings, and the records and models in their shards
+    assert {p.suffix.split("-")[0] for p in files} == {".lint", ".items", ".models"}
     for p in files:
         p.write_bytes(garbage)
     spy = Spy(monkeypatch)

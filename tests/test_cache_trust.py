@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from conftest import ROOT, files
 from dpassess.cli import app
 from dpassess.export.runner import FRAGMENTS
+from dpassess.lint import incremental
 from dpassess.runtime.cache import KEY_FILE, Cache, user_cache_folder, user_key
 
 
@@ -53,7 +54,9 @@ def plant(folder: Path, marker: Path) -> list[Path]:
     targets = [cache._path("items", "report"), cache._path("exports", "build")]
     for bank in sorted((Path("items")).iterdir()):
         if bank.is_dir():
-            targets += [cache._path(str(bank), kind) for kind in ("lint", "items", "models")]
+            targets.append(cache._path(str(bank), "lint"))
+            targets += [cache._path(str(bank), f"{layer}-{i:02x}") for layer in ("items", "models")
+                        for i in range(incremental.SHARDS)]
     for rel in ("qti21/data-parallelism-en.zip", "moodle/data-parallelism-en.xml",
                 "gift/data-parallelism-en.txt"):
         targets.append(cache._path(str(Path("exports") / rel), FRAGMENTS))

@@ -3,7 +3,8 @@
 A small bank, in one language or two with a glossary (single-choice items whose stems and options come from small pools, so that
 duplicates, near-duplicates, key cues, enemies and suppressions of bank findings occur, and a
 stimulus that may grow past Canvas's limit) goes through a random sequence of edits, additions,
-deletions, renames and stimulus changes. After each step, `lint_paths` and `load_and_lint`
+deletions, renames, stimulus changes, new titles (which the bank rules do not read), stems and
+key texts (each read by some bank rules only). After each step, `lint_paths` and `load_and_lint`
 through one cache give exactly what `lint_paths` without a cache gives (the findings, or the
 same load errors).
 """
@@ -77,6 +78,11 @@ OPS = st.one_of(
     st.tuples(st.just("delete"), NAMES, st.none()),
     st.tuples(st.just("rename"), NAMES, NAMES),
     st.tuples(st.just("stimulus"), STIMULUS, st.none()),
+    # an edit the bank rules do not read: their stored hits are kept
+    st.tuples(st.just("retitle"), NAMES, st.sampled_from(["A title", "Another title", None])),
+    # edits of one part of the features: the hits of the rules that read another are kept
+    st.tuples(st.just("restem"), NAMES, st.sampled_from(STEMS)),
+    st.tuples(st.just("reoption"), NAMES, st.sampled_from(OPTIONS)),
 )
 
 
@@ -101,6 +107,19 @@ def _apply(root: Path, op: tuple[str, Any, Any]) -> None:
     elif kind == "rename":
         if (root / a).exists():
             (root / a).rename(root / b)
+    elif kind in ("retitle", "restem", "reoption"):
+        if (root / a).exists():
+            item = yaml.safe_load((root / a).read_text(encoding="utf-8"))
+            for t in item["text"].values():
+                if kind == "retitle":
+                    t.pop("title", None)
+                    if b is not None:
+                        t["title"] = b
+                elif kind == "restem":
+                    t["stem"] = b
+                else:  # the key's text, in every language
+                    t["options"][item["key"]] = b
+            (root / a).write_text(yaml.safe_dump(item, sort_keys=False), encoding="utf-8")
     else:
         _stimulus(root, a)
 

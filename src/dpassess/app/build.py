@@ -155,7 +155,7 @@ def build(
             fresh[root] = kept
             continue
         try:
-            loaded, bank_findings = _load_and_lint(root, config(), cache)
+            loaded, bank_findings = _load_and_lint(root, config(), cache, seen)
         except BankLoadError as exc:
             errors += exc.diagnostics
             continue
@@ -269,11 +269,14 @@ def _unique(roots: list[Path]) -> list[Path]:
     return out
 
 
-def _load_and_lint(root: Path, config: Any, cache: Cache | None) -> tuple[Bank, list[Diagnostic]]:
-    """The bank at `root`, loaded and linted (through the lint cache when given)."""
+def _load_and_lint(root: Path, config: Any, cache: Cache | None, seen: Mapping[str, Stat]
+                   ) -> tuple[Bank, list[Diagnostic]]:
+    """The bank at `root`, loaded and linted (through the lint cache when given; the content
+    hashes of the files just hashed for its key, `seen`, are not computed again)."""
     from dpassess.lint.incremental import load_and_lint
 
-    banks, findings = load_and_lint([root], config, cache)
+    banks, findings = load_and_lint([root], config, cache,
+                                    digests={p: st.digest for p, st in seen.items()})
     return banks[0], findings
 
 

@@ -280,11 +280,16 @@ def lint_bank(
     jobs: int | None = None,
     known: Mapping[str, ItemResult] | None = None,
     record: dict[str, ItemResult] | None = None,
+    kept_hits: Mapping[str, list[Hit]] | None = None,
+    hits_out: dict[str, list[Hit]] | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the bank `bctx`, whose items are in the files `paths` (every item, in
     authoring order, as `bctx.features`): the item rules run on the bank's entries whose path
     is not in `known` (`bctx.bank.entries` may hold only those), the bank rules on the
-    features of every item. Unsorted; the collector is the caller's (see `lint_banks`)."""
+    features of every item, but for those whose hits are in `kept_hits` (by rule code: the
+    lint cache's, found in the same features). `hits_out`, when given, receives each bank rule's
+    hits. Unsorted; the collector is the caller's (see `lint_banks`)."""
+    kept_hits = kept_hits or {}
     known = known or {}
     config = bctx.config
     rules = config.rules()
@@ -299,7 +304,10 @@ def lint_bank(
     with _start(todo, item_rules, bctx, jobs) as pool:
         # Bank rules do not depend on the item rules' results: they run while the workers
         # check the items.
-        bank_hits = [(r, _run(r, bctx)) for r in bank_rules]
+        bank_hits = [(r, kept_hits[r.code] if r.code in kept_hits else _run(r, bctx))
+                     for r in bank_rules]
+        if hits_out is not None:
+            hits_out.update((r.code, h) for r, h in bank_hits)
         fresh = dict(zip((e.path for e in todo), _results(pool, todo, item_rules, bctx),
                          strict=True))
     used: dict[str, set[int]] = {}

@@ -25,17 +25,18 @@ export file the runner wrote, so that the next write of that file copies it from
 
 from __future__ import annotations
 
+import hashlib
 import io
 import pickle
 from collections.abc import Sequence
-from sys import intern
 from typing import Any, NamedTuple
 
 from dpassess.diagnostics import Diagnostic, Severity
 
 #: The layout of every record below; bumped when one changes (a stored value of another
-#: layout is a miss; 2: stems and answers as hashes).
-VERSION = 2
+#: layout is a miss; 2: stems and answers as hashes; 3: each item's features hashed, and the
+#: bank rules' hits kept).
+VERSION = 3
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -156,6 +157,27 @@ class ItemFeatures(NamedTuple):
     suppress: tuple[SuppressionRecord, ...]
 
 
+#: The parts of an item's features that the bank rules read, each hashed apart
+#: (`features_digest`), so that an edit of one part keeps the hits of the rules that read
+#: others: its id, enemies and stems' content words (the near-duplicate rule); its id, enemies,
+#: stems and answers (the duplicate and enemy rules); its id, key position and option lengths
+#: (the key-cue rules); its languages.
+FEATURE_PARTS = ("words", "answers", "choice", "languages")
+
+
+def _parts(f: ItemFeatures) -> tuple[object, ...]:
+    return ((f.id, f.enemies, tuple((s.lang, s.words, s.quoted) for s in f.stems)),
+            (f.id, f.enemies, tuple((s.lang, s.stem, s.answers) for s in f.stems)),
+            (f.id, f.choice), f.languages)
+
+
+def features_digest(features: ItemFeatures) -> bytes:
+    """16 bytes of hash for each of the `FEATURE_PARTS` of `features` (of each part's plain
+    form's repr: equal parts, equal hashes), joined."""
+    return b"".join(hashlib.blake2b(repr(plain(part)).encode("utf-8", "surrogatepass"),
+                                    digest_size=16).digest() for part in _parts(features))
+
+
 def _fields(value: object, n: int) -> tuple[Any, ...]:
     """`value` as a tuple of `n` fields (TypeError when it is not one)."""
     if not (isinstance(value, tuple) and len(value) == n):
@@ -163,11 +185,8 @@ def _fields(value: object, n: int) -> tuple[Any, ...]:
     return value
 
 
-def _stem(value: tuple[Any, ...]) -> StemFeatures:
-    lang, stem, answers, words, quoted = value
-    # one string object per word, as `words` made them (a bank has few distinct words)
-    return StemFeatures(lang, stem, answers, None if words is None else tuple(map(intern, words)),
-                        quoted)
+# (a word's string is one object in each file read: `dumps` writes a repeated one once)
+_stem = StemFeatures._make
 
 
 def read_features(value: object) -> ItemFeatures:
@@ -198,13 +217,17 @@ class LintItem(NamedTuple):
     findings: tuple[FindingRow, ...]
     used: tuple[int, ...]
     features: ItemFeatures
+    #: `features_digest(features)`: a bank rule's hits are kept while the hash of the part it
+    #: reads is the same for every item (`BankHits`).
+    fdigest: bytes
 
     @staticmethod
     def read(value: object) -> LintItem | None:
         """The record of `plain(record)`, or None."""
         try:
-            tag, digest, stimulus, rows, used, features = _fields(value, 6)
-            if tag != ("item", VERSION) or not isinstance(digest, bytes):
+            tag, digest, stimulus, rows, used, features, fdigest = _fields(value, 7)
+            if (tag != ("item", VERSION) or not isinstance(digest, bytes)
+                    or not isinstance(fdigest, bytes)):
                 return None
             if stimulus is not None:
                 sid, sdigest = _fields(stimulus, 2)
@@ -213,13 +236,13 @@ class LintItem(NamedTuple):
             if not (isinstance(rows, tuple) and isinstance(used, tuple)
                     and all(isinstance(i, int) for i in used)):
                 return None
-            return LintItem(digest, stimulus, rows, used, read_features(features))
+            return LintItem(digest, stimulus, rows, used, read_features(features), fdigest)
         except (TypeError, ValueError):
             return None
 
     def plain(self) -> object:
         return (("item", VERSION), self.digest, plain(self.stimulus), self.findings, self.used,
-                plain(self.features))
+                plain(self.features), self.fdigest)
 
 
 class LintStimulus(NamedTuple):
@@ -243,6 +266,43 @@ class LintStimulus(NamedTuple):
 
 
 LintRecord = LintItem | LintStimulus
+
+#: A bank rule's hit as plain data: the field path, the message, the help, the item id and
+#: the glossary term (`dpassess.lint.registry.Hit`).
+HitRow = tuple[tuple[str | int, ...], str, "str | None", "str | None", "str | None"]
+
+
+class BankHits(NamedTuple):
+    """The hits of the bank rules that read only the items' features (by rule code), and the
+    keys of the features they were found in: for each of the `FEATURE_PARTS` one hash over
+    every item's path and the hash of that part, in authoring order. The same key, the same
+    hits: a rule need not run again after an edit that changes no item's part it reads (a
+    title, an explanation or feedback: none; a stem: not the key-cue rules)."""
+
+    keys: tuple[bytes, ...]
+    hits: dict[str, tuple[HitRow, ...]]
+
+    @staticmethod
+    def read(value: object) -> BankHits | None:
+        try:
+            tag, keys, hits = _fields(value, 3)
+        except TypeError:
+            return None
+        if not (tag == ("bank-hits", VERSION) and isinstance(keys, tuple)
+                and len(keys) == len(FEATURE_PARTS) and all(isinstance(k, bytes) for k in keys)
+                and isinstance(hits, dict)
+                and all(isinstance(c, str) and isinstance(rows, tuple)
+                        and all(_is_hit_row(r) for r in rows) for c, rows in hits.items())):
+            return None
+        return BankHits(keys, hits)
+
+    def plain(self) -> object:
+        return (("bank-hits", VERSION), self.keys, plain(self.hits))
+
+
+def _is_hit_row(row: object) -> bool:
+    return (isinstance(row, tuple) and len(row) == 5 and isinstance(row[0], tuple)
+            and isinstance(row[1], str) and all(v is None or isinstance(v, str) for v in row[2:]))
 
 
 def read_lint_record(value: object) -> LintRecord | None:
