@@ -270,3 +270,22 @@ def test_an_unchanged_build_imports_neither_the_model_nor_the_rules(project: Pat
     run = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=True)
     assert "unchanged: " in run.stdout
     assert run.stdout.rstrip().splitlines()[-1] == "[]"
+
+
+def test_a_build_gives_back_what_it_froze(project: Path, tmp_path: Path):
+    """The loaded banks are hidden from the cyclic collector while the build runs (gc.freeze):
+    after it, nothing stays frozen; a caller's own freeze is left as it was."""
+    import gc
+
+    shutil.rmtree(project / "blueprints")
+    assert gc.get_freeze_count() == 0
+    warm(project, tmp_path / "cache")
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        (project / "items" / "second" / "01-middle-value.yaml").write_text(
+            (project / "items" / "second" / "01-middle-value.yaml").read_text() + "\n# edited\n")
+        warm(project, tmp_path / "cache")
+        assert gc.get_freeze_count() > 0  # (less than before: some frozen objects were freed)
+    finally:
+        gc.unfreeze()
