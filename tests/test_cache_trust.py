@@ -143,18 +143,18 @@ def test_a_key_others_can_read_turns_the_cache_off(project: Path) -> None:
 def test_entries_written_with_another_key_are_misses(project: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     cache = Cache(tmp_path / "c")
-    cache.store("b", "lint", b"salt", {"x": 1})
+    cache.store_plain("b", "lint", b"salt", {"x": 1})
     cache.store_bytes("b", "frag", b"salt", b"bytes")
-    assert Cache(tmp_path / "c").load("b", "lint", b"salt") == {"x": 1}
+    assert Cache(tmp_path / "c").load_plain("b", "lint", b"salt") == {"x": 1}
     assert bytes(Cache(tmp_path / "c").load_bytes("b", "frag", b"salt") or b"") == b"bytes"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another-user"))
-    assert Cache(tmp_path / "c").load("b", "lint", b"salt") is None
+    assert Cache(tmp_path / "c").load_plain("b", "lint", b"salt") is None
     assert Cache(tmp_path / "c").load_bytes("b", "frag", b"salt") is None
     # and a file renamed to another entry's name is a miss too
     monkeypatch.setenv("XDG_CACHE_HOME", str(project.parent / "user-cache"))
     c = Cache(tmp_path / "c")
     c._path("b", "lint").rename(c._path("other", "lint"))
-    assert c.load("other", "lint", b"salt") is None
+    assert c.load_plain("other", "lint", b"salt") is None
 
 
 def test_a_folder_added_to_git_after_a_warm_run_is_refused(project: Path) -> None:

@@ -9,20 +9,22 @@ Lint keeps three files per bank folder (`dpassess.lint.incremental`):
 - `<bank>.lint`: the findings of the whole bank, keyed by one hash over every item file's
   content hash, the bank file, the lint settings and dpassess itself. When nothing changed,
   re-linting reads and hashes the files and returns these findings: no parsing, no rules.
-- `<bank>.models`: each item file's parsed model, for the commands that export the bank.
+- `<bank>.models`: each item file's parsed model as plain data, for the commands that export
+  the bank.
 
 Every key includes a salt: a fingerprint of the installed dpassess source files (size and mtime
 of each, so an edited rule in a development install invalidates too), the bank file's bytes and
 the caller's settings (lint's: the rules, their thresholds and the dpassess version). A cache file that is missing, unreadable, corrupted or
 written for another salt is ignored and rewritten: the cache never changes a result and never
-crashes a run. Writes go through `dpassess.runtime.files.atomic_write`, so a reader never sees half a file.
+crashes a run. Writes go to a temporary file that is then renamed, so a reader never sees half a
+file.
 
 A caller that keeps bytes of its own (the export fragments, `dpassess.export.runner`) stores
 them with `store_bytes`: the file holds the salt and a SHA-256 of the bytes, and `load_bytes`
 returns them only when both match (a damaged file is a miss).
 
 The cache never runs what it did not write. Every file is authenticated with a secret key
-(HMAC-SHA256) before a byte of it is unpickled: the key lives outside the project, in the user's
+(HMAC-SHA256) before a byte of it is read: the key lives outside the project, in the user's
 cache folder (`$XDG_CACHE_HOME/dpassess/cache-key`, else `~/.cache/dpassess/cache-key`; 32 random
 bytes, made on first use, mode 0600, read only when it is the user's own and private). A file
 planted in the cache folder (committed to a repository, restored by CI from another branch) does
@@ -31,9 +33,10 @@ git tracks is refused outright (`Cache.notice` says why, once): such a folder is
 whoever can push, and its files would churn in every commit. The tag is one gate that every
 layer (lint's records, findings and models, the replayed report, build's keys, the export
 fragments) passes before its bytes are read, and it costs little (benchmarks/cache_formats.py:
-the HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms). Lint's records, its
-findings and the report are moreover plain data (`store_plain`, `load_plain`), read by an
-unpickler that refuses every class: even an authentic file cannot make reading it run code.
+the HMAC-SHA256 of 5,000 items' pickles, 14 MB, takes about 18 ms). Every layer is moreover
+plain data (`store_plain`, `load_plain`) or bytes (`store_bytes`, `load_bytes`): plain data is
+read by an unpickler that refuses every class and function, so even an authentic file cannot
+make reading it run code.
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ import pickle
 import stat
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from dpassess.diagnostics import UsageError
 from dpassess.runtime import records
@@ -101,25 +103,6 @@ def fingerprint(root: Path) -> str:
     return h.hexdigest()
 
 
-def seal(value: object) -> tuple[bytes, bytes]:
-    """`value` pickled, with the hash of those bytes: what `unseal` verifies."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return digest(data), data
-
-
-def unseal(sealed: object) -> object | None:
-    """The value `seal` stored, or None when the bytes are not the ones hashed (a damaged or
-    tampered entry is a miss, never a different result)."""
-    if not (isinstance(sealed, tuple) and len(sealed) == 2 and isinstance(sealed[0], bytes)
-            and isinstance(sealed[1], bytes) and digest(sealed[1]) == sealed[0]):
-        return None
-    try:
-        value: object = pickle.loads(sealed[1])
-        return value
-    except Exception:  # hashed but unreadable (another Python): a miss
-        return None
-
-
 def salt(bank_file: bytes, settings: object) -> bytes:
     """What every key of a bank depends on besides its item files: the bank file and `settings`
     (whatever else can change the stored values, as its repr)."""
@@ -131,7 +114,8 @@ def salt(bank_file: bytes, settings: object) -> bytes:
 
 
 class Cache:
-    """The cache of one folder; `load`/`store` never raise on bad files or unwritable folders.
+    """The cache of one folder: its loads and stores never raise on bad files or unwritable
+    folders.
 
     Nothing is read or written when the user's key cannot be had or git tracks the folder:
     `notice` then says why (for the command line to show once)."""
@@ -160,30 +144,10 @@ class Cache:
         name = hashlib.blake2b(os.path.abspath(bank_root).encode("utf-8"), digest_size=12).hexdigest()
         return self.root / f"{name}.{kind}"
 
-    def load(self, bank_root: str, kind: str, salt: bytes) -> Any:
-        """The value stored for this bank and salt, or None (missing, corrupted, stale, or not
-        written with the user's key: nothing is unpickled before its tag is checked)."""
-        key = self._key()
-        if key is None:
-            return None
-        path = self._path(bank_root, kind)
-        head = _head(b"value", path.name, salt)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        body = memoryview(data)[len(head) + _TAG:]
-        if not (data.startswith(head) and hmac.compare_digest(
-                _tag(key, head, body), data[len(head):len(head) + _TAG])):
-            return None
-        try:
-            return pickle.loads(body)
-        except Exception:  # authentic but unreadable (another Python): a miss, never an error
-            return None
-
     def load_plain(self, bank_root: str, kind: str, salt: bytes) -> object | None:
-        """The plain data `store_plain` stored for this bank and salt, or None (as `load`).
+        """The plain data `store_plain` stored for this bank and salt, or None (missing,
+        corrupted, stale, or not written with the user's key: nothing is read before its tag is
+        checked).
         Read with an unpickler that refuses every class and function: even an authentic file
         cannot make reading it run code (`dpassess.runtime.records`)."""
         body = self.load_bytes(bank_root, kind, salt)
@@ -199,15 +163,6 @@ class Cache:
         for `load_plain`."""
         with contextlib.suppress(pickle.PicklingError, TypeError):
             self.store_bytes(bank_root, kind, salt, records.dumps(value))
-
-    def store(self, bank_root: str, kind: str, salt: bytes, value: Any) -> None:
-        key = self._key()
-        if key is None:
-            return
-        with contextlib.suppress(pickle.PicklingError, TypeError):
-            body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            head = _head(b"value", self._path(bank_root, kind).name, salt)
-            self._write(bank_root, kind, head + _tag(key, head, body) + body)
 
     def load_bytes(self, bank_root: str, kind: str, salt: bytes) -> memoryview | None:
         """The bytes `store_bytes` stored for this bank and salt (a view of the file read, not
@@ -245,11 +200,6 @@ class Cache:
             tmp = None
         if tmp is not None:
             discard(tmp)
-
-    def _write(self, bank_root: str, kind: str, data: bytes) -> None:
-        with contextlib.suppress(OSError, UsageError):
-            self._folder()
-            atomic_write(self._path(bank_root, kind), data)
 
     def _folder(self) -> Path:
         """The cache folder, made when missing. Raises OSError."""
