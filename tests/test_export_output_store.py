@@ -137,7 +137,15 @@ def _rename(project: Path) -> set[str]:
     return {_id(item.with_name("renamed-" + item.name))}
 
 
-@pytest.mark.parametrize("change", [_edit, _add, _delete, _rename])
+def _stimulus(project: Path) -> set[str]:
+    """Edit the stimulus: the items that read it change, their own files do not."""
+    f = project / "items" / "ks" / "12-probe-table.yaml"
+    f.write_text(f.read_text().replace("title: Linear probing results",
+                                       "title: Linear probing, results", 1))
+    return {"ks-probe-count", "ks-probe-next"}
+
+
+@pytest.mark.parametrize("change", [_edit, _add, _delete, _rename, _stimulus])
 def test_after_a_change_the_files_equal_a_cold_build_and_unchanged_items_are_copied(
         project: Path, built, change):
     warm(project)

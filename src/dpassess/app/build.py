@@ -220,7 +220,7 @@ def _build(
             _sweep(outputs.files, report)
         else:
             say(f"exporting {root.name}")
-            outputs = _export_bank(by_root[root], out, report, cache)
+            outputs = _export_bank(by_root[root], out, report, cache, seen)
         exported[root] = outputs.warnings
         key = keys[root]
         if key is not None:
@@ -434,15 +434,28 @@ def _stamps(paths: list[Path]) -> dict[str, Stamp]:
     return {str(p): stamp(os.stat(p)) for p in paths}
 
 
-def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None) -> _Outputs:
+def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None,
+                 seen: Mapping[str, Stat]) -> _Outputs:
     """Every (format, language) file of the bank in one write (in worker processes when the
     bank is large); a warning about the whole bank is placed at its folder. With `cache`, each
-    file keeps its items' fragments there, and only the items that changed are built again."""
+    file keeps its items' fragments there, and only the items that changed are built again:
+    an item's fragments are keyed on the content hash of its file, as hashed for the bank's key
+    (`seen`), not on its model."""
+    from dataclasses import replace
+
     from dpassess.app.export import write_bank_exports
     from dpassess.export import EXPORTERS, MULTI, Collection
     from dpassess.export.runner import ExportFile
 
     collection = Collection.from_bank(bank)
+    if cache is not None:  # (an item's model is read from its file alone)
+        hashed = {path: known.digest for path, known in seen.items()}
+        collection = replace(
+            collection,
+            sources={i.id: hashed[path] for i in collection.items
+                     if (path := collection.paths.get(i.id)) in hashed},
+            stimulus_sources={s.stimulus.id: hashed[s.path] for s in bank.stimuli
+                              if s.path in hashed})
     exports = [
         ExportFile(collection, name, lang, out / fmt.folder / fmt.file_name(collection, lang),
                    cache=cache)

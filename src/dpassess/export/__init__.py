@@ -69,6 +69,12 @@ class Collection:
     default_language: str = ""
     paths: Mapping[str, str] = field(default_factory=dict)  # item id -> source file, for messages
     stimuli: Mapping[str, Stimulus] = field(default_factory=dict)  # the items' stimuli, by id
+    #: The hash of what each item (by id) and each stimulus (`stimulus_sources`, by id) was read
+    #: from, when it is as read (a bank's items, not an assembled form's): its file's content
+    #: hash. The runner keys the item's fragments on it instead of hashing its model; an item
+    #: without one is keyed on its model.
+    sources: Mapping[str, bytes] = field(default_factory=dict)
+    stimulus_sources: Mapping[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def from_bank(cls, bank: Bank, *, include_retired: bool = False) -> Collection:

@@ -344,8 +344,8 @@ def _fragments_salt(export: ExportFile) -> bytes:
 
 
 #: The layout of the fragments' cache file (2: the places of the fragments in the file; 3:
-#: one hash per item in each key, and the facts).
-_LAYOUT = 3
+#: one hash per item in each key, and the facts; 4: items keyed on their files' hashes).
+_LAYOUT = 4
 
 
 def _write(tmp: Path, path: Path, data: bytes) -> None:
@@ -376,17 +376,23 @@ class ItemDigests:
         return value
 
     def key(self, collection: Collection, item: Item) -> ItemKey:
-        """What a fragment reads of the item, as one hash: its model's, its source path, its
-        stimulus's id and model hash (once per item and collection, for every file of one
-        write)."""
+        """What a fragment reads of the item, as one hash: its file's (`Collection.sources`) or
+        else its model's, its source path, its stimulus's id and file or model hash (once per
+        item and collection, for every file of one write)."""
         known = self.items.get(id(item))
         if known is not None and known[0] is item and known[1] is collection:
             return known[2]
         sid = item.stimulus
         stimulus = collection.stimuli.get(sid) if sid is not None else None
-        value = digest(repr((self(item), collection.paths.get(item.id), sid,
-                             None if stimulus is None else self(stimulus))).encode(
-                                 "utf-8", "surrogatepass"))
+        # (what it was read from, when the collection knows it: no model is hashed)
+        source = collection.sources.get(item.id)
+        own = ("file", source) if source is not None else ("model", self(item))
+        read: tuple[str, bytes] | None = None
+        if stimulus is not None:
+            s_source = collection.stimulus_sources.get(stimulus.id)
+            read = ("file", s_source) if s_source is not None else ("model", self(stimulus))
+        value = digest(repr((own, collection.paths.get(item.id), sid, read)).encode(
+            "utf-8", "surrogatepass"))
         self.items[id(item)] = (item, collection, value)
         return value
 
@@ -400,8 +406,8 @@ class ItemDigests:
         return keys
 
 
-#: What a fragment reads of its item, as one hash (`ItemDigests.key`): its model's hash, its
-#: source path, its stimulus's id and model hash.
+#: What a fragment reads of its item, as one hash (`ItemDigests.key`): its file's or model's
+#: hash, its source path, its stimulus's id and file or model hash.
 ItemKey = bytes
 #: A fragment's key: the hash of what the file's fragments all read, the hash of what this one
 #: reads of its item (`ItemKey`), then its context: plain values only.
@@ -416,11 +422,12 @@ class FragmentStore:
     """The fragments of one export file: those of its last write, and those used or built this
     time.
 
-    A fragment's key is everything its bytes read: the hash of the item's model (so an edit to
-    a comment of its YAML file changes nothing; an assembled form's item differs from its
-    file), the item's stimulus (id and model hash), its source path (one hash per item,
-    `ItemDigests.key`), the format, language and options, the collection's id and category
-    (one hash for the file), and the context the assembly gives.
+    A fragment's key is everything its bytes read: the content hash of the item's file when
+    the collection says it is as read (`Collection.sources`: a bank's items; no model is
+    hashed), else the hash of its model (an assembled form's item differs from its file); the
+    item's stimulus (id, and file or model hash); its source path (one hash per item,
+    `ItemDigests.key`); the format, language and options, the collection's id and category
+    (one hash for the file); and the context the assembly gives.
 
     The runner's store (`previous`, `sink`) finds the last write's fragments in the previous
     file (`_Previous`) and notes where this write puts each reusable one (`_Sink`): the file
