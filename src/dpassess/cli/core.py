@@ -49,7 +49,8 @@ def build(
     blueprints: Path = typer.Option(  # noqa: B008
         None, help="Folder of blueprints to assemble (default: blueprints/ beside --items)."
     ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the lint cache."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Neither read nor write the cache (lint, exports, preview)."),
     cache_dir: Path = typer.Option(  # noqa: B008
         None, help="Folder of the cache (default: $DPASSESS_CACHE_DIR, else .dpassess_cache)."
     ),

@@ -25,7 +25,8 @@ def preview(
         False, "--serve", help="Serve the site on 127.0.0.1 and write it again on every save.",
     ),
     port: int = typer.Option(8000, help="Port for --serve (0: any free port)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the lint cache."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Neither read nor write the cache (lint, preview pages)."),
 ) -> None:
     """Write a site that shows every item as students see it, in every language side by side.
 
