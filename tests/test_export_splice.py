@@ -7,6 +7,7 @@ zipfile's own check; a previous file changed since it was written is not trusted
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import tempfile
@@ -83,9 +84,7 @@ def test_an_edited_item_written_through_the_previous_file_gives_the_bytes_of_a_c
     before = data.draw(collections(pool))
     if data.draw(st.booleans()):  # each item once (two items of one key are never spliced)
         unique = list({i.id: i for i in before.items}.values())
-        before = Collection(before.id, before.title, before.languages, unique,
-                            before.category, before.default_language, before.paths,
-                            before.stimuli)
+        before = dataclasses.replace(before, items=unique)
     at = data.draw(st.integers(0, len(before.items) - 1))
     how = data.draw(st.sampled_from(["stem", "stem", "topic", "points", "stimulus",
                                      "language"]))

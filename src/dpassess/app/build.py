@@ -165,6 +165,9 @@ def _build(
     index = stored.files
     seen: dict[str, FileStamp] = {}
     keys = {root: _content_key(root, settings, index, seen) for root in roots}
+    # the content hash of every file of the banks, for the caches keyed on them (lint's models,
+    # the export fragments, the preview's pages): no file is read or hashed twice
+    hashes = {path: known.digest for path, known in seen.items()}
 
     # a bank is loaded (and linted, through the lint cache) when it or one of its exports changed
     say("linting")
@@ -182,7 +185,7 @@ def _build(
             fresh[root] = kept
             continue
         try:
-            loaded, bank_findings = _load_and_lint(root, config(), cache, seen)
+            loaded, bank_findings = _load_and_lint(root, config(), cache, hashes)
         except BankLoadError as exc:
             errors += exc.diagnostics
             continue
@@ -220,7 +223,7 @@ def _build(
             _sweep(outputs.files, report)
         else:
             say(f"exporting {root.name}")
-            outputs = _export_bank(by_root[root], out, report, cache, seen)
+            outputs = _export_bank(by_root[root], out, report, cache, hashes)
         exported[root] = outputs.warnings
         key = keys[root]
         if key is not None:
@@ -257,7 +260,7 @@ def _build(
         reuse = ((config(), by_root[roots[0]], own[roots[0]][1])
                  if len(roots) == 1 and roots[0] in by_root else None)
         outputs = _write_preview(roots, out / "preview", bp_dir, cache, report, exported,
-                                 reuse, seen)
+                                 reuse, hashes)
         if preview_key is not None:
             outputs.key = preview_key
             new_store = new_store._replace(preview=_record(outputs))
@@ -298,14 +301,14 @@ def _unique(roots: list[Path]) -> list[Path]:
     return out
 
 
-def _load_and_lint(root: Path, config: Any, cache: Cache | None, seen: Mapping[str, Stat]
+def _load_and_lint(root: Path, config: Any, cache: Cache | None, hashes: Mapping[str, bytes]
                    ) -> tuple[Bank, list[Diagnostic]]:
     """The bank at `root`, loaded and linted (through the lint cache when given; the content
-    hashes of the files just hashed for its key, `seen`, are not computed again)."""
+    hashes of the files just hashed for its key, `hashes`, are not computed again)."""
     from dpassess.lint.incremental import load_and_lint
 
     banks, findings = load_and_lint([root], config, cache,
-                                    digests={p: st.digest for p, st in seen.items()})
+                                    digests=hashes)
     return banks[0], findings
 
 
@@ -394,16 +397,16 @@ def _preview_key(keys: dict[Path, bytes | None], bp_dir: Path, index: dict[str, 
 
 def _write_preview(roots: list[Path], out: Path, bp_dir: Path, cache: Cache | None,
                    report: BuildReport, exported: dict[Path, list[Diagnostic]],
-                   loaded: Loaded | None = None, seen: Mapping[str, Stat] | None = None
+                   loaded: Loaded | None = None, hashes: Mapping[str, bytes] | None = None
                    ) -> _Outputs:
     """The preview site of every bank (and of the forms of every blueprint) in `out`, with
     the warnings of the bank's exports (`exported`, by bank folder); `loaded`: the one bank
-    as this run loaded and linted it (`dpassess.app.preview.site`); `seen`: the files read,
-    whose content hashes key the preview's pages."""
+    as this run loaded and linted it (`dpassess.app.preview.site`); `hashes`: the content
+    hash of each file read, which key the preview's pages."""
     from dpassess.app.preview import preview
 
     done = preview(roots, out, bp_dir, cache=cache, export_warnings=exported, loaded=loaded,
-                   digests={p: st.digest for p, st in (seen or {}).items()})
+                   digests=hashes or {})
     report.warnings += done.warnings
     # rebuilt, all of it (files already holding their bytes are not touched on disk); one line
     # for them all, the lines above list the rest
@@ -435,12 +438,12 @@ def _stamps(paths: list[Path]) -> dict[str, Stamp]:
 
 
 def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None,
-                 seen: Mapping[str, Stat]) -> _Outputs:
+                 hashes: Mapping[str, bytes]) -> _Outputs:
     """Every (format, language) file of the bank in one write (in worker processes when the
     bank is large); a warning about the whole bank is placed at its folder. With `cache`, each
     file keeps its items' fragments there, and only the items that changed are built again:
     an item's fragments are keyed on the content hash of its file, as hashed for the bank's key
-    (`seen`), not on its model."""
+    (`hashes`), not on its model."""
     from dataclasses import replace
 
     from dpassess.app.export import write_bank_exports
@@ -449,13 +452,12 @@ def _export_bank(bank: Bank, out: Path, report: BuildReport, cache: Cache | None
 
     collection = Collection.from_bank(bank)
     if cache is not None:  # (an item's model is read from its file alone)
-        hashed = {path: known.digest for path, known in seen.items()}
         collection = replace(
             collection,
-            sources={i.id: hashed[path] for i in collection.items
-                     if (path := collection.paths.get(i.id)) in hashed},
-            stimulus_sources={s.stimulus.id: hashed[s.path] for s in bank.stimuli
-                              if s.path in hashed})
+            sources={i.id: hashes[path] for i in collection.items
+                     if (path := collection.paths.get(i.id, "")) in hashes},
+            stimulus_sources={s.stimulus.id: hashes[s.path] for s in bank.stimuli
+                              if s.path in hashes})
     exports = [
         ExportFile(collection, name, lang, out / fmt.folder / fmt.file_name(collection, lang),
                    cache=cache)
