@@ -81,11 +81,25 @@ def attribute_allowed(element: str, name: str, value: str) -> bool:
     return name not in URL_ATTRIBUTES or url_allowed(value, image=(element, name) == ("img", "src"))
 
 
+#: The URL attributes' names as the tokenizer reports them (lower case, without a prefix).
+_URL_NAMES = tuple(sorted({a.split(":")[-1] for a in URL_ATTRIBUTES}))
+
 #: A URL attribute's name followed by `=`: HTML without one holds no URL (a cheap first look;
 #: the decision itself is made on the parsed HTML).
 _MAY_HOLD_URL = re.compile(
-    r"(?i)(?:" + "|".join(sorted((re.escape(a.split(":")[-1]) for a in URL_ATTRIBUTES),
-                                 key=len, reverse=True)) + r")\s*=")
+    r"(?i)(?:" + "|".join(sorted((re.escape(a) for a in _URL_NAMES), key=len, reverse=True))
+    + r")\s*=")
+
+
+def _may_hold_url(html: str) -> bool:
+    """Whether `html` has a URL attribute's name followed by `=` (`_MAY_HOLD_URL`), with two
+    substring tests first: a name the tokenizer reports is in `html.lower()` (it lower-cases
+    names character by character), and an attribute with a value has a `=`. Most fields pass
+    neither, and these tests cost a tenth of the pattern's search."""
+    if "=" not in html:
+        return False
+    low = html.lower()
+    return any(name in low for name in _URL_NAMES) and _MAY_HOLD_URL.search(html) is not None
 
 
 class _StartTags(HTMLParser):
@@ -115,7 +129,7 @@ class _StartTags(HTMLParser):
         self._check(tag, attrs, " />")
 
     def handle_comment(self, data: str) -> None:
-        if "<" not in data or not _MAY_HOLD_URL.search(data):
+        if "<" not in data or not _may_hold_url(data):
             return
         inner = _StartTags(data)
         inner.feed(data)
@@ -144,7 +158,7 @@ def drop_unsafe_urls(html: str) -> tuple[str, list[str]]:
     """`html` without the URL attributes that are not allowed, and a description of each one
     dropped (`href='javascript:alert(1)' on <a>`); `html` itself, unchanged, when there is
     none. Only the start tags that held one (and a comment that held one) are written again."""
-    if "<" not in html or not _MAY_HOLD_URL.search(html):
+    if "<" not in html or not _may_hold_url(html):
         return html, []
     tags = _StartTags(html)
     tags.feed(html)
