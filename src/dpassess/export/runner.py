@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 from dpassess.diagnostics import Diagnostic, UsageError, dedupe
 from dpassess.export import (
     EXPORTERS,
+    MULTI,
     Collection,
     Context,
     Exporter,
@@ -134,7 +135,7 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
             for e in exports:
                 if e.cache is not None:
                     digests.keys(e.collection)
-        done = parallel.run(_write_export, digests, tasks, workers)
+        done = parallel.run(_write_export, digests, tasks, workers, cost=_expected_work)
         for (path, data), tmp in zip(files, temps[len(exports):], strict=True):
             _write(tmp, path, data)
         for tmp, path in zip(temps, paths, strict=True):
@@ -143,6 +144,14 @@ def write_exports(exports: Sequence[ExportFile], files: Sequence[tuple[Path, byt
         if export.cache is not None and places is not None:
             _store_index(export, places, facts, layout)
     return [warnings for warnings, _, _, _ in done]
+
+
+def _expected_work(task: tuple[ExportFile, Path]) -> float:
+    """How much writing the file of `task` takes, roughly: its items times its languages (a
+    file in every language writes each text in each)."""
+    export = task[0]
+    langs = len(export.collection.languages) if export.lang == MULTI else 1
+    return len(export.collection.items) * langs
 
 
 def _write_export(digests: ItemDigests, task: tuple[ExportFile, Path]) -> _Written:

@@ -114,7 +114,8 @@ class Pool(Generic[S, T, R]):
     manager (or call `close`): leaving the block stops the workers, and unfinished tasks are
     cancelled."""
 
-    def __init__(self, fn: Callable[[S, T], R], shared: S, tasks: Sequence[T], jobs: int) -> None:
+    def __init__(self, fn: Callable[[S, T], R], shared: S, tasks: Sequence[T], jobs: int, *,
+                 cost: Callable[[T], float] | None = None) -> None:
         self.fn, self.shared, self.tasks = fn, shared, tasks
         self.executor: ProcessPoolExecutor | None = None
         self.futures: list[Future[R]] = []
@@ -131,7 +132,12 @@ class Pool(Generic[S, T, R]):
             self.executor = ProcessPoolExecutor(
                 max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork"),
                 initializer=_worker_init, initargs=(os.getpid(),))
-            self.futures = [self.executor.submit(_call, i) for i in range(len(tasks))]
+            # the costliest tasks first (when the caller can tell), so that a large task taken
+            # last does not keep one worker busy while the others wait
+            order = (range(len(tasks)) if cost is None else
+                     sorted(range(len(tasks)), key=lambda i: -cost(tasks[i])))
+            futures = {i: self.executor.submit(_call, i) for i in order}
+            self.futures = [futures[i] for i in range(len(tasks))]
         finally:
             _WORK = None
 
@@ -177,7 +183,9 @@ class Pool(Generic[S, T, R]):
         self.close(kill=exc is not None)
 
 
-def run(fn: Callable[[S, T], R], shared: S, tasks: Sequence[T], jobs: int) -> list[R]:
-    """`[fn(shared, t) for t in tasks]`, in `jobs` forked workers (see `Pool.results`)."""
-    with Pool(fn, shared, tasks, jobs) as pool:
+def run(fn: Callable[[S, T], R], shared: S, tasks: Sequence[T], jobs: int, *,
+        cost: Callable[[T], float] | None = None) -> list[R]:
+    """`[fn(shared, t) for t in tasks]`, in `jobs` forked workers (see `Pool.results`); with
+    `cost`, a task's expected work, the costliest tasks are handed out first."""
+    with Pool(fn, shared, tasks, jobs, cost=cost) as pool:
         return pool.results()
