@@ -405,7 +405,11 @@ def multilang_glue(collection: Collection, item: Item, lang: str, fragments: Fra
 
 
 def item_has_maths(item: Item) -> bool:
-    """Whether a text of `item`, in any language, has maths."""
+    """Whether a text of `item`, in any language, has maths (none, without looking at each
+    text, when no text holds a maths delimiter)."""
+    joined = _joined_texts(item, tuple(item.text))
+    if "$" not in joined and "\\(" not in joined and "\\[" not in joined:
+        return False
     return any(_has_maths(src) for content in item.text.values()
                for _, src in markdown_texts(content))
 
@@ -495,9 +499,10 @@ class ItemTexts:
         texts = []
         for la in self.langs:
             # the languages are merged through lxml, which cannot hold what XML cannot
-            text, removed = xml_safe(self.safe(where.format(lang=la), render(la)))
+            at = where.format(lang=la)
+            text, removed = xml_safe(self.safe(at, render(la)))
             if removed:
-                self.warn(where.format(lang=la), f"removed characters XML cannot carry: {removed}")
+                self.warn(at, f"removed characters XML cannot carry: {removed}")
             texts.append((la, text))
         present = [(la, h) for la, h in texts if h.strip()]
         if present and len(present) < len(texts):
