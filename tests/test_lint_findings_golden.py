@@ -7,7 +7,7 @@ same with glossary terms dropped, mistranslated, inflected and cased in the Indo
 (the glossary and translation rules); and word salad, where most rules fire on most items.
 
 After a deliberate change to what a rule finds: `pytest tests/test_lint_findings_golden.py
---update-goldens`, then review the diff of tests/golden/lint/."""
+--update-goldens`, then review the diff of tests/lint_golden/."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from dpassess.cli import app
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import synth
 
-GOLDEN = ROOT / "tests" / "golden" / "lint"
+GOLDEN = ROOT / "tests" / "lint_golden"
 
 REPO_BANKS = {
     "seed": SEED_BANK,
