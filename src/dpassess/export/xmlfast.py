@@ -20,7 +20,6 @@ are cut away.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 from itertools import pairwise
@@ -33,6 +32,10 @@ P = ParamSpec("P")
 _MARK = "dpassess: children go here"
 
 
+#: lxml's copy of an element and its subtree (lxml-stubs 0.5 does not declare it)
+_copy: Callable[[etree._Element], etree._Element] = etree._Element.__copy__  # type: ignore[attr-defined]
+
+
 class copied(Generic[P]):
     """`build`, memoised: the element it builds from given (hashable) arguments is built once;
     each call returns a copy of its own, which the caller may change and put in a tree (a
@@ -43,8 +46,9 @@ class copied(Generic[P]):
         self.__doc__ = build.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> etree._Element:
-        # lxml's copy.copy copies the whole subtree, as deepcopy does, without deepcopy's memo
-        return copy.copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
+        # lxml's copy copies the whole subtree, as deepcopy does, without deepcopy's memo
+        # (called directly: copy.copy only looks the method up)
+        return _copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
 
     def cache_clear(self) -> None:
         self.memo.cache_clear()

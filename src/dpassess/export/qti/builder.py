@@ -90,10 +90,11 @@ class Builder:
         title, active = defuse_tex(item_title(self.item, lang) or self.item.id)
         if active:  # a player may show the title, and run MathJax over it
             self.warn(f"text.{lang}.title", tex_warning(active))
-        return etree.Element(Q + "assessmentItem", {
-            SCHEMA_LOCATION: QTI_LOCATION, "identifier": self.identifier,
-            "title": title, "adaptive": "false", "timeDependent": "false", "toolName": TOOL,
-            XML_LANG: lang}, nsmap=QTI_NSMAP)
+        root = _item_root()
+        root.set("identifier", self.identifier)  # (an attribute set again keeps its place)
+        root.set("title", title)
+        root.set(XML_LANG, lang)
+        return root
 
     def body(self, root: etree._Element) -> etree._Element:
         """The itemBody: the stimulus (a block repeated in each item of its set: QTI 2.1 has no
@@ -132,7 +133,9 @@ class Builder:
         """A modalFeedback shown when FEEDBACK holds `identifier`: `source` rendered, a
         paragraph of plain text wrapped as Canvas keeps it (`canvas.keep_as_html`); warns if
         Canvas keeps only part of an answer's feedback."""
-        div = SubElement(modal_feedback(root, identifier), Q + "div")
+        block = _modal_feedback(identifier)
+        root.append(block)
+        div = block[0]
         if not self.flow(div, field, self.html(field, source)):
             return  # plain text, or a paragraph without & < >: Canvas shows it as written
         canvas.keep_as_html(div)
@@ -159,6 +162,25 @@ class Builder:
 
 
 # --- what does not depend on the text: built once per distinct arguments, copied ---------------
+
+
+@copied
+def _item_root() -> etree._Element:
+    """An assessmentItem without content: `Builder.root` sets its identifier, title and
+    language (copying it is several times faster than building it: its namespaces)."""
+    return etree.Element(Q + "assessmentItem", {
+        SCHEMA_LOCATION: QTI_LOCATION, "identifier": "", "title": "", "adaptive": "false",
+        "timeDependent": "false", "toolName": TOOL, XML_LANG: ""}, nsmap=QTI_NSMAP)
+
+
+@copied
+def _modal_feedback(identifier: str) -> etree._Element:
+    """A modalFeedback shown when FEEDBACK holds `identifier`, its content kept as it is, holding
+    an empty div (the feedback's content goes there)."""
+    block = keep_as_is(etree.Element(Q + "modalFeedback", outcomeIdentifier="FEEDBACK",
+                                     identifier=identifier, showHide="show", nsmap=_QTI_DEFAULT))
+    SubElement(block, Q + "div")
+    return block
 
 
 @copied
@@ -209,11 +231,6 @@ def add_feedback(parent: etree._Element, identifier: str) -> None:
                        Q + "multiple")
     SubElement(union, Q + "variable", identifier="FEEDBACK")
     SubElement(union, Q + "baseValue", baseType="identifier").text = identifier
-
-
-def modal_feedback(root: etree._Element, identifier: str) -> etree._Element:
-    return keep_as_is(SubElement(root, Q + "modalFeedback", outcomeIdentifier="FEEDBACK",
-                                 identifier=identifier, showHide="show"))
 
 
 def keep_as_is(el: etree._Element) -> etree._Element:
