@@ -43,6 +43,7 @@ class copied(Generic[P]):
 
     def __init__(self, build: Callable[P, etree._Element]) -> None:
         self.memo = lru_cache(maxsize=4096)(build)
+        self._bytes = lru_cache(maxsize=4096)(self._serialise)
         self.__doc__ = build.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> etree._Element:
@@ -50,8 +51,18 @@ class copied(Generic[P]):
         # (called directly: copy.copy only looks the method up)
         return _copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
 
+    def serialised(self, stream: ChildStream, *args: P.args, **kwargs: P.kwargs) -> bytes:
+        """`stream.serialised(self(*args))`, memoised: the bytes of the element as a child of
+        `stream`'s parent (to `hold` in a tree like it, or to write)."""
+        return self._bytes(stream, args, tuple(kwargs.items()))
+
+    def _serialise(self, stream: ChildStream, args: tuple[object, ...],
+                   kwargs: tuple[tuple[str, object], ...]) -> bytes:
+        return stream.serialised(_copy(self.memo(*args, **dict(kwargs))))
+
     def cache_clear(self) -> None:
         self.memo.cache_clear()
+        self._bytes.cache_clear()
 
 
 class ChildStream:
@@ -106,6 +117,47 @@ class ChildStream:
 
     def close(self) -> None:
         self.out.write(self.tail)
+
+
+#: The tag of a placeholder `hold` puts in a tree: none the writers write (no namespace).
+SPLICE = "dpassess-splice"
+_SPLICED = f"<{SPLICE}/>".encode()
+
+
+def hold(parent: etree._Element, data: bytes, held: list[bytes]) -> None:
+    """Put into `parent` a placeholder for children serialised as `data` (what `ChildStream.
+    serialised` gives for a parent like `parent`: same tags above, same namespaces declared),
+    appended to `held`; `spliced` writes `data` in its place. A placeholder right after another
+    one takes its place (their bytes joined)."""
+    if len(parent) and parent[-1].tag == SPLICE:
+        held[-1] += data
+        return
+    etree.SubElement(parent, SPLICE)
+    held.append(data)
+
+
+def spliced(root: etree._Element, held: list[bytes], *, xml_declaration: bool = False
+            ) -> bytes:
+    """`root` pretty-printed (UTF-8), each placeholder `hold` put into it (in document order:
+    `held`) written as the bytes it holds: the bytes of the tree with those children in
+    place. (A placeholder is an empty element of its own line; text never holds its tag: `<`
+    is escaped.)"""
+    data = etree.tostring(root, encoding="UTF-8", xml_declaration=xml_declaration,
+                          pretty_print=True)
+    if not held:
+        return data
+    parts = data.split(_SPLICED)
+    if len(parts) != len(held) + 1:
+        raise ValueError(f"{len(parts) - 1} placeholders written for {len(held)} held")
+    last = len(held)
+    out = []
+    for n, part in enumerate(parts):
+        start = 0 if n == 0 else part.index(b"\n") + 1  # the rest of a placeholder's line
+        end = len(part) if n == last else part.rindex(b"\n") + 1  # a placeholder's indent
+        out.append(part[start:end])
+        if n < last:
+            out.append(held[n])
+    return b"".join(out)
 
 
 def nsmap(mapping: Mapping[str | None, str]) -> Mapping[str, str]:

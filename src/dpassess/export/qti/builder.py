@@ -4,6 +4,9 @@ FEEDBACK declarations, and the small response-processing rules built from them."
 
 from __future__ import annotations
 
+import io
+from collections.abc import Hashable
+
 from lxml import etree
 from lxml.etree import SubElement
 
@@ -20,7 +23,7 @@ from dpassess.export.qti.names import (
     number,
     plain,
 )
-from dpassess.export.xmlfast import copied, nsmap
+from dpassess.export.xmlfast import ChildStream, copied, hold, nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import item_title, to_html, to_inline_html
 from dpassess.markup.maths import MATHML_NS, MathsMode, mathml_problems
@@ -35,8 +38,11 @@ class Builder:
     read with one), its identifier in the package, and its warnings."""
 
     def __init__(self, item: Item, lang: str, path: str, identifier: str,
-                 stimulus: Stimulus | None = None, maths: MathsMode = "mathml") -> None:
+                 stimulus: Stimulus | None = None, maths: MathsMode = "mathml",
+                 held: list[bytes] | None = None) -> None:
         self.item, self.lang, self.path = item, lang, path
+        #: with a list: the bytes of the children `constant` holds (see there)
+        self.held = held
         self.identifier, self.stimulus, self.maths = identifier, stimulus, maths
         self.has_mathml = False
         self.content = item.text[lang]
@@ -155,10 +161,19 @@ class Builder:
             etree.cleanup_namespaces(root, top_nsmap={"m": MATHML_NS})
         return root
 
+    def constant(self, root: etree._Element, template: copied[...], *args: Hashable) -> None:
+        """Append `template(*args)` (a child that does not depend on the text) to `root`; with
+        `self.held`, a placeholder for its bytes instead, which `xmlfast.spliced` writes (the
+        same bytes, neither copied nor serialised again)."""
+        if self.held is None:
+            root.append(template(*args))
+        else:
+            hold(root, template.serialised(_ITEM_CHILD, *args), self.held)
+
     def declare_scores(self, root: etree._Element, points: float) -> None:
-        root.append(score_declaration("SCORE", points))
-        root.append(score_declaration("MAXSCORE", points))
-        root.append(feedback_declaration())
+        self.constant(root, score_declaration, "SCORE", points)
+        self.constant(root, score_declaration, "MAXSCORE", points)
+        self.constant(root, feedback_declaration)
 
 
 # --- what does not depend on the text: built once per distinct arguments, copied ---------------
@@ -201,6 +216,10 @@ def feedback_declaration() -> etree._Element:
     """FEEDBACK: the identifiers of the modal feedback to show."""
     return element("outcomeDeclaration", identifier="FEEDBACK", cardinality="multiple",
                    baseType="identifier")
+
+
+#: What an assessmentItem's children are serialised in: an item's root, its namespaces.
+_ITEM_CHILD = ChildStream(io.BytesIO(), etree.Element(Q + "assessmentItem", nsmap=QTI_NSMAP))
 
 
 def element(tag: str, **attrib: str) -> etree._Element:
