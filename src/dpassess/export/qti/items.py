@@ -129,14 +129,11 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
     build.declare_scores(root, item.points)
 
     body = build.body(root)
-    interaction = SubElement(body, Q + "choiceInteraction", responseIdentifier="RESPONSE",
-                             shuffle="true" if shuffle else "false",
-                             maxChoices=str(len(item.options)) if multiple else "1")
-    for option in item.options:
+    interaction = _choice_interaction(shuffle, multiple,
+                                      tuple((option.id, option.locked) for option in item.options))
+    body.append(interaction)
+    for option, choice in zip(item.options, list(interaction), strict=True):
         field = f"text.{lang}.options.{option.id}"
-        choice = SubElement(interaction, Q + "simpleChoice", identifier=option.id)
-        if option.locked:
-            choice.set("fixed", "true")
         build.flow(choice, field,
                    build.html(field, item.option_text(lang, option.id), inline=True))
 
@@ -149,6 +146,21 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
 
 
 # --- what does not depend on the text: built once per distinct arguments, copied ---------------
+
+
+@copied
+def _choice_interaction(shuffle: bool, multiple: bool, options: tuple[tuple[str, bool], ...]
+                        ) -> etree._Element:
+    """The choiceInteraction with a simpleChoice per (option id, locked) in `options`, without
+    their text; any number of them chosen with `multiple`, else one."""
+    interaction = element("choiceInteraction", responseIdentifier="RESPONSE",
+                          shuffle="true" if shuffle else "false",
+                          maxChoices=str(len(options)) if multiple else "1")
+    for oid, locked in options:
+        choice = SubElement(interaction, Q + "simpleChoice", identifier=oid)
+        if locked:
+            choice.set("fixed", "true")
+    return interaction
 
 
 @copied
