@@ -1,12 +1,18 @@
-"""The XML writers' two speed helpers: a tree written one child at a time, and memoised subtrees.
+"""The XML writers' speed helpers: a tree written one child at a time, memoised subtrees, and
+children written from bytes serialised once.
 
 lxml copies a subtree several times faster than it builds one element by element, and a file of
-10,000 items is better written a question at a time than held whole. Neither changes what a
+10,000 items is better written a question at a time than held whole. None changes what a
 builder writes, or how it reads:
 
 - `copied`: a builder of an element from hashable arguments (the parts of an item that do not
   depend on its text: its scoring, its metadata) runs once per distinct arguments; each call
-  returns a copy of that element of its own.
+  returns a copy of that element of its own; `serialised(stream, *args)` gives, memoised, the
+  bytes of that element as a child of a `ChildStream`'s parent.
+- `hold` and `spliced`: a child that does not depend on the text (a QTI item's declarations
+  and response processing) is left out of the tree: a placeholder stands there, and `spliced`
+  writes the tree with its `serialised` bytes in the placeholder's line. It is then neither
+  copied nor serialised again: the bytes are those of the tree holding the child.
 - `ChildStream`: Moodle XML writes one `<question>` of `<quiz>` at a time, the QTI manifest one
   `<resource>` at a time, so memory holds one child, never the whole file. `ChildStream(out,
   parent)` writes the document `parent` belongs to up to where a new last child of `parent` would
@@ -20,6 +26,7 @@ are cut away.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 from itertools import pairwise
@@ -119,44 +126,47 @@ class ChildStream:
         self.out.write(self.tail)
 
 
-#: The tag of a placeholder `hold` puts in a tree: none the writers write (no namespace).
+#: The tag of a placeholder `hold` puts in a tree: none the writers write (no namespace); its
+#: attribute `n` is the index of its bytes in `held`.
 SPLICE = "dpassess-splice"
-_SPLICED = f"<{SPLICE}/>".encode()
+_SPLICED = re.compile(rb'<dpassess-splice n="([0-9]+)"/>')
 
 
 def hold(parent: etree._Element, data: bytes, held: list[bytes]) -> None:
     """Put into `parent` a placeholder for children serialised as `data` (what `ChildStream.
     serialised` gives for a parent like `parent`: same tags above, same namespaces declared),
-    appended to `held`; `spliced` writes `data` in its place. A placeholder right after another
-    one takes its place (their bytes joined)."""
-    if len(parent) and parent[-1].tag == SPLICE:
+    appended to `held`; `spliced` writes `data` in its place. `parent` must hold element
+    children only (no text: the pretty printer then puts each on a line of its own). When
+    `parent`'s last child is the last placeholder put into `held`, `data` joins its bytes."""
+    if held and len(parent) and parent[-1].get("n") == str(len(held) - 1) and (
+            parent[-1].tag == SPLICE):
         held[-1] += data
         return
-    etree.SubElement(parent, SPLICE)
+    etree.SubElement(parent, SPLICE, n=str(len(held)))
     held.append(data)
 
 
 def spliced(root: etree._Element, held: list[bytes], *, xml_declaration: bool = False
             ) -> bytes:
-    """`root` pretty-printed (UTF-8), each placeholder `hold` put into it (in document order:
-    `held`) written as the bytes it holds: the bytes of the tree with those children in
-    place. (A placeholder is an empty element of its own line; text never holds its tag: `<`
-    is escaped.)"""
+    """`root` pretty-printed (UTF-8), each placeholder `hold` put into it written as the bytes
+    it holds (`held`): the bytes of the tree with those children in place. (A placeholder is
+    an empty element on a line of its own; text never holds its tag: `<` is escaped.)"""
     data = etree.tostring(root, encoding="UTF-8", xml_declaration=xml_declaration,
                           pretty_print=True)
     if not held:
         return data
-    parts = data.split(_SPLICED)
-    if len(parts) != len(held) + 1:
-        raise ValueError(f"{len(parts) - 1} placeholders written for {len(held)} held")
-    last = len(held)
+    parts = _SPLICED.split(data)  # text, index, text, index, ..., text
+    if sorted(int(n) for n in parts[1::2]) != list(range(len(held))):
+        raise ValueError(f"placeholders written: {parts[1::2]}, held: {len(held)}")
+    last = len(parts) - 1
     out = []
-    for n, part in enumerate(parts):
-        start = 0 if n == 0 else part.index(b"\n") + 1  # the rest of a placeholder's line
-        end = len(part) if n == last else part.rindex(b"\n") + 1  # a placeholder's indent
+    for i in range(0, len(parts), 2):
+        part = parts[i]
+        start = 0 if i == 0 else part.index(b"\n") + 1  # the rest of a placeholder's line
+        end = len(part) if i == last else part.rindex(b"\n") + 1  # a placeholder's indent
         out.append(part[start:end])
-        if n < last:
-            out.append(held[n])
+        if i < last:
+            out.append(held[int(parts[i + 1])])
     return b"".join(out)
 
 
