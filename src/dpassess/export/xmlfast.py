@@ -1,12 +1,18 @@
-"""The XML writers' two speed helpers: a tree written one child at a time, and memoised subtrees.
+"""The XML writers' speed helpers: a tree written one child at a time, memoised subtrees, and
+children written from bytes serialised once.
 
 lxml copies a subtree several times faster than it builds one element by element, and a file of
-10,000 items is better written a question at a time than held whole. Neither changes what a
+10,000 items is better written a question at a time than held whole. None changes what a
 builder writes, or how it reads:
 
 - `copied`: a builder of an element from hashable arguments (the parts of an item that do not
   depend on its text: its scoring, its metadata) runs once per distinct arguments; each call
-  returns a copy of that element of its own.
+  returns a copy of that element of its own; `serialised(stream, *args)` gives, memoised, the
+  bytes of that element as a child of a `ChildStream`'s parent.
+- `hold` and `spliced`: a child that does not depend on the text (a QTI item's declarations
+  and response processing) is left out of the tree: a placeholder stands there, and `spliced`
+  writes the tree with its `serialised` bytes in the placeholder's line. It is then neither
+  copied nor serialised again: the bytes are those of the tree holding the child.
 - `ChildStream`: Moodle XML writes one `<question>` of `<quiz>` at a time, the QTI manifest one
   `<resource>` at a time, so memory holds one child, never the whole file. `ChildStream(out,
   parent)` writes the document `parent` belongs to up to where a new last child of `parent` would
@@ -20,7 +26,7 @@ are cut away.
 
 from __future__ import annotations
 
-import copy
+import re
 from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 from itertools import pairwise
@@ -33,6 +39,10 @@ P = ParamSpec("P")
 _MARK = "dpassess: children go here"
 
 
+#: lxml's copy of an element and its subtree (lxml-stubs 0.5 does not declare it)
+_copy: Callable[[etree._Element], etree._Element] = etree._Element.__copy__  # type: ignore[attr-defined]
+
+
 class copied(Generic[P]):
     """`build`, memoised: the element it builds from given (hashable) arguments is built once;
     each call returns a copy of its own, which the caller may change and put in a tree (a
@@ -40,14 +50,26 @@ class copied(Generic[P]):
 
     def __init__(self, build: Callable[P, etree._Element]) -> None:
         self.memo = lru_cache(maxsize=4096)(build)
+        self._bytes = lru_cache(maxsize=4096)(self._serialise)
         self.__doc__ = build.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> etree._Element:
-        # lxml's copy.copy copies the whole subtree, as deepcopy does, without deepcopy's memo
-        return copy.copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
+        # lxml's copy copies the whole subtree, as deepcopy does, without deepcopy's memo
+        # (called directly: copy.copy only looks the method up)
+        return _copy(self.memo(*args, **cast(dict[str, Hashable], kwargs)))
+
+    def serialised(self, stream: ChildStream, *args: P.args, **kwargs: P.kwargs) -> bytes:
+        """`stream.serialised(self(*args))`, memoised: the bytes of the element as a child of
+        `stream`'s parent (to `hold` in a tree like it, or to write)."""
+        return self._bytes(stream, args, tuple(kwargs.items()))
+
+    def _serialise(self, stream: ChildStream, args: tuple[object, ...],
+                   kwargs: tuple[tuple[str, object], ...]) -> bytes:
+        return stream.serialised(_copy(self.memo(*args, **dict(kwargs))))
 
     def cache_clear(self) -> None:
         self.memo.cache_clear()
+        self._bytes.cache_clear()
 
 
 class ChildStream:
@@ -102,6 +124,50 @@ class ChildStream:
 
     def close(self) -> None:
         self.out.write(self.tail)
+
+
+#: The tag of a placeholder `hold` puts in a tree: none the writers write (no namespace); its
+#: attribute `n` is the index of its bytes in `held`.
+SPLICE = "dpassess-splice"
+_SPLICED = re.compile(rb'<dpassess-splice n="([0-9]+)"/>')
+
+
+def hold(parent: etree._Element, data: bytes, held: list[bytes]) -> None:
+    """Put into `parent` a placeholder for children serialised as `data` (what `ChildStream.
+    serialised` gives for a parent like `parent`: same tags above, same namespaces declared),
+    appended to `held`; `spliced` writes `data` in its place. `parent` must hold element
+    children only (no text: the pretty printer then puts each on a line of its own). When
+    `parent`'s last child is the last placeholder put into `held`, `data` joins its bytes."""
+    if held and len(parent) and parent[-1].get("n") == str(len(held) - 1) and (
+            parent[-1].tag == SPLICE):
+        held[-1] += data
+        return
+    etree.SubElement(parent, SPLICE, n=str(len(held)))
+    held.append(data)
+
+
+def spliced(root: etree._Element, held: list[bytes], *, xml_declaration: bool = False
+            ) -> bytes:
+    """`root` pretty-printed (UTF-8), each placeholder `hold` put into it written as the bytes
+    it holds (`held`): the bytes of the tree with those children in place. (A placeholder is
+    an empty element on a line of its own; text never holds its tag: `<` is escaped.)"""
+    data = etree.tostring(root, encoding="UTF-8", xml_declaration=xml_declaration,
+                          pretty_print=True)
+    if not held:
+        return data
+    parts = _SPLICED.split(data)  # text, index, text, index, ..., text
+    if sorted(int(n) for n in parts[1::2]) != list(range(len(held))):
+        raise ValueError(f"placeholders written: {parts[1::2]}, held: {len(held)}")
+    last = len(parts) - 1
+    out = []
+    for i in range(0, len(parts), 2):
+        part = parts[i]
+        start = 0 if i == 0 else part.index(b"\n") + 1  # the rest of a placeholder's line
+        end = len(part) if i == last else part.rindex(b"\n") + 1  # a placeholder's indent
+        out.append(part[start:end])
+        if i < last:
+            out.append(held[int(parts[i + 1])])
+    return b"".join(out)
 
 
 def nsmap(mapping: Mapping[str | None, str]) -> Mapping[str, str]:

@@ -4,6 +4,9 @@ FEEDBACK declarations, and the small response-processing rules built from them."
 
 from __future__ import annotations
 
+import io
+from collections.abc import Hashable
+
 from lxml import etree
 from lxml.etree import SubElement
 
@@ -20,7 +23,7 @@ from dpassess.export.qti.names import (
     number,
     plain,
 )
-from dpassess.export.xmlfast import copied, nsmap
+from dpassess.export.xmlfast import ChildStream, copied, hold, nsmap
 from dpassess.lms import canvas
 from dpassess.markup.markdown import item_title, to_html, to_inline_html
 from dpassess.markup.maths import MATHML_NS, MathsMode, mathml_problems
@@ -35,8 +38,11 @@ class Builder:
     read with one), its identifier in the package, and its warnings."""
 
     def __init__(self, item: Item, lang: str, path: str, identifier: str,
-                 stimulus: Stimulus | None = None, maths: MathsMode = "mathml") -> None:
+                 stimulus: Stimulus | None = None, maths: MathsMode = "mathml",
+                 held: list[bytes] | None = None) -> None:
         self.item, self.lang, self.path = item, lang, path
+        #: with a list: the bytes of the children `constant` holds (see there)
+        self.held = held
         self.identifier, self.stimulus, self.maths = identifier, stimulus, maths
         self.has_mathml = False
         self.content = item.text[lang]
@@ -90,10 +96,11 @@ class Builder:
         title, active = defuse_tex(item_title(self.item, lang) or self.item.id)
         if active:  # a player may show the title, and run MathJax over it
             self.warn(f"text.{lang}.title", tex_warning(active))
-        return etree.Element(Q + "assessmentItem", {
-            SCHEMA_LOCATION: QTI_LOCATION, "identifier": self.identifier,
-            "title": title, "adaptive": "false", "timeDependent": "false", "toolName": TOOL,
-            XML_LANG: lang}, nsmap=QTI_NSMAP)
+        root = _item_root()
+        root.set("identifier", self.identifier)  # (an attribute set again keeps its place)
+        root.set("title", title)
+        root.set(XML_LANG, lang)
+        return root
 
     def body(self, root: etree._Element) -> etree._Element:
         """The itemBody: the stimulus (a block repeated in each item of its set: QTI 2.1 has no
@@ -132,7 +139,9 @@ class Builder:
         """A modalFeedback shown when FEEDBACK holds `identifier`: `source` rendered, a
         paragraph of plain text wrapped as Canvas keeps it (`canvas.keep_as_html`); warns if
         Canvas keeps only part of an answer's feedback."""
-        div = SubElement(modal_feedback(root, identifier), Q + "div")
+        block = _modal_feedback(identifier)
+        root.append(block)
+        div = block[0]
         if not self.flow(div, field, self.html(field, source)):
             return  # plain text, or a paragraph without & < >: Canvas shows it as written
         canvas.keep_as_html(div)
@@ -152,13 +161,41 @@ class Builder:
             etree.cleanup_namespaces(root, top_nsmap={"m": MATHML_NS})
         return root
 
+    def constant(self, root: etree._Element, template: copied[...], *args: Hashable) -> None:
+        """Append `template(*args)` (a child that does not depend on the text) to `root`; with
+        `self.held`, a placeholder for its bytes instead, which `xmlfast.spliced` writes (the
+        same bytes, neither copied nor serialised again)."""
+        if self.held is None:
+            root.append(template(*args))
+        else:
+            hold(root, template.serialised(_ITEM_CHILD, *args), self.held)
+
     def declare_scores(self, root: etree._Element, points: float) -> None:
-        root.append(score_declaration("SCORE", points))
-        root.append(score_declaration("MAXSCORE", points))
-        root.append(feedback_declaration())
+        self.constant(root, score_declaration, "SCORE", points)
+        self.constant(root, score_declaration, "MAXSCORE", points)
+        self.constant(root, feedback_declaration)
 
 
 # --- what does not depend on the text: built once per distinct arguments, copied ---------------
+
+
+@copied
+def _item_root() -> etree._Element:
+    """An assessmentItem without content: `Builder.root` sets its identifier, title and
+    language (copying it is several times faster than building it: its namespaces)."""
+    return etree.Element(Q + "assessmentItem", {
+        SCHEMA_LOCATION: QTI_LOCATION, "identifier": "", "title": "", "adaptive": "false",
+        "timeDependent": "false", "toolName": TOOL, XML_LANG: ""}, nsmap=QTI_NSMAP)
+
+
+@copied
+def _modal_feedback(identifier: str) -> etree._Element:
+    """A modalFeedback shown when FEEDBACK holds `identifier`, its content kept as it is, holding
+    an empty div (the feedback's content goes there)."""
+    block = keep_as_is(etree.Element(Q + "modalFeedback", outcomeIdentifier="FEEDBACK",
+                                     identifier=identifier, showHide="show", nsmap=_QTI_DEFAULT))
+    SubElement(block, Q + "div")
+    return block
 
 
 @copied
@@ -179,6 +216,10 @@ def feedback_declaration() -> etree._Element:
     """FEEDBACK: the identifiers of the modal feedback to show."""
     return element("outcomeDeclaration", identifier="FEEDBACK", cardinality="multiple",
                    baseType="identifier")
+
+
+#: What an assessmentItem's children are serialised in: an item's root, its namespaces.
+_ITEM_CHILD = ChildStream(io.BytesIO(), etree.Element(Q + "assessmentItem", nsmap=QTI_NSMAP))
 
 
 def element(tag: str, **attrib: str) -> etree._Element:
@@ -209,11 +250,6 @@ def add_feedback(parent: etree._Element, identifier: str) -> None:
                        Q + "multiple")
     SubElement(union, Q + "variable", identifier="FEEDBACK")
     SubElement(union, Q + "baseValue", baseType="identifier").text = identifier
-
-
-def modal_feedback(root: etree._Element, identifier: str) -> etree._Element:
-    return keep_as_is(SubElement(root, Q + "modalFeedback", outcomeIdentifier="FEEDBACK",
-                                 identifier=identifier, showHide="show"))
 
 
 def keep_as_is(el: etree._Element) -> etree._Element:

@@ -46,14 +46,17 @@ from dpassess.model import (
 
 
 def assessment_item(item: Item, lang: str, path: str = "", *, identifier: str | None = None,
-                    stimulus: Stimulus | None = None, maths: MathsMode = "mathml"
-                    ) -> tuple[etree._Element, list[Diagnostic]]:
+                    stimulus: Stimulus | None = None, maths: MathsMode = "mathml",
+                    held: list[bytes] | None = None) -> tuple[etree._Element, list[Diagnostic]]:
     """The item's assessmentItem in `lang` (the item has text in it), and its warnings; `path`
     is the item's source file, named in the warnings; `identifier` its identifier in the
     package (by default `names.item_identifier`); `stimulus` the stimulus it is read with;
     `maths` how formulas are written (MathML with the TeX as annotation, or TeX between
-    delimiters for players that run MathJax)."""
-    build = Builder(item, lang, path, identifier or item_identifier(item, lang), stimulus, maths)
+    delimiters for players that run MathJax). With `held`, the children that do not depend
+    on the text are placeholders, their bytes appended to `held`: `xmlfast.spliced(root,
+    held)` writes the item."""
+    build = Builder(item, lang, path, identifier or item_identifier(item, lang), stimulus, maths,
+                    held)
     match item:
         case SingleChoice():
             root = _single_choice(build, item)
@@ -120,25 +123,22 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
     feedback = tuple((oid, canvas.answer_feedback_id(n))
                      for n, oid in enumerate(item.option_ids, 1) if item.text[lang].feedback.get(oid))
     root = build.root()
-    root.append(_response_declaration(
-        tuple(item.key), None if fractions is None else tuple(fractions.items()),
-        item.points, multiple))
+    build.constant(root, _response_declaration,
+                   tuple(item.key), None if fractions is None else tuple(fractions.items()),
+                   item.points, multiple)
     build.declare_scores(root, item.points)
 
     body = build.body(root)
-    interaction = SubElement(body, Q + "choiceInteraction", responseIdentifier="RESPONSE",
-                             shuffle="true" if shuffle else "false",
-                             maxChoices=str(len(item.options)) if multiple else "1")
-    for option in item.options:
+    interaction = _choice_interaction(shuffle, multiple,
+                                      tuple((option.id, option.locked) for option in item.options))
+    body.append(interaction)
+    for option, choice in zip(item.options, list(interaction), strict=True):
         field = f"text.{lang}.options.{option.id}"
-        choice = SubElement(interaction, Q + "simpleChoice", identifier=option.id)
-        if option.locked:
-            choice.set("fixed", "true")
         build.flow(choice, field,
                    build.html(field, item.option_text(lang, option.id), inline=True))
 
-    root.append(_response_processing(fractions is not None, multiple, item.points,
-                                     bool(content.explanation), feedback))
+    build.constant(root, _response_processing, fractions is not None, multiple, item.points,
+                   bool(content.explanation), feedback)
     for oid, fid in feedback:
         build.feedback(root, fid, f"text.{lang}.feedback.{oid}", item.text[lang].feedback[oid])
     build.explanation(root)
@@ -146,6 +146,21 @@ def _choice_item(build: Builder, item: ChoiceBase, *, shuffle: bool,
 
 
 # --- what does not depend on the text: built once per distinct arguments, copied ---------------
+
+
+@copied
+def _choice_interaction(shuffle: bool, multiple: bool, options: tuple[tuple[str, bool], ...]
+                        ) -> etree._Element:
+    """The choiceInteraction with a simpleChoice per (option id, locked) in `options`, without
+    their text; any number of them chosen with `multiple`, else one."""
+    interaction = element("choiceInteraction", responseIdentifier="RESPONSE",
+                          shuffle="true" if shuffle else "false",
+                          maxChoices=str(len(options)) if multiple else "1")
+    for oid, locked in options:
+        choice = SubElement(interaction, Q + "simpleChoice", identifier=oid)
+        if locked:
+            choice.set("fixed", "true")
+    return interaction
 
 
 @copied

@@ -33,7 +33,7 @@ from dpassess.export.qti.manifest import item_resource, resource_stream, write_m
 from dpassess.export.qti.names import FORMAT as NAME
 from dpassess.export.qti.names import Q, item_identifier, item_path, test_path
 from dpassess.export.qti.package import ZipStream
-from dpassess.export.xmlfast import ChildStream
+from dpassess.export.xmlfast import ChildStream, spliced
 from dpassess.markup.fields import markdown_texts
 from dpassess.markup.maths import MathsMode
 from dpassess.markup.media import is_local_image, locate_image, read_media
@@ -68,8 +68,9 @@ def _fragment(job: _Package, item: Item, context: Context) -> Fragment:
             job.manifest = resource_stream(collection, lang)
         item_resource(job.manifest.parent, collection, lang, item, shown)
         return Fragment(job.manifest.flushed(), [])
-    root, notes = _item(collection, item, lang, job.maths)
-    data = _xml(root)
+    held: list[bytes] = []
+    root, notes = _item(collection, item, lang, job.maths, held)
+    data = spliced(root, held, xml_declaration=True)
     if not _names_local_files(root):
         return Fragment(data, notes)
     shown_files = _pack_files(collection, item, lang, root, job.images, notes)
@@ -133,13 +134,14 @@ def _assemble(job: _Package, fragments: Fragments, out: BinaryIO) -> list[Diagno
     return [w for i in sorted(notes) for w in notes[i]]
 
 
-def _item(collection: Collection, item: Item, lang: str, maths: MathsMode
-          ) -> tuple[etree._Element, list[Diagnostic]]:
-    """The item's assessmentItem in this collection's package (its identifier, its stimulus)."""
+def _item(collection: Collection, item: Item, lang: str, maths: MathsMode,
+          held: list[bytes] | None = None) -> tuple[etree._Element, list[Diagnostic]]:
+    """The item's assessmentItem in this collection's package (its identifier, its stimulus);
+    `held` as `assessment_item` takes it."""
     stimulus = collection.stimuli.get(item.stimulus) if item.stimulus is not None else None
     return assessment_item(item, lang, collection.paths.get(item.id, ""),
                            identifier=item_identifier(item, lang, collection.id),
-                           stimulus=stimulus, maths=maths)
+                           stimulus=stimulus, maths=maths, held=held)
 
 
 #: The attributes through which an item's XHTML names a file: what it shows or links to.
