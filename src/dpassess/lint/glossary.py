@@ -129,11 +129,13 @@ class FieldTerms(NamedTuple):
     accepted: frozenset[int]
     #: The terms whose forms it holds twice or more, verb uses included.
     repeated: frozenset[int]
-    #: How many times it uses each term ("bucket by bucket" is one use). Read only: shared.
-    counts: Counter[int]
+    #: How many times it uses each term ("bucket by bucket" is one use; a term it does not use
+    #: is not a key). Read only: shared.
+    counts: dict[int, int]
 
 
-_NO_TERMS = FieldTerms(frozenset(), frozenset(), Counter())
+_NONE: frozenset[int] = frozenset()
+_NO_TERMS = FieldTerms(_NONE, _NONE, {})
 
 #: Memoised lookups kept at most (then the memo starts again): a bound on its memory.
 MEMO_MAX = 1 << 16
@@ -209,7 +211,7 @@ class Glossary:
     def counts(self, text: str, lang: str) -> Counter[int]:
         """How many times `text` (in `lang`) uses each term in an accepted form (in the
         glossary language: the term)."""
-        return self.fields([text], lang)[0].counts
+        return Counter(self.fields([text], lang)[0].counts)
 
     def fields(self, texts: list[str], lang: str) -> list[FieldTerms]:
         """The terms each of `texts` (in `lang`) renders in an accepted form (in the glossary
@@ -385,21 +387,25 @@ def _scan(pat: _Terms, lows: list[str], nouns: dict[int, str]) -> list[FieldTerm
             matches.setdefault(k, []).append((i, start, m.end(), verb))
     out = [_NO_TERMS] * len(lows)
     for k, found in matches.items():
-        out[k] = FieldTerms(frozenset(i for i, _, _, verb in found if not verb),
-                            _twice(Counter(i for i, _, _, _ in found)), _tally(joined, found))
+        accepted = frozenset([i for i, _, _, verb in found if not verb])
+        ids = [i for i, _, _, _ in found]
+        if len(set(ids)) == len(ids):  # each term once (most texts): used once unless a verb
+            out[k] = FieldTerms(accepted, _NONE, dict.fromkeys(accepted, 1))
+        else:
+            out[k] = FieldTerms(accepted, _twice(Counter(ids)), _tally(joined, found))
     return out
 
 
-def _tally(low: str, matches: list[tuple[int, int, int, bool]]) -> Counter[int]:
+def _tally(low: str, matches: list[tuple[int, int, int, bool]]) -> dict[int, int]:
     """How many times each term is used, from the matches of a text (term, start, end,
     whether it is a verb) in `low`: a verb is not the term, and "bucket by bucket" is one use."""
-    out: Counter[int] = Counter()
+    out: dict[int, int] = {}
     last: dict[int, int] = {}
     for i, start, end, verb in matches:
         if verb:
             continue
         if i not in last or low[last[i]:start] not in _IDIOM_JOINS:
-            out[i] += 1
+            out[i] = out.get(i, 0) + 1
         last[i] = end
     return out
 

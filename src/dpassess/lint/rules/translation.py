@@ -329,10 +329,10 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                 continue
             counts = s.counts
             for i in sorted(again):
-                n = counts[i]
+                n = counts.get(i, 0)
                 if n <= 1:
                     continue
-                m = t.counts[i]
+                m = t.counts.get(i, 0)
                 if m < n:  # inflected renderings count too (`antarnode`, `dibakukan`)
                     m = max(m, g.inflected_count(text, lang, i))
                 if m < n:
