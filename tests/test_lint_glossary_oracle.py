@@ -13,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT
 from dpassess.bank.load import load_banks
@@ -21,6 +23,7 @@ from dpassess.lint.config import LintConfig
 from dpassess.lint.context import BankContext, text_fields
 from dpassess.lint.glossary import (
     _IDIOM_JOINS,
+    FieldTerms,
     Glossary,
     _suffix,
     _verb_use,
@@ -157,6 +160,12 @@ def test_findings_equal_with_the_per_term_oracle(path: Path, matcher: str,
     def via(name: str) -> object:
         return lambda self, *a: getattr(Oracle(self), name)(*a)
 
+    def fields(self: Glossary, texts: list[str], lang: str) -> list[FieldTerms]:
+        o = Oracle(self)
+        return [FieldTerms(o.accepted(t, lang), o.repeated(t, lang), o.counts(t, lang))
+                for t in texts]
+
+    monkeypatch.setattr(Glossary, "fields", fields)
     monkeypatch.setattr(Glossary, "accepted", via("accepted"))
     monkeypatch.setattr(Glossary, "accepted_fields",
                         lambda self, texts, lang: [Oracle(self).accepted(t, lang) for t in texts])
@@ -263,3 +272,51 @@ def test_inflected_renderings_by_hand() -> None:
     for text, want in cases.items():
         got = tuple(g.inflected_count(text, "id", i) for i in range(2))
         assert got == want == tuple(_inflected_per_term(g, text, "id", i) for i in range(2))
+
+
+#: Pieces the generated texts are made of: forms of the glossary's terms (plural, clitics,
+#: hyphenated, two words), the contexts that make a one-word translated term a verb or a noun
+#: ("does it shard" ending a text, "to shard", "it shards the", "the shard"), the idiom joins
+#: ("bucket by bucket"), white space and punctuation.
+VOCABULARY = [
+    "shard", "shards", "Shard", "sharding", "what does it shard", "to shard", "it shards",
+    "does the shard", "the shard", "latency", "latensi", "latensinya", "all-reduce",
+    "All-Reduce", "all reduce", "GPU", "GPUs", "GPU-nya", "gradient accumulation",
+    "akumulasi gradien", "data parallelism", "paralelisme data", "semua pengurangan", "siaran",
+    "bucket", "bucket by bucket", "buckets", "after", "demi", "did not", "doesn't", "it", "this",
+    "the", "will", "here", "that", "for", ".", ",", "?", "!", ";", "\n", " ", "-", "—", "é", "ﬁ",
+]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> list[str]:
+    """A few texts (the fields of one language of an item) made of the words above."""
+    one = st.lists(st.sampled_from(VOCABULARY), max_size=8).map(
+        lambda ws: "".join(w if w in ".,?!;—" else " " + w for w in ws).lstrip())
+    return draw(st.lists(one, min_size=1, max_size=8))
+
+
+@given(texts(), st.sampled_from(["en", "id"]))
+def test_fields_equal_the_per_term_scan_of_each_text(fields: list[str], lang: str) -> None:
+    """One scan of an item's fields (joined) finds, for each field, what the per-term oracle
+    finds in that field alone: accepted terms, repeated terms and counts (a verb use at the
+    end of one field, where the next field follows in the scan, included)."""
+    config = _bank(ROOT / "items" / "data-parallelism").config
+    g = Glossary(config)
+    oracle = Oracle(g)
+    got = g.fields(fields, lang)
+    assert got == [FieldTerms(oracle.accepted(t, lang), oracle.repeated(t, lang),
+                              oracle.counts(t, lang)) for t in fields]
+    # and a second call reads the memo: the same answers
+    assert g.fields(fields, lang) == got
+    assert [g.counts(t, lang) for t in fields] == [f.counts for f in got]
+
+
+def test_a_verb_at_the_end_of_a_field_is_a_verb() -> None:
+    """By hand: "What does it shard" ends its field; joined with the next one, a NUL follows
+    it, not the end of a text, and it is still the verb (no term used)."""
+    config = _bank(ROOT / "items" / "data-parallelism").config
+    g = Glossary(config)
+    shard = next(i for i, t in enumerate(g.terms) if t.term == "shard")
+    got = g.fields(["What does it shard", "it shards", "the shard", "x"], "en")
+    assert [f.accepted for f in got] == [frozenset(), frozenset(), {shard}, frozenset()]

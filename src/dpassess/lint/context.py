@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from dpassess.diagnostics import FieldPath
 from dpassess.lint.config import LintConfig
-from dpassess.lint.glossary import Glossary
+from dpassess.lint.glossary import FieldTerms, Glossary
 from dpassess.lint.langid import LanguageGuesser
 from dpassess.lint.text import Phrases, has_digit, plain, words
 from dpassess.model import (
@@ -161,6 +161,7 @@ class ItemContext(Generic[ItemT]):
         self._fields: dict[str, list[tuple[FieldPath, str]]] = {}
         self._wrong: dict[str, bool] = {}
         self._terms: dict[str, dict[FieldPath, frozenset[int]]] = {}
+        self._glossary_terms: dict[str, dict[FieldPath, FieldTerms]] = {}
 
     # --- choice items ---------------------------------------------------------------------
 
@@ -191,6 +192,7 @@ class ItemContext(Generic[ItemT]):
         self._maps.clear()
         self._fields.clear()
         self._terms.clear()
+        self._glossary_terms.clear()
         self._wrong.clear()
 
     def fields(self, lang: str) -> list[tuple[FieldPath, str]]:
@@ -239,14 +241,24 @@ class ItemContext(Generic[ItemT]):
                     out.append((ref, lang, sub, other, text))
         return out
 
-    def terms(self, lang: str) -> dict[FieldPath, frozenset[int]]:
-        """Glossary terms each field of `lang` renders in an accepted form (in the glossary
-        language: the terms it uses), keyed like `field_map`; one scan per language."""
-        t = self._terms.get(lang)
+    def glossary_terms(self, lang: str) -> dict[FieldPath, FieldTerms]:
+        """The glossary terms of each field of `lang` (`Glossary.fields`: those it renders in
+        an accepted form, how many times, those it holds twice), keyed like `field_map`; one
+        scan per language."""
+        t = self._glossary_terms.get(lang)
         if t is None:
             fields = self.field_map(lang)
-            found = self.bank.glossary.accepted_fields(list(fields.values()), lang)
-            t = self._terms[lang] = dict(zip(fields, found, strict=True))
+            found = self.bank.glossary.fields(list(fields.values()), lang)
+            t = self._glossary_terms[lang] = dict(zip(fields, found, strict=True))
+        return t
+
+    def terms(self, lang: str) -> dict[FieldPath, frozenset[int]]:
+        """Glossary terms each field of `lang` renders in an accepted form (in the glossary
+        language: the terms it uses), keyed like `field_map`."""
+        t = self._terms.get(lang)
+        if t is None:
+            t = self._terms[lang] = {sub: f.accepted
+                                     for sub, f in self.glossary_terms(lang).items()}
         return t
 
     def may_be_wrong(self, lang: str) -> bool:

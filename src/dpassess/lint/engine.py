@@ -65,8 +65,13 @@ def _run(rule: Rule, *args: object) -> list[Hit]:
     except ModelDeferred:
         raise
     except Exception as exc:  # a bug in a rule must not hide every other finding
-        return [Hit((), f"internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
-                        "(please report this)")]
+        return [_failure(rule, exc)]
+
+
+def _failure(rule: Rule, exc: Exception) -> Hit:
+    """A rule's failure, reported as its own finding."""
+    return Hit((), f"internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
+                   "(please report this)")
 
 
 class ItemRules:
@@ -108,8 +113,15 @@ def _silencer(suppress: Sequence[_Suppression], code: str, hit: Hit) -> int | No
 
 def _apply(rule: Rule, ctx: ItemContext[Item], off: set[str], used: set[int],
            locate: Locator) -> list[Diagnostic]:
+    return _found(rule, ctx, _run(rule, ctx), off, used, locate)
+
+
+def _found(rule: Rule, ctx: ItemContext[Item], hits: list[Hit], off: set[str], used: set[int],
+           locate: Locator) -> list[Diagnostic]:
+    """The findings of `hits` of `rule` on `ctx`'s item, but for those a suppression silences
+    (whose index goes to `used`)."""
     new = []
-    for hit in _run(rule, ctx):
+    for hit in hits:
         j = _silencer(ctx.item.suppress, rule.code, hit) if rule.code in off else None
         if j is None:
             new.append(_diagnostic(rule, ctx.path, hit, locate))
@@ -124,10 +136,17 @@ def _check_item(ctx: ItemContext[Item], rules: list[Rule], locate: Locator) -> C
     used: set[int] = set()
     deferred: list[tuple[int, int]] = []
     for i, r in enumerate(rules):
+        # `_apply` inlined: most of the ~40 rules an item gets find nothing, and two calls
+        # per rule and item were a tenth of the cost of those rules.
         try:
-            found += _apply(r, ctx, off, used, locate)
+            hits = list(r.check(ctx))
         except ModelDeferred:
             deferred.append((i, len(found)))
+            continue
+        except Exception as exc:  # as `_run`
+            hits = [_failure(r, exc)]
+        if hits:
+            found += _found(r, ctx, hits, off, used, locate)
     return Checked(found, used, deferred)
 
 

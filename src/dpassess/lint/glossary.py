@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from dpassess.lint.stem import roots, same_word
 from dpassess.lint.text import gated_finditer, needles, words
@@ -121,6 +121,22 @@ def _group_pattern(groups: list[tuple[int, tuple[str, ...]]], suffix: str) -> _T
 #: glossary that pins one means the verb, and its verb uses are the term.
 _VERB_ENDINGS = ("ize", "ise", "yze", "yse", "ify", "ate")
 
+class FieldTerms(NamedTuple):
+    """The glossary terms of one text in one language (see `Glossary.fields`)."""
+
+    #: The terms it renders in an accepted form (in the glossary language: uses; a verb use of
+    #: a renderable term is not the term).
+    accepted: frozenset[int]
+    #: The terms whose forms it holds twice or more, verb uses included.
+    repeated: frozenset[int]
+    #: How many times it uses each term ("bucket by bucket" is one use; a term it does not use
+    #: is not a key). Read only: shared.
+    counts: dict[int, int]
+
+
+_NONE: frozenset[int] = frozenset()
+_NO_TERMS = FieldTerms(_NONE, _NONE, {})
+
 #: Memoised lookups kept at most (then the memo starts again): a bound on its memory.
 MEMO_MAX = 1 << 16
 
@@ -176,86 +192,61 @@ class Glossary:
 
     def used(self, text: str) -> frozenset[int]:
         """Indices of the terms a glossary-language text uses."""
-        pat = self._source
-        if pat is None:
-            return frozenset()
-        return self._cached(
-            "u", "", text, lambda: frozenset(_indices(pat, text.lower(), self._nouns)))
+        return self.accepted(text, self.language)
 
     def accepted(self, text: str, lang: str) -> frozenset[int]:
         """Indices of the terms `text` (in `lang`) renders in an accepted form."""
-        pat = self._accepted.get(lang)
-        if pat is None:
-            return frozenset()
-        nouns = self._nouns if lang == self.language else {}
-        return self._cached(
-            "a", lang, text, lambda: frozenset(_indices(pat, text.lower(), nouns)))
+        return self.fields([text], lang)[0].accepted
 
     def accepted_fields(self, texts: list[str], lang: str) -> list[frozenset[int]]:
-        """`accepted(text, lang)` for each of `texts` (in the glossary language: `used`).
+        """`accepted(text, lang)` for each of `texts` (in the glossary language: `used`)."""
+        return [f.accepted for f in self.fields(texts, lang)]
 
-        Texts not in the memo are scanned at once, joined by NUL: no form or separator matches
-        a NUL, which, like a text's ends, is neither a word character nor cased, so every match
-        falls in one text and is the match a scan of that text alone finds."""
+    def repeated(self, text: str, lang: str) -> frozenset[int]:
+        """Indices of the terms whose accepted forms (in the glossary language: the term's
+        forms) `text` holds twice or more, verb uses included: every term `counts` finds more
+        than once is one of them."""
+        return self.fields([text], lang)[0].repeated
+
+    def counts(self, text: str, lang: str) -> Counter[int]:
+        """How many times `text` (in `lang`) uses each term in an accepted form (in the
+        glossary language: the term)."""
+        return Counter(self.fields([text], lang)[0].counts)
+
+    def fields(self, texts: list[str], lang: str) -> list[FieldTerms]:
+        """The terms each of `texts` (in `lang`) renders in an accepted form (in the glossary
+        language: uses), how many times, and those it holds twice: one scan of the texts not
+        in the memo (by (lang, text)).
+
+        They are scanned at once, joined by NUL: no form or separator matches a NUL, which,
+        like a text's ends, is neither a word character nor cased, so every match falls in one
+        text and is the match a scan of that text alone finds. Whether a match is a verb reads
+        the text around it, in its own text (at the end of a text, "What does it shard" is a
+        verb, where a NUL and the next text follow)."""
         pat = self._accepted.get(lang)
         if pat is None:
-            return [frozenset()] * len(texts)
+            return [_NO_TERMS] * len(texts)
         memo = self._memo
-        out: list[frozenset[int]] = []
+        out: list[FieldTerms] = []
         todo: list[int] = []
         for k, t in enumerate(texts):
-            hit = memo.get(("a", lang, t))
+            hit = memo.get(("f", lang, t))
             if hit is None:
                 todo.append(k)
             out.append(hit)  # type: ignore[arg-type]
         if not todo:
             return out
-        if self._nul or any("\0" in texts[k] for k in todo):
-            for k in todo:
-                out[k] = self.accepted(texts[k], lang)
-            return out
-        lows = [texts[k].lower() for k in todo]
-        ends, end = [], -1
-        for t in lows:  # where each text's NUL (or the end) is
-            end += len(t) + 1
-            ends.append(end)
-        found: list[set[int]] = [set() for _ in todo]
-        seen: list[Counter[int]] = [Counter() for _ in todo]  # every match, for `repeated`
-        nouns = self._nouns if lang == self.language else {}
-        joined = "\0".join(lows)
-        for m in pat.finditer(joined):
-            if m.lastgroup:
-                k, i = bisect_right(ends, m.start()), int(m.lastgroup[1:])
-                seen[k][i] += 1
-                if not (nouns and _verb_use(joined, m, nouns)):
-                    found[k].add(i)
-        if len(memo) + 2 * len(todo) > MEMO_MAX:
+        if len(memo) + len(todo) > MEMO_MAX:
             memo.clear()
-        for k, f, c in zip(todo, found, seen, strict=True):
-            out[k] = memo["a", lang, texts[k]] = frozenset(f)
-            memo["r", lang, texts[k]] = _twice(c)
-        return out
-
-    def repeated(self, text: str, lang: str) -> frozenset[int]:
-        """Indices of the terms whose accepted forms (in the glossary language: the term's
-        forms) `text` holds twice or more, verb uses included: every term `counts` finds more
-        than once is one of them. Known for the texts `accepted_fields` scanned, at no cost."""
-        pat = self._accepted.get(lang)
-        if pat is None:
-            return frozenset()
-        return self._cached(
-            "r", lang, text,
-            lambda: _twice(Counter(int(m.lastgroup[1:]) for m in pat.finditer(text.lower())
-                                   if m.lastgroup)))
-
-    def counts(self, text: str, lang: str) -> Counter[int]:
-        """How many times `text` (in `lang`) uses each term in an accepted form (in the
-        glossary language: the term)."""
-        pat = self._accepted.get(lang)
-        if pat is None:
-            return Counter()
         nouns = self._nouns if lang == self.language else {}
-        return self._cached("c", lang, text, lambda: _count(pat, text.lower(), nouns))
+        lows = [texts[k].lower() for k in todo]
+        if self._nul or any("\0" in t for t in lows):  # each text alone
+            found = [_scan(pat, [t], nouns)[0] for t in lows]
+        else:
+            found = _scan(pat, lows, nouns)
+        for k, f in zip(todo, found, strict=True):
+            out[k] = memo["f", lang, texts[k]] = f
+        return out
 
     def inflected(self, text: str, lang: str, index: int) -> bool:
         """Whether an Indonesian `text` renders term `index` in an inflected form the patterns
@@ -373,22 +364,50 @@ def _twice(seen: Counter[int]) -> frozenset[int]:
 _IDIOM_JOINS = frozenset({" by ", " after ", " demi "})
 
 
-def _count(pat: _Terms, low: str, nouns: dict[int, str] | None = None) -> Counter[int]:
-    out: Counter[int] = Counter()
-    last: dict[int, int] = {}
-    for m in pat.finditer(low):
-        if not m.lastgroup or (nouns and _verb_use(low, m, nouns)):
-            continue
-        i = int(m.lastgroup[1:])
-        if i not in last or low[last[i]:m.start()] not in _IDIOM_JOINS:
-            out[i] += 1
-        last[i] = m.end()
+def _scan(pat: _Terms, lows: list[str], nouns: dict[int, str]) -> list[FieldTerms]:
+    """`FieldTerms` of each lower-cased text of `lows` (none holding a NUL), in one scan of
+    the texts joined by NUL (see `Glossary.fields`)."""
+    ends, end = [], -1
+    for t in lows:  # where each text's NUL (or the end) is
+        end += len(t) + 1
+        ends.append(end)
+    joined = "\0".join(lows)
+    # Each text's matches: (term, start, end, whether it is a verb), in order.
+    matches: dict[int, list[tuple[int, int, int, bool]]] = {}
+    full = pat.full.match
+    for m in pat.finditer(joined):
+        if m.lastgroup:
+            start = m.start()
+            k, i = bisect_right(ends, start), int(m.lastgroup[1:])
+            verb = False
+            if i in nouns:  # read in its own text
+                low, at = lows[k], ends[k] - len(lows[k])
+                own = full(low, start - at)
+                verb = own is not None and _verb_use(low, own, nouns)
+            matches.setdefault(k, []).append((i, start, m.end(), verb))
+    out = [_NO_TERMS] * len(lows)
+    for k, found in matches.items():
+        accepted = frozenset([i for i, _, _, verb in found if not verb])
+        ids = [i for i, _, _, _ in found]
+        if len(set(ids)) == len(ids):  # each term once (most texts): used once unless a verb
+            out[k] = FieldTerms(accepted, _NONE, dict.fromkeys(accepted, 1))
+        else:
+            out[k] = FieldTerms(accepted, _twice(Counter(ids)), _tally(joined, found))
     return out
 
 
-def _indices(pat: _Terms, text: str, nouns: dict[int, str] | None = None) -> list[int]:
-    return [int(m.lastgroup[1:]) for m in pat.finditer(text)
-            if m.lastgroup and not (nouns and _verb_use(text, m, nouns))]
+def _tally(low: str, matches: list[tuple[int, int, int, bool]]) -> dict[int, int]:
+    """How many times each term is used, from the matches of a text (term, start, end,
+    whether it is a verb) in `low`: a verb is not the term, and "bucket by bucket" is one use."""
+    out: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for i, start, end, verb in matches:
+        if verb:
+            continue
+        if i not in last or low[last[i]:start] not in _IDIOM_JOINS:
+            out[i] = out.get(i, 0) + 1
+        last[i] = end
+    return out
 
 
 #: English words after which a word is a verb: "to mean", "will mean", "doesn't mean".

@@ -284,24 +284,31 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
     g = ctx.bank.glossary
     if not g or g.language not in ctx.item.text:
         return
-    src = ctx.terms(g.language)
+    src = ctx.glossary_terms(g.language)
+    if not any(f.accepted for f in src.values()):
+        return  # no field uses a term
     src_text = _fields(ctx, g.language)
     for lang in ctx.item.text:
         if lang == g.language:
             continue
+        mine = ctx.glossary_terms(lang)
         for sub, text in _fields(ctx, lang).items():
-            used = src.get(sub)
-            if not used or sub[0] == "answers":
+            s = src.get(sub)
+            if s is None or not s.accepted or sub[0] == "answers":
                 continue
+            used = s.accepted
             source = src_text[sub]
             if "`" in source or "$" in source or "\\(" in source:
                 used &= g.used(without_code(source))  # a term in code is not prose
-            have = ctx.terms(lang)[sub]
+            t = mine[sub]
+            have = t.accepted
             missing = used - have
-            if missing and ctx.may_be_wrong(lang):
-                missing -= {i for i, _ in g.wrong(text, lang)}
-            inflected = frozenset(i for i in missing if g.inflected(text, lang, i))
-            missing -= inflected
+            inflected: frozenset[int] = frozenset()
+            if missing:
+                if ctx.may_be_wrong(lang):
+                    missing -= {i for i, _ in g.wrong(text, lang)}
+                inflected = frozenset(i for i in missing if g.inflected(text, lang, i))
+                missing -= inflected
             for i in sorted(missing):
                 term = g.terms[i]
                 forms = term.accepted(lang)
@@ -313,17 +320,19 @@ def glossary_not_kept(ctx: ItemContext[Item]) -> Iterator[Hit]:
                     f"(expected {' or '.join(repr(f) for f in forms)})",
                     term=term.term,
                 )
-            # `repeated` (a by-product of the scan of `ctx.terms`) bounds `counts` from above:
-            # the exact count is only needed for a term found twice or more.
-            again = used & (have | inflected) & g.repeated(source, g.language)
+            # `repeated` bounds `counts` from above: the count is only read for a term found
+            # twice or more.
+            if not s.repeated:
+                continue
+            again = used & (have | inflected) & s.repeated
             if not again:
                 continue
-            counts = g.counts(source, g.language)
+            counts = s.counts
             for i in sorted(again):
-                n = counts[i]
+                n = counts.get(i, 0)
                 if n <= 1:
                     continue
-                m = g.counts(text, lang)[i]
+                m = t.counts.get(i, 0)
                 if m < n:  # inflected renderings count too (`antarnode`, `dibakukan`)
                     m = max(m, g.inflected_count(text, lang, i))
                 if m < n:
