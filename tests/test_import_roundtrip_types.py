@@ -102,8 +102,15 @@ def view(item: Item, fmt: str, lang: str) -> dict:
             out["units"] = [(u.unit, u.multiplier) for u in item.units]
             out["unit_penalty"] = item.unit_penalty
         case ShortAnswer():
-            out["answers"] = [(w, a.fraction, block(c.feedback.get(a.id)))
-                              for a in item.answers for w in c.answers[a.id]]
+            wordings = [(w, a.fraction, block(c.feedback.get(a.id)))
+                        for a in item.answers for w in c.answers[a.id]]
+            if fmt == "gift":
+                # GIFT cannot say that case matters (the export warns): Moodle, and the import
+                # (with a warning), read wordings that differ only in case as one, the first
+                seen: set[str] = set()
+                wordings = [x for x in wordings if (k := " ".join(x[0].split()).casefold())
+                            not in seen and not seen.add(k)]
+            out["answers"] = wordings
             out["case_sensitive"] = item.case_sensitive
         case Matching():
             # Moodle shows responses in a menu, as plain text (the export warns when that
