@@ -82,9 +82,9 @@ def _glossary_bank(out: Path, n: int) -> None:
                         encoding="utf-8")
 
 
-def _lint(where: Path, bank: str, fmt: str) -> tuple[int, bytes]:
-    """`dpassess lint --no-cache --format FMT BANK` run from `where` (paths in the output are
-    as given: relative)."""
+def _lint(bank: str, fmt: str) -> tuple[int, bytes]:
+    """`dpassess lint --no-cache --format FMT BANK` from the working folder (the caller's
+    `chdir`: paths in the output are as given, relative)."""
     r = CliRunner().invoke(app, ["lint", "--no-cache", "--format", fmt, bank],
                            catch_exceptions=False)
     assert r.exit_code in (0, 1), r.stderr
@@ -107,7 +107,7 @@ def test_findings_on_the_repository_banks_are_unchanged(
         request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, name: str, fmt: str
 ) -> None:
     monkeypatch.chdir(ROOT)
-    code, data = _lint(ROOT, str(REPO_BANKS[name].relative_to(ROOT)), fmt)
+    code, data = _lint(str(REPO_BANKS[name].relative_to(ROOT)), fmt)
     _check(request.config, name, fmt, code, data)
 
 
@@ -120,7 +120,7 @@ def test_findings_on_generated_banks_are_unchanged(
     else:
         synth.write(tmp_path / name, SYNTH_ITEMS, seed=1, style=SYNTH_BANKS[name])
     monkeypatch.chdir(tmp_path)
-    code, data = _lint(tmp_path, name, "text")  # (the JSON of these is large: the text form)
+    code, data = _lint(name, "text")  # (the JSON of these is large: the text form)
     _check(request.config, name, "text", code, data)
     if name != "synth-real":  # the oracle is not empty: most items have findings
         assert code == 1 and len(re.findall(rb": [A-Z]{2}[0-9]{3} ", data)) > SYNTH_ITEMS // 2
